@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// The reference app: `npx cdk synth [-c scenario=pipe|nvme|fastfile]` builds the example
+// training stack offline, environment-agnostic, with no AWS account.
+import { App } from 'aws-cdk-lib';
+import { ReferenceTrainingStack, Scenario, SCENARIOS } from './reference-stack';
+
+const app = new App();
+const scenario = (app.node.tryGetContext('scenario') ?? Scenario.PIPE) as Scenario;
+if (!SCENARIOS.includes(scenario)) {
+  throw new Error(`-c scenario=${scenario} is not a reference scenario; use one of: ${SCENARIOS.join(', ')}`);
+}
+new ReferenceTrainingStack(app, 'TrainingIoReference', {
+  scenario,
+  description: `cdk-training-io reference training stack (scenario: ${scenario})`,
+});
+app.synth();

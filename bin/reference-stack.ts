@@ -1,0 +1,104 @@
+import * as path from 'path';
+import { Size, Stack, StackProps } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import {
+  InputMode, S3DataDistribution, TrainingChannel, TrainingCode, TrainingContainer, TrainingInstance, TrainingJob,
+} from '../lib';
+import { createSecureBucket } from '../lib/private/secure-bucket';
+
+/** The reference configurations `npx cdk synth -c scenario=<name>` builds. */
+export enum Scenario {
+  /** ml.g4dn.12xlarge × 4: Pipe mode + ShardedByS3Key + ShuffleConfig over a shard prefix. */
+  PIPE = 'pipe',
+  /** ml.g5.2xlarge × 1: File mode onto the instance's local NVMe. */
+  NVME = 'nvme',
+  /** ml.p4d.24xlarge × 2: FastFile + ShardedByS3Key. */
+  FASTFILE = 'fastfile',
+}
+
+export const SCENARIOS = Object.values(Scenario);
+
+/** Shards written by the packing step: the train channel's prefix. */
+const SHARDS_PREFIX = 'packed/shards/';
+
+export interface ReferenceTrainingStackProps extends StackProps {
+  readonly scenario: Scenario;
+}
+
+/**
+ * The example training stack: a dataset bucket, an isolated VPC with an S3 endpoint, and a
+ * state machine that runs one training job configured for the scenario.
+ */
+export class ReferenceTrainingStack extends Stack {
+  public readonly job: TrainingJob;
+  public readonly stateMachine: sfn.StateMachine;
+
+  constructor(scope: Construct, id: string, props: ReferenceTrainingStackProps) {
+    super(scope, id, props);
+    const datasets = createSecureBucket(this, 'Datasets');
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'training', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 20 }],
+      gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
+      flowLogs: { rejected: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+    });
+    const code = TrainingCode.fromAsset(path.join(__dirname, '..', 'container'), {
+      program: 'train.py',
+      exclude: ['dali', 'tests', '__pycache__'],
+    });
+    const common = { vpc, code, container: TrainingContainer.pytorch() };
+
+    switch (props.scenario) {
+      case Scenario.PIPE:
+        this.job = new TrainingJob(this, 'Train', {
+          ...common,
+          instance: TrainingInstance.G4DN_12XLARGE,
+          instanceCount: 4,
+          channels: [TrainingChannel.fromBucket('train', datasets, SHARDS_PREFIX, {
+            inputMode: InputMode.PIPE,
+            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
+            shuffleSeed: 42,
+          })],
+          hyperparameters: { epochs: '3' },
+        });
+        break;
+      case Scenario.NVME:
+        this.job = new TrainingJob(this, 'Train', {
+          ...common,
+          instance: TrainingInstance.G5_2XLARGE,
+          channels: [TrainingChannel.fromBucket('train', datasets, SHARDS_PREFIX, {
+            inputMode: InputMode.FILE,
+            datasetSize: Size.gibibytes(200),
+          })],
+        });
+        break;
+      case Scenario.FASTFILE:
+        this.job = new TrainingJob(this, 'Train', {
+          ...common,
+          instance: TrainingInstance.P4D_24XLARGE,
+          instanceCount: 2,
+          channels: [TrainingChannel.fromBucket('train', datasets, SHARDS_PREFIX, {
+            inputMode: InputMode.FAST_FILE,
+            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
+          })],
+        });
+        break;
+      default:
+        throw new Error(`unknown scenario '${props.scenario}': use one of ${SCENARIOS.join(', ')}`);
+    }
+
+    this.stateMachine = new sfn.StateMachine(this, 'Training', {
+      definitionBody: sfn.DefinitionBody.fromChainable(this.job),
+      tracingEnabled: true,
+      logs: {
+        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        level: sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+  }
+}

@@ -1,0 +1,6 @@
+export * from './instances/data-loader-sizing';
+export * from './instances/training-instance';
+export * from './training/training-channel';
+export * from './training/training-code';
+export * from './training/training-container';
+export * from './training/training-job';

@@ -1,0 +1,78 @@
+import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+
+/**
+ * The execution role SageMaker assumes: logs and metrics of training jobs, and the network
+ * interfaces of a VPC job. Data access (channels, output, code, image) is granted by each part.
+ */
+export function createExecutionRole(scope: Construct): iam.Role {
+  const stack = Stack.of(scope);
+  const role = new iam.Role(scope, 'ExecutionRole', {
+    assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
+    description: `SageMaker training jobs of ${scope.node.path}`,
+  });
+  role.addToPrincipalPolicy(new iam.PolicyStatement({
+    actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+    resources: [stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: '/aws/sagemaker/TrainingJobs:*', arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+  }));
+  role.addToPrincipalPolicy(new iam.PolicyStatement({
+    actions: ['cloudwatch:PutMetricData'],
+    resources: ['*'],
+    conditions: { StringLike: { 'cloudwatch:namespace': '/aws/sagemaker/*' } },
+  }));
+  role.addToPrincipalPolicy(new iam.PolicyStatement({
+    actions: [
+      'ec2:CreateNetworkInterface', 'ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface',
+      'ec2:DeleteNetworkInterfacePermission', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeVpcs',
+      'ec2:DescribeDhcpOptions', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups',
+    ],
+    resources: ['*'],
+  }));
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: 'cloudwatch:PutMetricData has no resource type (scoped by the cloudwatch:namespace condition instead); ' +
+      'the ec2 Describe* calls SageMaker makes to attach a VPC job have no resource-level permissions, and the ' +
+      'network interfaces it creates do not exist before the job',
+  });
+  return role;
+}
+
+/** What the Step Functions task needs to run a training job. */
+export interface OrchestrationOptions {
+  readonly role: iam.IRole;
+  readonly jobNamePrefix: string;
+  readonly tagged: boolean;
+  readonly sync: boolean;
+}
+
+/**
+ * The state machine role's statements for `createTrainingJob(.sync)`, scoped to this job's names
+ * (as aws-cdk-lib's SageMakerCreateTrainingJob does, plus the name prefix).
+ */
+export function orchestrationPolicies(scope: Construct, options: OrchestrationOptions): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  // SageMaker lower-cases resource names in its ARNs.
+  const jobs = stack.formatArn({ service: 'sagemaker', resource: 'training-job', resourceName: `${options.jobNamePrefix.toLowerCase()}-*` });
+  const statements = [
+    new iam.PolicyStatement({
+      actions: ['sagemaker:CreateTrainingJob', 'sagemaker:DescribeTrainingJob', 'sagemaker:StopTrainingJob'],
+      resources: [jobs],
+    }),
+    new iam.PolicyStatement({
+      actions: ['iam:PassRole'],
+      resources: [options.role.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': 'sagemaker.amazonaws.com' } },
+    }),
+  ];
+  if (options.tagged) {
+    statements.push(new iam.PolicyStatement({ actions: ['sagemaker:AddTags'], resources: [jobs] }));
+  }
+  if (options.sync) {
+    statements.push(new iam.PolicyStatement({
+      actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+      resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForSageMakerTrainingJobsRule' })],
+    }));
+  }
+  return statements;
+}

@@ -1,0 +1,387 @@
+import type { Channel } from '@aws-sdk/client-sagemaker';
+import { Size, Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { ValidationError } from '../private/errors';
+import { isResolved } from '../private/validation';
+
+/**
+ * How a channel's data reaches the training container.
+ *
+ * @see https://docs.aws.amazon.com/sagemaker/latest/dg/model-access-training-data.html
+ */
+export enum InputMode {
+  /** Download everything to the instance's storage before training starts (local NVMe when it has one). */
+  FILE = 'File',
+  /** Mount the S3 prefix read-only and stream objects on first read: short start, best for sequential reads. */
+  FAST_FILE = 'FastFile',
+  /** Stream objects through a FIFO per epoch (`/opt/ml/input/data/<channel>_<epoch>`), reshuffled each epoch with ShuffleConfig. */
+  PIPE = 'Pipe',
+}
+
+/**
+ * How objects of an S3 channel are spread over the instances of a job.
+ */
+export enum S3DataDistribution {
+  /** Every instance gets every object. */
+  FULLY_REPLICATED = 'FullyReplicated',
+  /** Each of N instances gets about 1/N of the objects (by count, not bytes): shards must be equal-sized. */
+  SHARDED_BY_S3_KEY = 'ShardedByS3Key',
+}
+
+/**
+ * Whether SageMaker wraps each S3 object in an MXNet RecordIO record (Pipe mode only).
+ */
+export enum RecordWrapper {
+  /** Objects are passed as they are. */
+  NONE = 'None',
+  /** Each object becomes one RecordIO record. */
+  RECORDIO = 'RecordIO',
+}
+
+/**
+ * Compression of the objects in an S3 channel (Pipe mode only).
+ */
+export enum ChannelCompression {
+  /** Not compressed. */
+  NONE = 'None',
+  /** Gzip: SageMaker decompresses while streaming. */
+  GZIP = 'Gzip',
+}
+
+/**
+ * The kind of file system a channel reads from.
+ */
+export enum FileSystemType {
+  /** Amazon FSx for Lustre: `directoryPath` is `/<MountName>/<path>`. */
+  FSX_LUSTRE = 'FSxLustre',
+  /** Amazon EFS. */
+  EFS = 'EFS',
+}
+
+/**
+ * Access to a file-system channel.
+ */
+export enum FileSystemAccessMode {
+  /** Read only. */
+  READ_ONLY = 'ro',
+  /** Read and write. */
+  READ_WRITE = 'rw',
+}
+
+/**
+ * Options of a channel that reads an S3 prefix.
+ */
+export interface S3ChannelOptions {
+  /**
+   * How the data reaches the container.
+   *
+   * @default - File when the data is known to fit on the instance's storage (or its size is
+   * unknown); FastFile when `datasetSize` says it does not fit
+   */
+  readonly inputMode?: InputMode;
+
+  /**
+   * How objects are spread over the instances.
+   *
+   * @default S3DataDistribution.FULLY_REPLICATED
+   */
+  readonly distribution?: S3DataDistribution;
+
+  /**
+   * Seed of SageMaker's `ShuffleConfig`. In Pipe mode the object order is reshuffled at every
+   * epoch (and across nodes with ShardedByS3Key); in File/FastFile mode it only orders the download once.
+   *
+   * @default - no shuffling by SageMaker
+   */
+  readonly shuffleSeed?: number;
+
+  /**
+   * Wrap each object in a RecordIO record (Pipe mode only).
+   *
+   * @default - not wrapped
+   */
+  readonly recordWrapper?: RecordWrapper;
+
+  /**
+   * Compression of the objects (Pipe mode only).
+   *
+   * @default - not compressed
+   */
+  readonly compression?: ChannelCompression;
+
+  /**
+   * MIME type of the data.
+   *
+   * @default - none
+   */
+  readonly contentType?: string;
+
+  /**
+   * Total size of the objects under the prefix, when known: lets the job check that File-mode
+   * data fits on the instance's storage and choose the input mode.
+   *
+   * @default - unknown
+   */
+  readonly datasetSize?: Size;
+}
+
+/**
+ * Options of a channel that reads a file system (FSx for Lustre or EFS).
+ */
+export interface FileSystemChannelOptions {
+  /** The file system ID, e.g. `fs-0123456789abcdef0`. */
+  readonly fileSystemId: string;
+
+  /**
+   * The directory to mount at `/opt/ml/input/data/<channel>`. For FSx for Lustre it is
+   * `/<MountName>/<path>` (the mount name is `LustreFileSystem.mountName`).
+   */
+  readonly directoryPath: string;
+
+  /**
+   * The kind of file system.
+   *
+   * @default FileSystemType.FSX_LUSTRE
+   */
+  readonly fileSystemType?: FileSystemType;
+
+  /**
+   * Access mode.
+   *
+   * @default FileSystemAccessMode.READ_ONLY
+   */
+  readonly accessMode?: FileSystemAccessMode;
+
+  /**
+   * Input mode. File-system channels must use File mode: SageMaker mounts the directory.
+   *
+   * @default InputMode.FILE
+   */
+  readonly inputMode?: InputMode;
+
+  /**
+   * The file system's network side (e.g. the `LustreFileSystem`): the job is allowed to reach
+   * it on the file system's client ports (Lustre: TCP 988 and 1018–1023; EFS: TCP 2049).
+   *
+   * @default - no security group rules are added
+   */
+  readonly connections?: ec2.IConnectable;
+
+  /**
+   * MIME type of the data.
+   *
+   * @default - none
+   */
+  readonly contentType?: string;
+}
+
+/**
+ * What a job needs to know about it to bind a channel.
+ * @internal
+ */
+export interface ChannelBindContext {
+  readonly scope: Construct;
+  readonly grantee: iam.IGrantable;
+  readonly connections: ec2.IConnectable;
+  /** Input mode to use when the channel does not name one. */
+  readonly inputModeFor: (channel: S3ChannelFacts) => InputMode;
+}
+
+/**
+ * Facts of an S3 channel the job uses to choose an input mode.
+ * @internal
+ */
+export interface S3ChannelFacts {
+  readonly channelName: string;
+  readonly distribution: S3DataDistribution;
+  readonly datasetSize?: Size;
+}
+
+/**
+ * A bound channel: the `Channel` of the request plus the facts the job's rules need.
+ * @internal
+ */
+export interface ChannelConfig {
+  readonly channel: Channel;
+  readonly inputMode: InputMode;
+  readonly fileSystem: boolean;
+  readonly distribution?: S3DataDistribution;
+  readonly shuffled: boolean;
+  readonly datasetSize?: Size;
+}
+
+const CHANNEL_NAME_PATTERN = /^[A-Za-z0-9.\-_]+$/;
+const FILE_SYSTEM_ID_PATTERN = /^fs-[0-9a-f]{8,}$/;
+
+/** Client ports per file system type (FSx Lustre guide: 988 and 1018–1023; EFS: NFS 2049). */
+const FILE_SYSTEM_PORTS: Record<FileSystemType, ec2.Port[]> = {
+  [FileSystemType.FSX_LUSTRE]: [ec2.Port.tcp(988), ec2.Port.tcpRange(1018, 1023)],
+  [FileSystemType.EFS]: [ec2.Port.tcp(2049)],
+};
+
+/**
+ * An input channel of a training job: an S3 prefix or a file-system directory.
+ *
+ * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Channel.html
+ */
+export abstract class TrainingChannel {
+  /**
+   * A channel that reads the objects under an S3 prefix.
+   *
+   * @param channelName the channel's name: the container sees `/opt/ml/input/data/<channelName>`
+   * @param bucket the bucket holding the data; the job's role is granted read on the prefix
+   * @param prefix the key prefix, e.g. `packed/shards/` (end it with `/`)
+   */
+  public static fromBucket(channelName: string, bucket: s3.IBucket, prefix: string, options: S3ChannelOptions = {}): TrainingChannel {
+    return new S3Channel(channelName, bucket, prefix, options);
+  }
+
+  /**
+   * A channel that mounts a directory of a file system (FSx for Lustre or EFS) in File mode.
+   *
+   * @param channelName the channel's name: the directory is mounted at `/opt/ml/input/data/<channelName>`
+   */
+  public static fromFileSystem(channelName: string, options: FileSystemChannelOptions): TrainingChannel {
+    return new FileSystemChannel(channelName, options);
+  }
+
+  /** The channel's name: the container sees its data at `/opt/ml/input/data/<channelName>`. */
+  public readonly channelName: string;
+
+  protected constructor(channelName: string) {
+    validateChannelName(channelName);
+    this.channelName = channelName;
+  }
+
+  /** @internal */
+  public abstract _bind(context: ChannelBindContext): ChannelConfig;
+}
+
+class S3Channel extends TrainingChannel {
+  constructor(channelName: string, private readonly bucket: s3.IBucket, private readonly prefix: string,
+    private readonly options: S3ChannelOptions) {
+    super(channelName);
+    validatePipeOnlyOptions(channelName, options);
+    validateShuffleSeed(channelName, options.shuffleSeed);
+  }
+
+  public _bind(context: ChannelBindContext): ChannelConfig {
+    const distribution = this.options.distribution ?? S3DataDistribution.FULLY_REPLICATED;
+    const inputMode = this.options.inputMode ?? context.inputModeFor({
+      channelName: this.channelName, distribution, datasetSize: this.options.datasetSize,
+    });
+    this.bucket.grantRead(context.grantee, `${this.prefix}*`);
+    const { shuffleSeed, recordWrapper, compression, contentType } = this.options;
+    return {
+      channel: {
+        ChannelName: this.channelName,
+        DataSource: {
+          S3DataSource: {
+            S3DataType: 'S3Prefix',
+            S3Uri: `s3://${this.bucket.bucketName}/${this.prefix}`,
+            S3DataDistributionType: distribution,
+          },
+        },
+        InputMode: inputMode,
+        ...(shuffleSeed !== undefined ? { ShuffleConfig: { Seed: shuffleSeed } } : {}),
+        ...(recordWrapper ? { RecordWrapperType: recordWrapper } : {}),
+        ...(compression ? { CompressionType: compression } : {}),
+        ...(contentType ? { ContentType: contentType } : {}),
+      },
+      inputMode,
+      fileSystem: false,
+      distribution,
+      shuffled: shuffleSeed !== undefined,
+      datasetSize: this.options.datasetSize,
+    };
+  }
+}
+
+class FileSystemChannel extends TrainingChannel {
+  constructor(channelName: string, private readonly options: FileSystemChannelOptions) {
+    super(channelName);
+    validateFileSystemOptions(channelName, options);
+  }
+
+  public _bind(context: ChannelBindContext): ChannelConfig {
+    const type = this.options.fileSystemType ?? FileSystemType.FSX_LUSTRE;
+    if (this.options.connections) {
+      for (const port of FILE_SYSTEM_PORTS[type]) {
+        this.options.connections.connections.allowFrom(context.connections, port,
+          `training channel ${this.channelName} reads ${type}`);
+      }
+    }
+    return {
+      channel: {
+        ChannelName: this.channelName,
+        DataSource: {
+          FileSystemDataSource: {
+            FileSystemId: this.options.fileSystemId,
+            FileSystemType: type,
+            FileSystemAccessMode: this.options.accessMode ?? FileSystemAccessMode.READ_ONLY,
+            DirectoryPath: this.options.directoryPath,
+          },
+        },
+        InputMode: InputMode.FILE,
+        ...(this.options.contentType ? { ContentType: this.options.contentType } : {}),
+      },
+      inputMode: InputMode.FILE,
+      fileSystem: true,
+      shuffled: false,
+    };
+  }
+}
+
+function validateChannelName(channelName: string): void {
+  if (Token.isUnresolved(channelName)) return;
+  if (channelName.length < 1 || channelName.length > 64 || !CHANNEL_NAME_PATTERN.test(channelName)) {
+    throw new ValidationError('InvalidChannelName',
+      `channelName must be 1–64 characters of letters, digits, '.', '-' and '_', got '${channelName}'`);
+  }
+}
+
+function validatePipeOnlyOptions(channelName: string, options: S3ChannelOptions): void {
+  const mode = options.inputMode;
+  if (mode === undefined || mode === InputMode.PIPE) return;
+  if (options.compression && options.compression !== ChannelCompression.NONE) {
+    throw new ValidationError('CompressionRequiresPipeMode',
+      `channel '${channelName}': compression ${options.compression} is only supported in Pipe mode, got inputMode ${mode}; ` +
+      'decompress the data, or use InputMode.PIPE');
+  }
+  if (options.recordWrapper && options.recordWrapper !== RecordWrapper.NONE) {
+    throw new ValidationError('RecordWrapperRequiresPipeMode',
+      `channel '${channelName}': recordWrapper ${options.recordWrapper} is only supported in Pipe mode, got inputMode ${mode}; ` +
+      'pack the data into RecordIO shards instead, or use InputMode.PIPE');
+  }
+}
+
+function validateShuffleSeed(channelName: string, seed: number | undefined): void {
+  if (!isResolved(seed)) return;
+  if (!Number.isSafeInteger(seed)) {
+    throw new ValidationError('InvalidShuffleSeed',
+      `channel '${channelName}': shuffleSeed must be a whole number between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}, got ${seed}`);
+  }
+}
+
+function validateFileSystemOptions(channelName: string, options: FileSystemChannelOptions): void {
+  const mode = options.inputMode ?? InputMode.FILE;
+  if (mode !== InputMode.FILE) {
+    throw new ValidationError('FileSystemChannelRequiresFileMode',
+      `channel '${channelName}': a file-system channel must use File mode (SageMaker mounts the directory), got inputMode ${mode}; ` +
+      'use TrainingChannel.fromBucket() for FastFile or Pipe');
+  }
+  const id = options.fileSystemId;
+  if (isResolved(id) && (id.length > 21 || !FILE_SYSTEM_ID_PATTERN.test(id))) {
+    throw new ValidationError('InvalidFileSystemId',
+      `channel '${channelName}': fileSystemId must look like 'fs-0123456789abcdef0' (fs- and 8–18 hex digits), got '${id}'`);
+  }
+  const path = options.directoryPath;
+  if (isResolved(path) && (!path.startsWith('/') || path.length > 4096)) {
+    throw new ValidationError('InvalidDirectoryPath',
+      `channel '${channelName}': directoryPath must be an absolute path of at most 4096 characters ` +
+      `(for FSx for Lustre '/<MountName>/<path>'), got '${path}'`);
+  }
+}

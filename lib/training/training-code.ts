@@ -1,0 +1,207 @@
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { AssetHashType, BundlingOutput, DockerImage, ILocalBundling, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3_assets from 'aws-cdk-lib/aws-s3-assets';
+import { Construct } from 'constructs';
+import * as tar from 'tar';
+import { ValidationError } from '../private/errors';
+import { isResolved } from '../private/validation';
+
+/**
+ * Where a training job finds its code, as the sagemaker-training toolkit's hyperparameters.
+ *
+ * @internal
+ */
+export interface TrainingCodeConfig {
+  /** `sagemaker_submit_directory`: S3 URL of a gzip tarball of the code directory. */
+  readonly s3Uri: string;
+  /** `sagemaker_program`: the script to run, relative to the code directory. */
+  readonly program: string;
+}
+
+/**
+ * Options for training code shipped from a local directory.
+ */
+export interface TrainingCodeOptions {
+  /**
+   * The script the toolkit runs (`sagemaker_program`), relative to the directory, e.g. `train.py`.
+   */
+  readonly program: string;
+
+  /**
+   * Glob patterns of files and folders left out of the tarball, as for CDK assets
+   * (e.g. `__pycache__`, `*.pyc`, `data/**`).
+   *
+   * @default - every file of the directory is shipped
+   */
+  readonly exclude?: string[];
+}
+
+/**
+ * The training script directory of a job run by the sagemaker-training toolkit: shipped as the
+ * `sagemaker_submit_directory` gzip tarball, with `sagemaker_program` as the script to run.
+ *
+ * The toolkit opens the submit directory with `tarfile.open(mode="r:gz")`: a zip (the format of
+ * CDK directory assets) does not work.
+ *
+ * @see https://github.com/aws/sagemaker-training-toolkit
+ */
+export abstract class TrainingCode {
+  /**
+   * A local directory, packed at synth time into a deterministic `sourcedir.tar.gz` file asset.
+   *
+   * Packing runs in-process: no Docker is needed, and the same files give the same bytes
+   * (sorted entries, mtime 0, no owner information).
+   */
+  public static fromAsset(directory: string, options: TrainingCodeOptions): TrainingCode {
+    return new AssetTrainingCode(directory, options);
+  }
+
+  /**
+   * A gzip tarball already in S3; the job's role is granted read on that one object.
+   *
+   * @param key object key of the tarball, ending in `.tar.gz`
+   * @param program the script the toolkit runs, relative to the tarball's root
+   */
+  public static fromBucket(bucket: s3.IBucket, key: string, program: string): TrainingCode {
+    return new BucketTrainingCode(bucket, key, program);
+  }
+
+  /**
+   * Stages the code in the scope's stack and grants the grantee read on it.
+   *
+   * @internal
+   */
+  public abstract _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig;
+}
+
+/** Name of the tarball inside the asset; the staged file keeps its `.tar.gz` extension. */
+const TARBALL_NAME = 'sourcedir.tar.gz';
+
+/**
+ * Required by `BundlingOptions` but never run: local bundling always succeeds, so CDK never
+ * falls back to Docker. A small public image keeps the asset hash stable if it ever did.
+ */
+const UNUSED_BUNDLING_IMAGE = DockerImage.fromRegistry('public.ecr.aws/docker/library/alpine');
+
+class AssetTrainingCode extends TrainingCode {
+  private readonly directory: string;
+  private readonly exclude: string[];
+
+  constructor(directory: string, private readonly options: TrainingCodeOptions) {
+    super();
+    this.directory = path.resolve(directory);
+    this.exclude = options.exclude ?? [];
+    validateDirectory(this.directory);
+    validateProgram(options.program);
+    validateProgramInDirectory(this.directory, options.program, this.exclude);
+  }
+
+  public _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig {
+    const stack = Stack.of(scope);
+    const id = `TrainingIoCode${crypto.createHash('sha256').update(JSON.stringify([this.directory, this.exclude])).digest('hex').slice(0, 16)}`;
+    const asset = (stack.node.tryFindChild(id) as s3_assets.Asset | undefined) ?? new s3_assets.Asset(stack, id, {
+      path: this.directory,
+      exclude: this.exclude,
+      assetHashType: AssetHashType.SOURCE,
+      bundling: {
+        image: UNUSED_BUNDLING_IMAGE,
+        local: tarballBundler(this.directory, this.exclude),
+        outputType: BundlingOutput.ARCHIVED,
+      },
+    });
+    asset.grantRead(grantee);
+    return { s3Uri: asset.s3ObjectUrl, program: this.options.program };
+  }
+}
+
+class BucketTrainingCode extends TrainingCode {
+  constructor(private readonly bucket: s3.IBucket, private readonly key: string, private readonly program: string) {
+    super();
+    validateTarballKey(key);
+    validateProgram(program);
+  }
+
+  public _bind(_scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig {
+    this.bucket.grantRead(grantee, this.key);
+    return { s3Uri: this.bucket.s3UrlForObject(this.key), program: this.program };
+  }
+}
+
+/**
+ * Writes the tarball synchronously in-process. The bundler holds the directory in a closure
+ * rather than a field: CDK hashes the bundling options as JSON, and an absolute path there
+ * would make the asset hash differ between machines.
+ */
+function tarballBundler(directory: string, exclude: string[]): ILocalBundling {
+  return {
+    tryBundle(outputDir: string): boolean {
+      tar.c(
+        { sync: true, gzip: true, file: path.join(outputDir, TARBALL_NAME), cwd: directory, portable: true, mtime: new Date(0), noDirRecurse: true },
+        listFiles(directory, exclude),
+      );
+      return true;
+    },
+  };
+}
+
+/**
+ * Files and symbolic links under the directory, as sorted POSIX paths relative to it, skipping
+ * what `exclude` matches with the same rules CDK uses to fingerprint the asset.
+ */
+function listFiles(directory: string, exclude: string[]): string[] {
+  const ignore = IgnoreStrategy.fromCopyOptions({ exclude }, directory);
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const absolute = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!ignore.completelyIgnores(absolute)) {
+          walk(absolute);
+        }
+      } else if ((entry.isFile() || entry.isSymbolicLink()) && !ignore.ignores(absolute)) {
+        files.push(path.relative(directory, absolute).split(path.sep).join('/'));
+      }
+    }
+  };
+  walk(directory);
+  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function validateDirectory(directory: string): void {
+  if (!fs.existsSync(directory) || !fs.statSync(directory).isDirectory()) {
+    throw new ValidationError('TrainingCodeDirectoryNotFound', `directory must be an existing directory, got '${directory}'`);
+  }
+}
+
+function validateProgram(program: string): void {
+  if (!isResolved(program)) {
+    return;
+  }
+  const segments = program.split(/[\\/]/);
+  if (program.length === 0 || path.isAbsolute(program) || segments.includes('..')) {
+    throw new ValidationError('InvalidTrainingProgram', `program must be a non-empty path relative to the code directory without '..', got '${program}'`);
+  }
+}
+
+function validateProgramInDirectory(directory: string, program: string, exclude: string[]): void {
+  if (!isResolved(program)) {
+    return;
+  }
+  const programPath = path.join(directory, program);
+  if (!fs.existsSync(programPath) || !fs.statSync(programPath).isFile()) {
+    throw new ValidationError('TrainingProgramNotFound', `program '${program}' must be a file in directory '${directory}', but ${programPath} is not`);
+  }
+  if (IgnoreStrategy.fromCopyOptions({ exclude }, directory).ignores(programPath)) {
+    throw new ValidationError('TrainingProgramExcluded', `program '${program}' is matched by exclude [${exclude.join(', ')}] and would not be shipped`);
+  }
+}
+
+function validateTarballKey(key: string): void {
+  if (!Token.isUnresolved(key) && !key.endsWith('.tar.gz')) {
+    throw new ValidationError('InvalidTrainingCodeKey', `key must name a gzip tarball ending in .tar.gz (the toolkit opens it with tarfile mode r:gz), got '${key}'`);
+  }
+}

@@ -1,0 +1,544 @@
+import type { CreateTrainingJobRequest, TrainingInstanceType } from '@aws-sdk/client-sagemaker';
+import { Annotations, Aws, Duration, Size, SizeRoundingBehavior, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
+import { validateHyperparameters, validateJobProps } from './private/job-rules';
+import { createTrainingNetwork } from './private/training-network';
+import { createExecutionRole, orchestrationPolicies } from './private/training-permissions';
+import { ChannelConfig, InputMode, S3ChannelFacts, S3DataDistribution, TrainingChannel } from './training-channel';
+import { TrainingCode } from './training-code';
+import { TrainingContainer } from './training-container';
+import { DataLoaderSizing } from '../instances/data-loader-sizing';
+import { TrainingInstance } from '../instances/training-instance';
+import { ValidationError } from '../private/errors';
+import { createSecureBucket } from '../private/secure-bucket';
+
+/**
+ * A metric SageMaker extracts from the training log with a regular expression.
+ */
+export interface MetricDefinition {
+  /** Metric name, 1–255 characters. */
+  readonly name: string;
+  /** Regular expression whose first group is the value, 1–500 characters. */
+  readonly regex: string;
+}
+
+/**
+ * Properties of a `TrainingJob`.
+ */
+export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
+  /** The instance type, e.g. `TrainingInstance.G5_2XLARGE`. */
+  readonly instance: TrainingInstance;
+
+  /**
+   * Instances in the job.
+   *
+   * @default 1
+   */
+  readonly instanceCount?: number;
+
+  /**
+   * The input channels, at most 20.
+   *
+   * @default - no input channels
+   */
+  readonly channels?: TrainingChannel[];
+
+  /**
+   * The training image.
+   *
+   * @default TrainingContainer.pytorch()
+   */
+  readonly container?: TrainingContainer;
+
+  /**
+   * The training script directory, run by the SageMaker training toolkit in the container.
+   *
+   * @default - the image runs its own code
+   */
+  readonly code?: TrainingCode;
+
+  /**
+   * Hyperparameters passed to the training code. They win over the ones the job sets
+   * (`num_workers`, `sagemaker_program`, ...).
+   *
+   * @default - only the ones the job sets
+   */
+  readonly hyperparameters?: { [name: string]: string };
+
+  /**
+   * Training processes per instance, for data-loader sizing.
+   *
+   * @default - one per GPU or Trainium device
+   */
+  readonly processesPerInstance?: number;
+
+  /**
+   * Memory each data-loader worker may use, for data-loader sizing.
+   *
+   * @default Size.gibibytes(2)
+   */
+  readonly memoryPerLoaderWorker?: Size;
+
+  /**
+   * Data-loader workers per training process, passed as the `num_workers` hyperparameter.
+   *
+   * @default - sized from the instance: vCPUs per process − 1, capped by memory
+   */
+  readonly dataLoaderWorkers?: number;
+
+  /**
+   * Environment variables of the training container.
+   *
+   * @default - none
+   */
+  readonly environment?: { [name: string]: string };
+
+  /**
+   * Metrics SageMaker extracts from the log and publishes to CloudWatch.
+   *
+   * @default - none
+   */
+  readonly metricDefinitions?: MetricDefinition[];
+
+  /**
+   * The VPC the job runs in. Training always runs in a VPC, in private subnets.
+   *
+   * @default - a VPC with isolated subnets in 2 AZs, an S3 gateway endpoint and flow logs
+   */
+  readonly vpc?: ec2.IVpc;
+
+  /**
+   * The subnets the job may use. Public subnets are refused.
+   *
+   * @default - the VPC's private subnets
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+
+  /**
+   * Pin the job to this one subnet, e.g. the subnet of an FSx for Lustre file system
+   * (single-AZ: reading it from another AZ adds latency and cross-AZ charges).
+   *
+   * @default - not pinned
+   */
+  readonly subnet?: ec2.ISubnet;
+
+  /**
+   * Security groups of the training instances.
+   *
+   * @default - a new group that allows traffic between the job's instances and HTTPS out
+   */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+
+  /**
+   * The execution role SageMaker assumes.
+   *
+   * @default - a new role with read on the channels' prefixes and write on the output prefix
+   */
+  readonly role?: iam.IRole;
+
+  /**
+   * Bucket for model artifacts and checkpoints.
+   *
+   * @default - a new encrypted, SSL-only bucket with public access blocked
+   */
+  readonly outputBucket?: s3.IBucket;
+
+  /**
+   * Key prefix of the model artifacts in the output bucket.
+   *
+   * @default 'training-output/'
+   */
+  readonly outputPrefix?: string;
+
+  /**
+   * KMS key for model artifacts, checkpoints and, on EBS-backed instances, the storage volume.
+   *
+   * @default - S3-managed encryption; the instance's own storage encryption
+   */
+  readonly encryptionKey?: kms.IKey;
+
+  /**
+   * KMS key of the EBS storage volume. Only EBS-backed instances (ml.p3.2/8/16xlarge) have one:
+   * SageMaker rejects a volume key on instances with local NVMe, which is hardware-encrypted.
+   *
+   * @default - `encryptionKey` on EBS-backed instances, none on NVMe instances
+   */
+  readonly volumeEncryptionKey?: kms.IKey;
+
+  /**
+   * Size of the EBS storage volume. SageMaker ignores it on instances with local NVMe.
+   *
+   * @default - File-mode data per instance + 10 % + 50 GiB, at least 100 GiB (EBS-backed instances only)
+   */
+  readonly volumeSize?: Size;
+
+  /**
+   * Longest time the job may run, at most 28 days.
+   *
+   * @default Duration.days(1)
+   */
+  readonly maxRuntime?: Duration;
+
+  /**
+   * Use managed spot capacity (up to 90 % cheaper, can be interrupted).
+   *
+   * @default false
+   */
+  readonly useSpotInstances?: boolean;
+
+  /**
+   * Longest time to wait for spot capacity plus run time; at least `maxRuntime`.
+   *
+   * @default - twice `maxRuntime` when spot is used
+   */
+  readonly maxWaitTime?: Duration;
+
+  /**
+   * Sync `/opt/ml/checkpoints` to S3 (`s3://<output bucket>/checkpoints/<execution name>/`), so a
+   * spot interruption or a retry resumes instead of starting over.
+   *
+   * @default - true with spot instances, false otherwise
+   */
+  readonly enableCheckpoints?: boolean;
+
+  /**
+   * Encrypt traffic between the instances of a distributed job.
+   *
+   * @default - true when instanceCount > 1
+   */
+  readonly interContainerTrafficEncryption?: boolean;
+
+  /**
+   * Block all network access of the training container (SageMaker still moves the data).
+   * The toolkit downloads `code` from S3 inside the container, so isolation needs the code in the image.
+   *
+   * @default false
+   */
+  readonly enableNetworkIsolation?: boolean;
+
+  /**
+   * Keep the instances warm this long after the job, so the next job starts in seconds.
+   *
+   * @default - no warm pool
+   */
+  readonly keepAlivePeriod?: Duration;
+
+  /**
+   * Times SageMaker retries the job after an internal error (1–30).
+   *
+   * @default - no retries
+   */
+  readonly retryAttempts?: number;
+
+  /**
+   * Prefix of the training job names; each run is `<prefix>-<uuid>`. At most 26 characters.
+   *
+   * @default - derived from the construct id
+   */
+  readonly jobNamePrefix?: string;
+
+  /**
+   * Tags of the training job.
+   *
+   * @default - none
+   */
+  readonly tags?: { [key: string]: string };
+
+  /**
+   * Allow an instance type without GPUs or Trainium devices.
+   *
+   * @default false
+   */
+  readonly allowInstanceWithoutAccelerator?: boolean;
+}
+
+const DEFAULT_MAX_RUNTIME = Duration.days(1);
+const DEFAULT_OUTPUT_PREFIX = 'training-output/';
+const CHECKPOINT_PREFIX = 'checkpoints/';
+const MIN_EBS_VOLUME = Size.gibibytes(100);
+
+/**
+ * A SageMaker training job as a Step Functions task (`createTrainingJob.sync`).
+ *
+ * Renders the whole `CreateTrainingJob` request — including what aws-cdk-lib's
+ * `SageMakerCreateTrainingJob` cannot express: ShuffleConfig, file-system channels, managed
+ * spot with checkpoints, a pinned subnet, NVMe-aware storage settings, container entrypoints —
+ * and creates the execution role, security group and (by default) VPC and output bucket.
+ *
+ * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html
+ */
+export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec2.IConnectable {
+  /** The execution role SageMaker assumes. */
+  public readonly role: iam.IRole;
+  /** The VPC the job runs in. */
+  public readonly vpc: ec2.IVpc;
+  /** The security groups and their rules. */
+  public readonly connections: ec2.Connections;
+  /** Bucket of the model artifacts and checkpoints. */
+  public readonly outputBucket: s3.IBucket;
+  /** Prefix of the training job names. */
+  public readonly jobNamePrefix: string;
+  /** The data-loader sizing for this instance type. */
+  public readonly dataLoaderSizing: DataLoaderSizing;
+  /** The instance type. */
+  public readonly instance: TrainingInstance;
+  /** Instances in the job. */
+  public readonly instanceCount: number;
+
+  protected readonly taskMetrics?: sfn.TaskMetricsConfig;
+  protected readonly taskPolicies?: iam.PolicyStatement[];
+
+  private readonly request: CreateTrainingJobRequest;
+  private readonly volumeSize?: Size;
+  private readonly integration: sfn.IntegrationPattern;
+
+  constructor(scope: Construct, id: string, props: TrainingJobProps) {
+    super(scope, id, { ...props, queryLanguage: sfn.QueryLanguage.JSON_PATH });
+    validateJobProps(this, props);
+    this.integration = props.integrationPattern ?? sfn.IntegrationPattern.RUN_JOB;
+    if (this.integration !== sfn.IntegrationPattern.RUN_JOB && this.integration !== sfn.IntegrationPattern.REQUEST_RESPONSE) {
+      throw new ValidationError('UnsupportedIntegrationPattern',
+        `integrationPattern must be RUN_JOB (.sync) or REQUEST_RESPONSE, got ${this.integration}`, this);
+    }
+    this.instance = props.instance;
+    this.instanceCount = props.instanceCount ?? 1;
+    this.volumeSize = props.volumeSize;
+    this.jobNamePrefix = props.jobNamePrefix ?? defaultJobNamePrefix(this);
+    this.dataLoaderSizing = props.instance.sizeDataLoaders({
+      processesPerInstance: props.processesPerInstance,
+      memoryPerWorker: props.memoryPerLoaderWorker,
+    });
+
+    const network = createTrainingNetwork(this, props);
+    this.vpc = network.vpc;
+    this.connections = network.connections;
+    this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', props.encryptionKey);
+    this.role = props.role ?? createExecutionRole(this);
+
+    const channels = (props.channels ?? []).map((channel) => channel._bind({
+      scope: this,
+      grantee: this.role,
+      connections: this,
+      inputModeFor: (facts) => this.defaultInputMode(facts),
+    }));
+    this.checkChannels(channels);
+
+    const spot = props.useSpotInstances ?? false;
+    const maxRuntime = props.maxRuntime ?? DEFAULT_MAX_RUNTIME;
+    const checkpoints = props.enableCheckpoints ?? spot;
+    if (spot && !checkpoints) {
+      Annotations.of(this).addWarningV2('cdk-training-io:spotWithoutCheckpoints',
+        'useSpotInstances without checkpoints: every spot interruption restarts training from the beginning. ' +
+        'Set enableCheckpoints: true and save/restore /opt/ml/checkpoints in the training code.');
+    }
+
+    const outputPrefix = props.outputPrefix ?? DEFAULT_OUTPUT_PREFIX;
+    this.outputBucket.grantPut(this.role, `${outputPrefix}*`);
+    if (checkpoints) this.outputBucket.grantReadWrite(this.role, `${CHECKPOINT_PREFIX}*`);
+    props.encryptionKey?.grantEncryptDecrypt(this.role);
+
+    const volumeKey = this.volumeKey(props);
+    volumeKey?.grant(this.role, 'kms:CreateGrant');
+    const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
+    const code = props.code?._bind(this, this.role);
+    if (code && !container.usesTrainingToolkit) {
+      throw new ValidationError('CodeIgnoredByEntrypoint',
+        'code is run by the SageMaker training toolkit, which a custom container entrypoint bypasses; ' +
+        'bake the code into the image, or drop the entrypoint', this);
+    }
+
+    const workers = props.dataLoaderWorkers ?? this.dataLoaderSizing.loaderWorkers;
+    const hyperparameters: { [name: string]: string } = {
+      num_workers: String(workers),
+      ...(code ? {
+        sagemaker_program: code.program,
+        sagemaker_submit_directory: code.s3Uri,
+        sagemaker_region: Stack.of(this).region,
+      } : {}),
+      ...props.hyperparameters,
+    };
+    validateHyperparameters(this, hyperparameters);
+
+    this.request = {
+      TrainingJobName: '', // rendered per execution, see renderJobName
+      RoleArn: this.role.roleArn,
+      AlgorithmSpecification: {
+        TrainingImage: container.imageUri,
+        TrainingInputMode: channels[0]?.inputMode ?? InputMode.FILE,
+        ...(container.entrypoint ? { ContainerEntrypoint: container.entrypoint } : {}),
+        ...(container.arguments ? { ContainerArguments: container.arguments } : {}),
+        ...(props.metricDefinitions?.length ? {
+          MetricDefinitions: props.metricDefinitions.map((m) => ({ Name: m.name, Regex: m.regex })),
+        } : {}),
+      },
+      HyperParameters: hyperparameters,
+      ...(channels.length ? { InputDataConfig: channels.map((c) => c.channel) } : {}),
+      OutputDataConfig: {
+        S3OutputPath: `s3://${this.outputBucket.bucketName}/${outputPrefix}`,
+        ...(props.encryptionKey ? { KmsKeyId: props.encryptionKey.keyArn } : {}),
+      },
+      ResourceConfig: {
+        InstanceType: props.instance.instanceType as TrainingInstanceType,
+        InstanceCount: this.instanceCount,
+        ...this.renderVolume(props, channels, volumeKey),
+        ...(props.keepAlivePeriod ? { KeepAlivePeriodInSeconds: props.keepAlivePeriod.toSeconds() } : {}),
+      },
+      VpcConfig: {
+        SecurityGroupIds: this.connections.securityGroups.map((sg) => sg.securityGroupId),
+        Subnets: network.subnetIds,
+      },
+      StoppingCondition: {
+        MaxRuntimeInSeconds: maxRuntime.toSeconds(),
+        ...(spot ? { MaxWaitTimeInSeconds: (props.maxWaitTime ?? Duration.seconds(maxRuntime.toSeconds() * 2)).toSeconds() } : {}),
+      },
+      ...(spot ? { EnableManagedSpotTraining: true } : {}),
+      ...(checkpoints ? {
+        CheckpointConfig: { S3Uri: '', LocalPath: '/opt/ml/checkpoints' }, // S3Uri rendered per execution
+      } : {}),
+      EnableInterContainerTrafficEncryption: props.interContainerTrafficEncryption ?? this.instanceCount > 1,
+      EnableNetworkIsolation: props.enableNetworkIsolation ?? false,
+      ...(props.environment && Object.keys(props.environment).length ? { Environment: props.environment } : {}),
+      ...(props.retryAttempts ? { RetryStrategy: { MaximumRetryAttempts: props.retryAttempts } } : {}),
+      ...(props.tags && Object.keys(props.tags).length ? {
+        Tags: Object.entries(props.tags).map(([Key, Value]) => ({ Key, Value })),
+      } : {}),
+    };
+
+    this.taskPolicies = orchestrationPolicies(this, {
+      role: this.role,
+      jobNamePrefix: this.jobNamePrefix,
+      tagged: this.request.Tags !== undefined,
+      sync: this.integration === sfn.IntegrationPattern.RUN_JOB,
+    });
+  }
+
+  /** The principal of the execution role. */
+  public get grantPrincipal(): iam.IPrincipal {
+    return this.role.grantPrincipal;
+  }
+
+  /**
+   * The `CreateTrainingJob` request this task sends, with the job name and checkpoint location
+   * as the Step Functions expressions that compute them at run time.
+   */
+  public renderRequest(): any {
+    const { TrainingJobName: _name, CheckpointConfig, ...rest } = this.request;
+    return {
+      TrainingJobName: renderJobName(this.jobNamePrefix),
+      ...rest,
+      ...(CheckpointConfig ? {
+        CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, CHECKPOINT_PREFIX) },
+      } : {}),
+    };
+  }
+
+  /** @internal */
+  protected _renderTask(topLevelQueryLanguage?: sfn.QueryLanguage): any {
+    const suffix = this.integration === sfn.IntegrationPattern.RUN_JOB ? '.sync' : '';
+    return {
+      Resource: `arn:${Aws.PARTITION}:states:::sagemaker:createTrainingJob${suffix}`,
+      ...this._renderParametersOrArguments(this.renderRequest(),
+        topLevelQueryLanguage ?? sfn.QueryLanguage.JSON_PATH),
+    };
+  }
+
+  /**
+   * File mode when the data fits on the instance (the fastest reads, from local NVMe), FastFile
+   * when it is known not to: the job starts at once and streams instead of failing to download.
+   */
+  private defaultInputMode(facts: S3ChannelFacts): InputMode {
+    const perInstance = this.fileModeBytesPerInstance(facts.datasetSize, facts.distribution);
+    const capacity = this.fileModeCapacityBytes();
+    if (perInstance === undefined || perInstance <= capacity) return InputMode.FILE;
+    Annotations.of(this).addInfo(
+      `channel '${facts.channelName}' uses FastFile: its ${formatGB(perInstance)} per instance do not fit on the ` +
+      `${formatGB(capacity)} of ${this.instance.instanceType}`);
+    return InputMode.FAST_FILE;
+  }
+
+  private fileModeBytesPerInstance(size: Size | undefined, distribution: S3DataDistribution | undefined): number | undefined {
+    if (!size) return undefined;
+    const bytes = size.toBytes({ rounding: SizeRoundingBehavior.NONE });
+    return distribution === S3DataDistribution.SHARDED_BY_S3_KEY ? Math.ceil(bytes / this.instanceCount) : bytes;
+  }
+
+  /** Room for File-mode data: local NVMe, the EBS volume the user sized, or no limit (the default volume grows with the data). */
+  private fileModeCapacityBytes(): number {
+    if (this.instance.hasLocalNvme) return this.instance.localNvmeBytes;
+    return this.volumeSize ? this.volumeSize.toBytes({ rounding: SizeRoundingBehavior.NONE }) : Number.POSITIVE_INFINITY;
+  }
+
+  private checkChannels(channels: ChannelConfig[]): void {
+    const names = new Set<string>();
+    for (const channel of channels) {
+      const name = channel.channel.ChannelName!;
+      if (names.has(name)) {
+        throw new ValidationError('DuplicateChannelName', `channels must have distinct names, got '${name}' twice`, this);
+      }
+      names.add(name);
+      if (channel.distribution === S3DataDistribution.SHARDED_BY_S3_KEY && this.instanceCount === 1) {
+        Annotations.of(this).addWarningV2('cdk-training-io:shardedByS3KeyOnOneInstance',
+          `channel '${name}' uses ShardedByS3Key on a single instance, where it changes nothing; ` +
+          'use FullyReplicated, or more instances');
+      }
+      if (channel.shuffled && channel.inputMode !== InputMode.PIPE) {
+        Annotations.of(this).addWarningV2('cdk-training-io:shuffleOutsidePipeMode',
+          `channel '${name}' sets shuffleSeed in ${channel.inputMode} mode, where ShuffleConfig only orders the download once; ` +
+          'shuffle in the data loader, or use Pipe mode to reshuffle every epoch');
+      }
+    }
+  }
+
+  private volumeKey(props: TrainingJobProps): kms.IKey | undefined {
+    if (this.instance.hasLocalNvme) {
+      if (props.volumeEncryptionKey) {
+        throw new ValidationError('VolumeKeyOnNvmeInstance',
+          `volumeEncryptionKey is rejected by SageMaker on ${this.instance.instanceType}, which has local NVMe storage ` +
+          '(hardware-encrypted); remove volumeEncryptionKey, or use an EBS-backed type (ml.p3.2xlarge, ml.p3.8xlarge, ml.p3.16xlarge)', this);
+      }
+      return undefined;
+    }
+    return props.volumeEncryptionKey ?? props.encryptionKey;
+  }
+
+  private renderVolume(props: TrainingJobProps, channels: ChannelConfig[], volumeKey: kms.IKey | undefined) {
+    const fileModeBytes = channels
+      .filter((c) => c.inputMode === InputMode.FILE && !c.fileSystem)
+      .map((c) => this.fileModeBytesPerInstance(c.datasetSize, c.distribution))
+      .reduce<number | undefined>((sum, bytes) => (sum === undefined || bytes === undefined ? undefined : sum + bytes), 0);
+    if (this.instance.hasLocalNvme) {
+      if (props.volumeSize) {
+        Annotations.of(this).addWarningV2('cdk-training-io:volumeSizeIgnoredOnNvme',
+          `volumeSize is ignored on ${this.instance.instanceType}: SageMaker uses its ` +
+          `${this.instance.localNvmeGB} GB of local NVMe and provisions no EBS volume; remove volumeSize`);
+      }
+      this.checkFileModeFits(fileModeBytes, this.instance.localNvmeBytes, `the ${this.instance.localNvmeGB} GB of local NVMe`);
+      return {};
+    }
+    const sizeGiB = props.volumeSize
+      ? Math.ceil(props.volumeSize.toGibibytes({ rounding: SizeRoundingBehavior.NONE }))
+      : Math.max(MIN_EBS_VOLUME.toGibibytes(), Math.ceil((fileModeBytes ?? 0) * 1.1 / 2 ** 30) + 50);
+    this.checkFileModeFits(fileModeBytes, sizeGiB * 2 ** 30, `the ${sizeGiB} GiB EBS volume`);
+    return {
+      VolumeSizeInGB: sizeGiB,
+      ...(volumeKey ? { VolumeKmsKeyId: volumeKey.keyArn } : {}),
+    };
+  }
+
+  private checkFileModeFits(bytes: number | undefined, capacity: number, what: string): void {
+    if (bytes === undefined || bytes <= capacity) return;
+    throw new ValidationError('FileModeDataTooLarge',
+      `File-mode channels put ${formatGB(bytes)} on each instance, more than ${what} of ${this.instance.instanceType}; ` +
+      'use FastFile or Pipe mode, ShardedByS3Key over more instances, an FSx for Lustre channel, or a larger instance', this);
+  }
+}
+
+function formatGB(bytes: number): string {
+  return `${(bytes / 1e9).toFixed(1)} GB`;
+}
