@@ -7,6 +7,7 @@ import { Construct } from 'constructs';
 import {
   InputMode, S3DataDistribution, TrainingChannel, TrainingCode, TrainingContainer, TrainingInstance, TrainingJob,
 } from '../lib';
+import { acknowledge } from '../lib/private/nag';
 import { createSecureBucket } from '../lib/private/secure-bucket';
 
 /** The reference configurations `npx cdk synth -c scenario=<name>` builds. */
@@ -39,6 +40,8 @@ export class ReferenceTrainingStack extends Stack {
   constructor(scope: Construct, id: string, props: ReferenceTrainingStackProps) {
     super(scope, id, props);
     const datasets = createSecureBucket(this, 'Datasets');
+    acknowledge(datasets, 'AwsSolutions-S1', 'example dataset bucket: a real deployment audits reads with CloudTrail ' +
+      'S3 data events or passes its own bucket with server access logging');
     const vpc = new ec2.Vpc(this, 'Vpc', {
       maxAzs: 2,
       natGateways: 0,
@@ -100,5 +103,8 @@ export class ReferenceTrainingStack extends Stack {
         includeExecutionData: false,
       },
     });
+    acknowledge(this.stateMachine, 'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) ' +
+      'have no resource-level permissions');
   }
 }

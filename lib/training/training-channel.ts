@@ -5,6 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ValidationError } from '../private/errors';
+import { acknowledgePrefixGrant } from '../private/nag';
 import { isResolved } from '../private/validation';
 
 /**
@@ -78,8 +79,9 @@ export interface S3ChannelOptions {
   /**
    * How the data reaches the container.
    *
-   * @default - File when the data is known to fit on the instance's storage (or its size is
-   * unknown); FastFile when `datasetSize` says it does not fit
+   * @default - Pipe when `compression` or `recordWrapper` is set (they work in Pipe mode only);
+   * otherwise File when the data is known to fit on the instance's storage (or its size is
+   * unknown), FastFile when `datasetSize` says it does not fit
    */
   readonly inputMode?: InputMode;
 
@@ -270,10 +272,11 @@ class S3Channel extends TrainingChannel {
 
   public _bind(context: ChannelBindContext): ChannelConfig {
     const distribution = this.options.distribution ?? S3DataDistribution.FULLY_REPLICATED;
-    const inputMode = this.options.inputMode ?? context.inputModeFor({
+    const inputMode = this.options.inputMode ?? (usesPipeOnlyOptions(this.options) ? InputMode.PIPE : context.inputModeFor({
       channelName: this.channelName, distribution, datasetSize: this.options.datasetSize,
-    });
+    }));
     this.bucket.grantRead(context.grantee, `${this.prefix}*`);
+    acknowledgePrefixGrant(context.scope, this.bucket, this.prefix, `channel '${this.channelName}' reads its data`);
     const { shuffleSeed, recordWrapper, compression, contentType } = this.options;
     return {
       channel: {
@@ -341,6 +344,12 @@ function validateChannelName(channelName: string): void {
     throw new ValidationError('InvalidChannelName',
       `channelName must be 1–64 characters of letters, digits, '.', '-' and '_', got '${channelName}'`);
   }
+}
+
+/** True when the channel sets an option that works in Pipe mode only. */
+function usesPipeOnlyOptions(options: S3ChannelOptions): boolean {
+  return (options.compression !== undefined && options.compression !== ChannelCompression.NONE)
+    || (options.recordWrapper !== undefined && options.recordWrapper !== RecordWrapper.NONE);
 }
 
 function validatePipeOnlyOptions(channelName: string, options: S3ChannelOptions): void {

@@ -78,7 +78,11 @@ export abstract class TrainingCode {
   public abstract _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig;
 }
 
-/** Name of the tarball inside the asset; the staged file keeps its `.tar.gz` extension. */
+/**
+ * Name of the tarball in the bundling output. The staged file keeps `.tar.gz`; the S3 object key
+ * ends in `.gz` only (the synthesizer keeps the last extension), which the toolkit does not mind:
+ * it opens whatever it downloads with `tarfile.open(mode="r:gz")`.
+ */
 const TARBALL_NAME = 'sourcedir.tar.gz';
 
 /**
@@ -113,7 +117,8 @@ class AssetTrainingCode extends TrainingCode {
         outputType: BundlingOutput.ARCHIVED,
       },
     });
-    asset.grantRead(grantee);
+    // Asset.grantRead opens the whole staging bucket; the job needs its one tarball.
+    asset.bucket.grantRead(grantee, asset.s3ObjectKey);
     return { s3Uri: asset.s3ObjectUrl, program: this.options.program };
   }
 }

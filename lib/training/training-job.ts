@@ -16,6 +16,7 @@ import { TrainingContainer } from './training-container';
 import { DataLoaderSizing } from '../instances/data-loader-sizing';
 import { TrainingInstance } from '../instances/training-instance';
 import { ValidationError } from '../private/errors';
+import { acknowledge, acknowledgePrefixGrant } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 
 /**
@@ -340,7 +341,15 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
 
     const outputPrefix = props.outputPrefix ?? DEFAULT_OUTPUT_PREFIX;
     this.outputBucket.grantPut(this.role, `${outputPrefix}*`);
-    if (checkpoints) this.outputBucket.grantReadWrite(this.role, `${CHECKPOINT_PREFIX}*`);
+    acknowledgePrefixGrant(this, this.outputBucket, outputPrefix, 'the job writes its model artifacts');
+    if (checkpoints) {
+      this.outputBucket.grantReadWrite(this.role, `${CHECKPOINT_PREFIX}*`);
+      acknowledgePrefixGrant(this, this.outputBucket, CHECKPOINT_PREFIX, 'the job saves and restores checkpoints');
+    }
+    if (!props.outputBucket) {
+      acknowledge(this, 'AwsSolutions-S1', 'the output bucket is written only by this job\'s execution role; audit reads ' +
+        'with CloudTrail S3 data events, or pass an outputBucket that has server access logging');
+    }
     props.encryptionKey?.grantEncryptDecrypt(this.role);
 
     const volumeKey = this.volumeKey(props);
@@ -424,34 +433,29 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   }
 
   /**
-   * The `CreateTrainingJob` request this task sends, with the job name and checkpoint location
-   * as the Step Functions expressions that compute them at run time.
+   * The `CreateTrainingJob` request this task sends, as the state's `Parameters`: the job name
+   * and the checkpoint location are `.$` fields that Step Functions computes for each run.
    */
   public renderRequest(): any {
     const { TrainingJobName: _name, CheckpointConfig, ...rest } = this.request;
-    return {
+    return sfn.FieldUtils.renderObject({
       TrainingJobName: renderJobName(this.jobNamePrefix),
       ...rest,
       ...(CheckpointConfig ? {
         CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, CHECKPOINT_PREFIX) },
       } : {}),
-    };
+    });
   }
 
   /** @internal */
-  protected _renderTask(topLevelQueryLanguage?: sfn.QueryLanguage): any {
+  protected _renderTask(): any {
     const suffix = this.integration === sfn.IntegrationPattern.RUN_JOB ? '.sync' : '';
     return {
       Resource: `arn:${Aws.PARTITION}:states:::sagemaker:createTrainingJob${suffix}`,
-      ...this._renderParametersOrArguments(this.renderRequest(),
-        topLevelQueryLanguage ?? sfn.QueryLanguage.JSON_PATH),
+      Parameters: this.renderRequest(),
     };
   }
 
-  /**
-   * File mode when the data fits on the instance (the fastest reads, from local NVMe), FastFile
-   * when it is known not to: the job starts at once and streams instead of failing to download.
-   */
   private defaultInputMode(facts: S3ChannelFacts): InputMode {
     const perInstance = this.fileModeBytesPerInstance(facts.datasetSize, facts.distribution);
     const capacity = this.fileModeCapacityBytes();

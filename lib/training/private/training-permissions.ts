@@ -1,6 +1,7 @@
-import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { acknowledge, wildcardResourceFinding } from '../../private/nag';
 
 /**
  * The execution role SageMaker assumes: logs and metrics of training jobs, and the network
@@ -12,10 +13,15 @@ export function createExecutionRole(scope: Construct): iam.Role {
     assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
     description: `SageMaker training jobs of ${scope.node.path}`,
   });
+  const logGroup = stack.formatArn({
+    service: 'logs', resource: 'log-group', resourceName: '/aws/sagemaker/TrainingJobs:*', arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
   role.addToPrincipalPolicy(new iam.PolicyStatement({
     actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-    resources: [stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: '/aws/sagemaker/TrainingJobs:*', arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+    resources: [logGroup],
   }));
+  acknowledge(role, wildcardResourceFinding(role, logGroup),
+    'SageMaker writes one log stream per job and instance into /aws/sagemaker/TrainingJobs; the streams are named at run time');
   role.addToPrincipalPolicy(new iam.PolicyStatement({
     actions: ['cloudwatch:PutMetricData'],
     resources: ['*'],
@@ -29,12 +35,10 @@ export function createExecutionRole(scope: Construct): iam.Role {
     ],
     resources: ['*'],
   }));
-  Validations.of(role).acknowledge({
-    id: 'AwsSolutions-IAM5[Resource::*]',
-    reason: 'cloudwatch:PutMetricData has no resource type (scoped by the cloudwatch:namespace condition instead); ' +
-      'the ec2 Describe* calls SageMaker makes to attach a VPC job have no resource-level permissions, and the ' +
-      'network interfaces it creates do not exist before the job',
-  });
+  acknowledge(role, 'AwsSolutions-IAM5[Resource::*]',
+    'cloudwatch:PutMetricData has no resource type (scoped by the cloudwatch:namespace condition instead); ' +
+    'the ec2 Describe* calls SageMaker makes to attach a VPC job have no resource-level permissions, the ' +
+    'network interfaces it creates do not exist before the job, and ecr:GetAuthorizationToken applies to no resource');
   return role;
 }
 
@@ -56,7 +60,7 @@ export function orchestrationPolicies(scope: Construct, options: OrchestrationOp
   const jobs = stack.formatArn({ service: 'sagemaker', resource: 'training-job', resourceName: `${options.jobNamePrefix.toLowerCase()}-*` });
   const statements = [
     new iam.PolicyStatement({
-      actions: ['sagemaker:CreateTrainingJob', 'sagemaker:DescribeTrainingJob', 'sagemaker:StopTrainingJob'],
+      actions: ['sagemaker:CreateTrainingJob', 'sagemaker:DescribeTrainingJob', 'sagemaker:StopTrainingJob', 'sagemaker:ListTags'],
       resources: [jobs],
     }),
     new iam.PolicyStatement({
@@ -65,6 +69,9 @@ export function orchestrationPolicies(scope: Construct, options: OrchestrationOp
       conditions: { StringEquals: { 'iam:PassedToService': 'sagemaker.amazonaws.com' } },
     }),
   ];
+  // The policy goes to the state machine's role, outside this construct: accept the finding for this exact pattern.
+  acknowledge(stack, wildcardResourceFinding(scope, jobs),
+    `every run creates a new training job named ${options.jobNamePrefix}-<uuid>; the pattern covers only this task's jobs`);
   if (options.tagged) {
     statements.push(new iam.PolicyStatement({ actions: ['sagemaker:AddTags'], resources: [jobs] }));
   }

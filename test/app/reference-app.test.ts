@@ -1,0 +1,76 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
+import { ApiModel } from '../support/api-model';
+
+function synthScenario(scenario: Scenario): ReferenceTrainingStack {
+  const app = new App();
+  return new ReferenceTrainingStack(app, 'Reference', { scenario });
+}
+
+/** The Parameters of the state machine's training task, as Step Functions will see them. */
+function renderedRequest(stack: ReferenceTrainingStack): Record<string, unknown> {
+  return stack.resolve(stack.job.renderRequest());
+}
+
+describe('reference app', () => {
+  test.each(SCENARIOS)('scenario %s renders a CreateTrainingJob request the SageMaker API model accepts', (scenario) => {
+    // GIVEN
+    const stack = synthScenario(scenario);
+    // WHEN
+    const violations = ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', renderedRequest(stack));
+    // THEN
+    expect(violations).toEqual([]);
+  });
+
+  test.each(SCENARIOS)('scenario %s passes cdk-nag AwsSolutions with every accepted finding acknowledged', (scenario) => {
+    // GIVEN
+    const stack = synthScenario(scenario);
+    // WHEN
+    const report = new AwsSolutionsChecks(stack).validateScope(Stack.of(stack).node.root);
+    // THEN
+    const findings = report.violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+    expect(findings).toEqual([]);
+  });
+
+  test('pipe: 4 × ml.g4dn.12xlarge, Pipe + ShardedByS3Key + ShuffleConfig, 11 loader workers per GPU process', () => {
+    const request = renderedRequest(synthScenario(Scenario.PIPE)) as any;
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.g4dn.12xlarge', InstanceCount: 4 });
+    expect(request.InputDataConfig[0]).toMatchObject({
+      ChannelName: 'train',
+      InputMode: 'Pipe',
+      ShuffleConfig: { Seed: 42 },
+      DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key', S3DataType: 'S3Prefix' } },
+    });
+    expect(request.HyperParameters.num_workers).toBe('11');
+    expect(request.EnableInterContainerTrafficEncryption).toBe(true);
+  });
+
+  test('nvme: 1 × ml.g5.2xlarge in File mode with no EBS volume settings', () => {
+    const request = renderedRequest(synthScenario(Scenario.NVME)) as any;
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.g5.2xlarge', InstanceCount: 1 });
+    expect(request.InputDataConfig[0].InputMode).toBe('File');
+    expect(request.HyperParameters.num_workers).toBe('7');
+  });
+
+  test('fastfile: 2 × ml.p4d.24xlarge, FastFile + ShardedByS3Key', () => {
+    const request = renderedRequest(synthScenario(Scenario.FASTFILE)) as any;
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p4d.24xlarge', InstanceCount: 2 });
+    expect(request.InputDataConfig[0]).toMatchObject({
+      InputMode: 'FastFile',
+      DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } },
+    });
+  });
+
+  test.each(SCENARIOS)('scenario %s runs the job from a state machine with tracing and full logging', (scenario) => {
+    const template = Template.fromStack(synthScenario(scenario));
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL' },
+    });
+    template.resourceCountIs('AWS::EC2::NatGateway', 0);
+    template.resourceCountIs('AWS::EC2::InternetGateway', 0);
+  });
+});

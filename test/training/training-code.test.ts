@@ -1,0 +1,278 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { App, DockerImage, Lazy, Stack } from 'aws-cdk-lib';
+import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import * as tar from 'tar';
+import { TrainingCode, TrainingCodeConfig } from '../../lib/training/training-code';
+
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'training-code');
+
+interface TestStack {
+  readonly app: App;
+  readonly stack: Stack;
+  readonly role: iam.Role;
+}
+
+function tmpDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function makeStack(): TestStack {
+  const app = new App({ outdir: tmpDir('training-code-out-') });
+  const stack = new Stack(app, 'Stack');
+  const role = new iam.Role(stack, 'Role', { assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com') });
+  return { app, stack, role };
+}
+
+function bind(code: TrainingCode, { stack, role }: TestStack, jobId = 'Job'): TrainingCodeConfig {
+  return code._bind(new Construct(stack, jobId), role);
+}
+
+interface FileAssetSource {
+  readonly path: string;
+  readonly packaging: string;
+}
+
+/** The code tarballs the synthesized app ships, as absolute paths of the staged files. */
+function stagedTarballs(app: App): Array<FileAssetSource & { readonly absolutePath: string }> {
+  const assembly = app.synth();
+  const tarballs = [];
+  for (const file of fs.readdirSync(assembly.directory).filter((name) => name.endsWith('.assets.json'))) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(assembly.directory, file), 'utf8'));
+    for (const asset of Object.values(manifest.files ?? {}) as Array<{ source: FileAssetSource }>) {
+      if (asset.source.path.endsWith('.tar.gz')) {
+        tarballs.push({ ...asset.source, absolutePath: path.join(assembly.directory, asset.source.path) });
+      }
+    }
+  }
+  return tarballs;
+}
+
+function synthTarball(code: TrainingCode): string {
+  const env = makeStack();
+  bind(code, env);
+  const tarballs = stagedTarballs(env.app);
+  expect(tarballs).toHaveLength(1);
+  return tarballs[0].absolutePath;
+}
+
+function entryNames(tarball: string): string[] {
+  const names: string[] = [];
+  tar.t({ file: tarball, sync: true, onReadEntry: (entry) => names.push(entry.path) });
+  return names;
+}
+
+function copyFixture(): string {
+  const copy = tmpDir('training-code-src-');
+  fs.cpSync(FIXTURE, copy, { recursive: true });
+  return copy;
+}
+
+describe('TrainingCode.fromAsset', () => {
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  test('ships the directory as a gzip tarball file asset with relative paths, without Docker', () => {
+    // GIVEN
+    const dockerRun = jest.spyOn(DockerImage.prototype, 'run');
+    // The core module object itself: CDK calls docker through its properties.
+    const childProcess: typeof import('child_process') = require('child_process');
+    const spawnSync = jest.spyOn(childProcess, 'spawnSync');
+    const env = makeStack();
+
+    // WHEN
+    const config = bind(TrainingCode.fromAsset(FIXTURE, { program: 'train.py' }), env);
+    const [tarball] = stagedTarballs(env.app);
+
+    // THEN
+    expect(tarball.packaging).toBe('file');
+    const bytes = fs.readFileSync(tarball.absolutePath);
+    expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b]);
+    expect(entryNames(tarball.absolutePath)).toEqual(['lib/util.py', 'train.py']);
+    const extracted = tmpDir('training-code-x-');
+    tar.x({ file: tarball.absolutePath, cwd: extracted, sync: true });
+    for (const file of ['train.py', 'lib/util.py']) {
+      expect(fs.readFileSync(path.join(extracted, file), 'utf8')).toBe(fs.readFileSync(path.join(FIXTURE, file), 'utf8'));
+    }
+    expect(config.program).toBe('train.py');
+    expect(dockerRun).not.toHaveBeenCalled();
+    expect(spawnSync).not.toHaveBeenCalled();
+  });
+
+  test('renders the S3 URL of the tarball (the synthesizer keeps only the last extension: .gz)', () => {
+    // GIVEN
+    const env = makeStack();
+
+    // WHEN
+    const config = bind(TrainingCode.fromAsset(FIXTURE, { program: 'train.py' }), env);
+
+    // THEN
+    expect(env.stack.resolve(config.s3Uri)).toEqual({
+      'Fn::Sub': expect.stringMatching(/^s3:\/\/cdk-[a-z0-9]+-assets-\$\{AWS::AccountId\}-\$\{AWS::Region\}\/[0-9a-f]{64}\.gz$/),
+    });
+  });
+
+  test('grants the role read on the asset', () => {
+    // GIVEN
+    const env = makeStack();
+
+    // WHEN
+    bind(TrainingCode.fromAsset(FIXTURE, { program: 'train.py' }), env);
+
+    // THEN
+    const resources = new Capture();
+    Template.fromStack(env.stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [Match.objectLike({ Effect: 'Allow', Action: Match.arrayWith(['s3:GetObject*']), Resource: resources })],
+      },
+    });
+    expect(JSON.stringify(resources.asArray())).toContain('cdk-hnb659fds-assets-');
+  });
+
+  test('leaves out what exclude matches', () => {
+    // WHEN
+    const tarball = synthTarball(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', exclude: ['lib'] }));
+
+    // THEN
+    expect(entryNames(tarball)).toEqual(['train.py']);
+  });
+
+  test('leaves out files matched by a glob in subfolders', () => {
+    // GIVEN
+    const source = copyFixture();
+    fs.mkdirSync(path.join(source, 'lib', '__pycache__'));
+    fs.writeFileSync(path.join(source, 'lib', '__pycache__', 'util.cpython-312.pyc'), 'compiled');
+    fs.writeFileSync(path.join(source, 'notes.txt'), 'not code');
+
+    // WHEN
+    const tarball = synthTarball(TrainingCode.fromAsset(source, { program: 'train.py', exclude: ['__pycache__', '*.txt'] }));
+
+    // THEN
+    expect(entryNames(tarball)).toEqual(['lib/util.py', 'train.py']);
+  });
+
+  test('is byte-identical across synths, whatever the file times', () => {
+    // GIVEN
+    const source = copyFixture();
+    const first = fs.readFileSync(synthTarball(TrainingCode.fromAsset(source, { program: 'train.py' })));
+
+    // WHEN
+    fs.utimesSync(path.join(source, 'train.py'), new Date(2001, 1, 1), new Date(2001, 1, 1));
+    const second = fs.readFileSync(synthTarball(TrainingCode.fromAsset(source, { program: 'train.py' })));
+
+    // THEN
+    expect(second.equals(first)).toBe(true);
+  });
+
+  test('the asset hash follows the shipped sources only', () => {
+    // GIVEN
+    const source = copyFixture();
+    const hashOf = () => path.basename(synthTarball(TrainingCode.fromAsset(source, { program: 'train.py', exclude: ['*.txt'] })));
+    const original = hashOf();
+
+    // WHEN
+    fs.writeFileSync(path.join(source, 'notes.txt'), 'excluded');
+    const afterExcludedChange = hashOf();
+    fs.appendFileSync(path.join(source, 'train.py'), '# changed\n');
+    const afterSourceChange = hashOf();
+
+    // THEN
+    expect(afterExcludedChange).toBe(original);
+    expect(afterSourceChange).not.toBe(original);
+  });
+
+  test('creates one asset per stack and directory however many jobs bind it', () => {
+    // GIVEN
+    const env = makeStack();
+
+    // WHEN
+    const first = bind(TrainingCode.fromAsset(FIXTURE, { program: 'train.py' }), env, 'JobA');
+    const second = bind(TrainingCode.fromAsset(FIXTURE, { program: 'lib/util.py' }), env, 'JobB');
+
+    // THEN
+    expect(env.stack.resolve(second.s3Uri)).toEqual(env.stack.resolve(first.s3Uri));
+    expect(second.program).toBe('lib/util.py');
+    expect(env.stack.node.children.filter((child) => child.node.id.startsWith('TrainingIoCode'))).toHaveLength(1);
+    expect(stagedTarballs(env.app)).toHaveLength(1);
+  });
+
+  test('rejects a program missing from the directory, naming both', () => {
+    expect(() => TrainingCode.fromAsset(FIXTURE, { program: 'missing.py' }))
+      .toThrow(/TrainingProgramNotFound.*missing\.py.*fixtures[\\/]training-code/);
+  });
+
+  test('rejects a program that is a folder', () => {
+    expect(() => TrainingCode.fromAsset(FIXTURE, { program: 'lib' })).toThrow(/TrainingProgramNotFound/);
+  });
+
+  test('rejects a directory that does not exist', () => {
+    expect(() => TrainingCode.fromAsset(path.join(FIXTURE, 'nope'), { program: 'train.py' })).toThrow(/TrainingCodeDirectoryNotFound.*nope/);
+  });
+
+  test('rejects a program that exclude leaves out', () => {
+    expect(() => TrainingCode.fromAsset(FIXTURE, { program: 'train.py', exclude: ['*.py'] })).toThrow(/TrainingProgramExcluded/);
+  });
+
+  test.each(['', '../train.py', '/abs/train.py', 'lib/../../train.py'])('rejects program %p', (program) => {
+    expect(() => TrainingCode.fromAsset(FIXTURE, { program })).toThrow(/InvalidTrainingProgram/);
+  });
+
+  test('skips the program checks for a token', () => {
+    // GIVEN
+    const program = Lazy.string({ produce: () => 'missing.py' });
+
+    // THEN
+    expect(() => TrainingCode.fromAsset(FIXTURE, { program })).not.toThrow();
+  });
+});
+
+describe('TrainingCode.fromBucket', () => {
+  test('points at the object and grants read on that key only', () => {
+    // GIVEN
+    const env = makeStack();
+    const bucket = s3.Bucket.fromBucketName(env.stack, 'Bucket', 'code-bucket');
+
+    // WHEN
+    const config = bind(TrainingCode.fromBucket(bucket, 'jobs/resnet/sourcedir.tar.gz', 'train.py'), env);
+
+    // THEN
+    expect(config).toEqual({ s3Uri: 's3://code-bucket/jobs/resnet/sourcedir.tar.gz', program: 'train.py' });
+    const resources = new Capture();
+    Template.fromStack(env.stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [Match.objectLike({ Action: Match.arrayWith(['s3:GetObject*']), Resource: resources })],
+      },
+    });
+    expect(JSON.stringify(resources.asArray())).toContain(':s3:::code-bucket/jobs/resnet/sourcedir.tar.gz"');
+  });
+
+  test.each(['sourcedir.zip', 'sourcedir.tgz', 'sourcedir.tar', 'code/'])('rejects key %p', (key) => {
+    // GIVEN
+    const bucket = s3.Bucket.fromBucketName(makeStack().stack, 'Bucket', 'code-bucket');
+
+    // THEN
+    expect(() => TrainingCode.fromBucket(bucket, key, 'train.py')).toThrow(/InvalidTrainingCodeKey/);
+  });
+
+  test('rejects an invalid program', () => {
+    // GIVEN
+    const bucket = s3.Bucket.fromBucketName(makeStack().stack, 'Bucket', 'code-bucket');
+
+    // THEN
+    expect(() => TrainingCode.fromBucket(bucket, 'sourcedir.tar.gz', '../train.py')).toThrow(/InvalidTrainingProgram/);
+  });
+
+  test('skips the key check for a token', () => {
+    // GIVEN
+    const bucket = s3.Bucket.fromBucketName(makeStack().stack, 'Bucket', 'code-bucket');
+    const key = Lazy.string({ produce: () => 'code.zip' });
+
+    // THEN
+    expect(() => TrainingCode.fromBucket(bucket, key, 'train.py')).not.toThrow();
+  });
+});
