@@ -1,5 +1,5 @@
 import type { CreateTrainingJobRequest, TrainingInstanceType } from '@aws-sdk/client-sagemaker';
-import { Annotations, Aws, Duration, Size, SizeRoundingBehavior, Stack } from 'aws-cdk-lib';
+import { Annotations, Aws, Duration, Size, SizeRoundingBehavior, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -322,12 +322,15 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', props.encryptionKey);
     this.role = props.role ?? createExecutionRole(this);
 
-    const channels = (props.channels ?? []).map((channel) => channel._bind({
-      scope: this,
-      grantee: this.role,
-      connections: this,
-      inputModeFor: (facts) => this.defaultInputMode(facts),
-    }));
+    const channels: ChannelConfig[] = [];
+    for (const channel of props.channels ?? []) {
+      channels.push(channel._bind({
+        scope: this,
+        grantee: this.role,
+        connections: this,
+        inputModeFor: (facts) => this.defaultInputMode(facts, this.fileModeBytes(channels) ?? 0),
+      }));
+    }
     this.checkChannels(channels);
 
     const spot = props.useSpotInstances ?? false;
@@ -456,20 +459,30 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     };
   }
 
-  private defaultInputMode(facts: S3ChannelFacts): InputMode {
+  private defaultInputMode(facts: S3ChannelFacts, bytesOfEarlierChannels: number): InputMode {
     const perInstance = this.fileModeBytesPerInstance(facts.datasetSize, facts.distribution);
-    const capacity = this.fileModeCapacityBytes();
+    const capacity = this.fileModeCapacityBytes() - bytesOfEarlierChannels;
     if (perInstance === undefined || perInstance <= capacity) return InputMode.FILE;
     Annotations.of(this).addInfo(
       `channel '${facts.channelName}' uses FastFile: its ${formatGB(perInstance)} per instance do not fit on the ` +
-      `${formatGB(capacity)} of ${this.instance.instanceType}`);
+      `${formatGB(capacity)} of ${this.instance.instanceType} left by the channels before it`);
     return InputMode.FAST_FILE;
   }
 
   private fileModeBytesPerInstance(size: Size | undefined, distribution: S3DataDistribution | undefined): number | undefined {
     if (!size) return undefined;
     const bytes = size.toBytes({ rounding: SizeRoundingBehavior.NONE });
-    return distribution === S3DataDistribution.SHARDED_BY_S3_KEY ? Math.ceil(bytes / this.instanceCount) : bytes;
+    if (distribution !== S3DataDistribution.SHARDED_BY_S3_KEY) return bytes;
+    // A deploy-time instance count leaves the share of each instance unknown.
+    return Token.isUnresolved(this.instanceCount) ? undefined : Math.ceil(bytes / this.instanceCount);
+  }
+
+  /** File-mode bytes each instance stores for these channels; undefined when a size is unknown. */
+  private fileModeBytes(channels: ChannelConfig[]): number | undefined {
+    return channels
+      .filter((c) => c.inputMode === InputMode.FILE && !c.fileSystem)
+      .map((c) => this.fileModeBytesPerInstance(c.datasetSize, c.distribution))
+      .reduce<number | undefined>((sum, bytes) => (sum === undefined || bytes === undefined ? undefined : sum + bytes), 0);
   }
 
   /** Room for File-mode data: local NVMe, the EBS volume the user sized, or no limit (the default volume grows with the data). */
@@ -512,10 +525,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   }
 
   private renderVolume(props: TrainingJobProps, channels: ChannelConfig[], volumeKey: kms.IKey | undefined) {
-    const fileModeBytes = channels
-      .filter((c) => c.inputMode === InputMode.FILE && !c.fileSystem)
-      .map((c) => this.fileModeBytesPerInstance(c.datasetSize, c.distribution))
-      .reduce<number | undefined>((sum, bytes) => (sum === undefined || bytes === undefined ? undefined : sum + bytes), 0);
+    const fileModeBytes = this.fileModeBytes(channels);
     if (this.instance.hasLocalNvme) {
       if (props.volumeSize) {
         Annotations.of(this).addWarningV2('cdk-training-io:volumeSizeIgnoredOnNvme',

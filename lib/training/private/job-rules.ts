@@ -61,6 +61,11 @@ function validateStopping(scope: Construct, props: TrainingJobProps): void {
     throw new ValidationError('MaxWaitTimeRequiresSpot',
       'maxWaitTime applies only to managed spot training; set useSpotInstances: true, or remove maxWaitTime', scope);
   }
+  if (props.useSpotInstances && !props.maxWaitTime && runtime?.isUnresolved()) {
+    throw new ValidationError('MaxWaitTimeNeededForTokenRuntime',
+      'maxRuntime is only known at deploy time, so the default maxWaitTime (twice maxRuntime) cannot be computed; ' +
+      'set maxWaitTime to at least maxRuntime', scope);
+  }
   const wait = props.maxWaitTime;
   if (wait && !wait.isUnresolved() && (!runtime || !runtime.isUnresolved())) {
     const runSeconds = (runtime ?? Duration.days(1)).toSeconds();

@@ -1,4 +1,4 @@
-import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { acknowledge, wildcardResourceFinding } from '../../private/nag';
@@ -57,7 +57,9 @@ export interface OrchestrationOptions {
 export function orchestrationPolicies(scope: Construct, options: OrchestrationOptions): iam.PolicyStatement[] {
   const stack = Stack.of(scope);
   // SageMaker lower-cases resource names in its ARNs.
-  const jobs = stack.formatArn({ service: 'sagemaker', resource: 'training-job', resourceName: `${options.jobNamePrefix.toLowerCase()}-*` });
+  // Lower-casing a token would corrupt its marker: a prefix known only at deploy time is used as it is.
+  const prefix = Token.isUnresolved(options.jobNamePrefix) ? options.jobNamePrefix : options.jobNamePrefix.toLowerCase();
+  const jobs = stack.formatArn({ service: 'sagemaker', resource: 'training-job', resourceName: `${prefix}-*` });
   const statements = [
     new iam.PolicyStatement({
       actions: ['sagemaker:CreateTrainingJob', 'sagemaker:DescribeTrainingJob', 'sagemaker:StopTrainingJob', 'sagemaker:ListTags'],
