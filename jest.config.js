@@ -5,6 +5,6 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // Type checking runs once for the whole tree in `npm run typecheck`; per-file
   // transpilation keeps each jest worker fast.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
   testTimeout: 60000,
 };
