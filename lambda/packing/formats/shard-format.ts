@@ -1,0 +1,46 @@
+/**
+ * What the shard writer needs from a record format (TFRecord or MXNet RecordIO): turn one input
+ * file into the framed bytes of one record, and describe the record in the format's index.
+ */
+
+/** One input file as it becomes a record. */
+export interface RecordInput {
+  /** The file's bytes (e.g. a JPEG). */
+  readonly data: Buffer;
+  /** Key of the file relative to the source root, e.g. `cat/0001.jpg` (stored as `image/filename`). */
+  readonly key: string;
+  /** Class index, or -1 when the dataset has no labels. */
+  readonly label: number;
+  /** Global record id, unique across the dataset (RecordIO IRHeader id; manifest first/last id). */
+  readonly recordId: number;
+}
+
+/** The framed bytes of one record, as consecutive chunks to write (no copy of large payloads). */
+export interface EncodedRecord {
+  readonly chunks: Buffer[];
+  /** Sum of the chunks' lengths: the record's size on disk. */
+  readonly size: number;
+}
+
+/** A shard file format. */
+export interface ShardFormat {
+  /** `tfrecord` or `recordio`. */
+  readonly name: ShardFormatName;
+  /** File extension of shards, with the dot: `.tfrecord` or `.rec`. */
+  readonly extension: string;
+  /** Frames one record. Throws a FormatError naming `input.key` when the file cannot be a record. */
+  encode(input: RecordInput): EncodedRecord;
+  /** The line for this record in the shard's own index file (with the trailing newline). */
+  indexLine(recordId: number, offset: number, size: number): string;
+}
+
+/** The shard formats the engine writes. */
+export type ShardFormatName = 'tfrecord' | 'recordio';
+
+/** A file that cannot be turned into a record, or a shard that does not parse. */
+export class FormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FormatError';
+  }
+}

@@ -1,0 +1,56 @@
+/** One file of the source, as listed. */
+export interface SourceFile {
+  /** Key relative to the source root, `/`-separated, e.g. `cat/0001.jpg`. */
+  readonly key: string;
+  /** Size in bytes, as listed. */
+  readonly size: number;
+}
+
+/** How files become labelled records. */
+export type LabelMode = 'folder' | 'none';
+
+/** Inputs of the pure shard planner. */
+export interface PlanOptions {
+  /** Shuffle seed: the same files and seed give the same plan. */
+  readonly seed: number;
+  /** Target shard size in bytes, 1–128 MiB (default 64 MiB). Ignored when `shardCount` is given. */
+  readonly targetShardBytes?: number;
+  /** Exact number of shards (still rounded up to a multiple of `consumers`). */
+  readonly shardCount?: number;
+  /** Instances × GPU processes × loader workers: the shard count is rounded up to a multiple of it. */
+  readonly consumers?: number;
+  /** `folder`: the first path segment is the class (sorted names → 0..n-1); `none`: label -1. Default `folder`. */
+  readonly labels?: LabelMode;
+}
+
+/** One record of a planned shard. */
+export interface PlannedRecord {
+  readonly key: string;
+  readonly size: number;
+  /** Class index, -1 without labels. */
+  readonly label: number;
+  /** Global id: consecutive over the shards in order (shard 0 holds ids 0..n0-1, and so on). */
+  readonly recordId: number;
+}
+
+/** One planned shard. */
+export interface PlannedShard {
+  /** 0-based position. */
+  readonly index: number;
+  /** `part-00000-of-00128`: the base name of the shard and of its index file. */
+  readonly name: string;
+  /** Records in write order (the shuffled order). */
+  readonly records: PlannedRecord[];
+  /** Sum of the records' file sizes. */
+  readonly bytes: number;
+}
+
+/** The whole plan. */
+export interface ShardPlan {
+  readonly seed: number;
+  readonly shards: PlannedShard[];
+  /** Class name → index, names sorted; empty without labels. */
+  readonly labelMap: Record<string, number>;
+  readonly totalFiles: number;
+  readonly totalBytes: number;
+}
