@@ -1,11 +1,9 @@
 #!/usr/bin/env node
-// The `training-io` command line. Each command is a small function over the library and the
-// packing engine; this file only parses arguments and prints.
+// The `training-io` command line: parses the command, runs it, prints. The work is done by the
+// library (lib/) and the packing engine shared with the Lambda handlers (lambda/packing/).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { Size } from 'aws-cdk-lib';
-import { TrainingInstance } from '../lib/instances/training-instance';
+import { UsageError } from './cli/usage-error';
 
 const USAGE = `training-io: the command line of cdk-training-io
 
@@ -13,79 +11,14 @@ Usage:
   training-io <command> [options]
 
 Commands:
-  instances [--processes N] [--memory-per-worker GiB]
-      List the catalogued SageMaker training instances with their hardware and the
-      data-loader workers and DALI threads each training process should run.
+  pack <source-dir> <output-dir>   pack a folder of small files into TFRecord/RecordIO shards
+  verify <output-dir>              re-read a packed dataset: CRCs, indexes, manifest totals
+  instances                        the training instances and their sized data-loader workers
 
 Options:
-  -h, --help      Show this help (or a command's help: training-io <command> --help)
+  -h, --help      Show this help (or a command's: training-io <command> --help)
   -v, --version   Show the version
 `;
-
-const INSTANCES_USAGE = `Usage: training-io instances [--processes N] [--memory-per-worker GiB]
-
-  --processes N            training processes per instance (default: one per GPU/Trainium device)
-  --memory-per-worker GiB  memory budget of one data-loader worker (default: 2)
-
-Workers per process = vCPUs per process - 1 (at least 1), capped so that
-workers x memory-per-worker fit in the RAM per process.
-`;
-
-/** A command-line mistake: printed with the usage, exit code 2. */
-class UsageError extends Error {}
-
-function positiveNumber(flag: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new UsageError(`${flag} must be a number greater than 0, got '${raw}'`);
-  }
-  return value;
-}
-
-function instancesCommand(args: string[]): void {
-  const { values } = parseArgs({
-    args,
-    options: {
-      'processes': { type: 'string' },
-      'memory-per-worker': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(INSTANCES_USAGE);
-    return;
-  }
-  const processes = positiveNumber('--processes', values.processes);
-  if (processes !== undefined && !Number.isInteger(processes)) {
-    throw new UsageError(`--processes must be a whole number, got '${values.processes}'`);
-  }
-  const memoryGiB = positiveNumber('--memory-per-worker', values['memory-per-worker']);
-  const rows = [['type', 'vCPU', 'RAM GiB', 'GPUs', 'GPU', 'NVMe GB', 'Gbps', 'procs', 'workers', 'DALI thr']];
-  for (const instance of TrainingInstance.all()) {
-    if (processes !== undefined && processes > instance.vcpus) continue;
-    const sizing = instance.sizeDataLoaders({
-      processesPerInstance: processes,
-      memoryPerWorker: memoryGiB === undefined ? undefined : Size.mebibytes(Math.round(memoryGiB * 1024)),
-    });
-    rows.push([
-      instance.instanceType, String(instance.vcpus), String(instance.memoryGiB),
-      instance.gpus ? String(instance.gpus) : `${instance.trainiumDevices} trn`,
-      instance.gpuModel?.replace(/^NVIDIA (Tesla )?/, '').replace(/ Tensor Core$/, '') ?? 'Trainium',
-      instance.localNvmeGB === undefined ? 'EBS' : String(instance.localNvmeGB),
-      String(instance.networkGbps ?? '?'),
-      String(sizing.processesPerInstance),
-      `${sizing.loaderWorkers}${sizing.limitedByMemory ? '*' : ''}`,
-      String(sizing.daliThreads),
-    ]);
-  }
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  for (const row of rows) {
-    process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()}\n`);
-  }
-  process.stdout.write('\n* limited by memory, not vCPUs\n');
-}
 
 /** The package version, from the package.json above this file (bin/ in the repo, dist/bin/ when built). */
 function version(): string {
@@ -96,34 +29,42 @@ function version(): string {
   return 'unknown';
 }
 
-export function main(argv: string[]): number {
+export async function main(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case undefined:
+        err.write(USAGE);
+        return 2;
       case '-h':
       case '--help':
       case 'help':
-        process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
+        out.write(USAGE);
+        return 0;
       case '-v':
       case '--version':
-        process.stdout.write(`${version()}\n`);
+        out.write(`${version()}\n`);
         return 0;
+      // Commands load on demand: `instances` needs aws-cdk-lib (a quarter second to load), `pack` must not wait for it.
       case 'instances':
-        instancesCommand(rest);
-        return 0;
+        return (await import('./cli/instances')).instancesCommand(rest, out);
+      case 'pack':
+        return await (await import('./cli/pack')).packCommand(rest, out, err);
+      case 'verify':
+        return await (await import('./cli/verify')).verifyCommand(rest, out);
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (error) {
-    const usageProblem = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    if (!usageProblem) throw error;
-    process.stderr.write(`training-io: ${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof UsageError)) throw error;
+    err.write(`training-io: ${error.message}\n\n${error.usage ?? USAGE}`);
     return 2;
   }
 }
 
 if (require.main === module) {
-  process.exitCode = main(process.argv.slice(2));
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: Error) => {
+    process.stderr.write(`training-io: ${error.message}\n`);
+    process.exitCode = 1;
+  });
 }

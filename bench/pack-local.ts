@@ -1,0 +1,100 @@
+// Benchmark: `training-io pack` (TFRecord and RecordIO) against GNU `tar cf` of the same folder,
+// warm page cache, same run, same disk. Prints wall time, MB/s, the ratio pack/tar (target ≤ 1.0)
+// and peak RSS (target ≤ 300 MB). Not a test: run `npm run bench:pack-local [-- --dir D --scale F]`.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+
+interface DatasetSpec {
+  readonly name: string;
+  readonly files: number;
+  readonly classes: number;
+  readonly minBytes: number;
+  readonly maxBytes: number;
+}
+
+const DATASETS: DatasetSpec[] = [
+  { name: 'small-2-8KB', files: 100_000, classes: 100, minBytes: 2 * 1024, maxBytes: 8 * 1024 },
+  { name: 'large-150KB', files: 20_000, classes: 100, minBytes: 120 * 1024, maxBytes: 180 * 1024 },
+];
+
+const CLI = path.join(__dirname, '..', 'bin', 'training-io.js');
+
+/** Deterministic incompressible bytes (xorshift32), so runs compare and nothing compresses away. */
+function generate(spec: DatasetSpec, dir: string): number {
+  let state = 0x9e3779b9;
+  const next = () => {
+    state ^= state << 13; state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5; state >>>= 0;
+    return state;
+  };
+  const pool = Buffer.alloc(spec.maxBytes + 4096);
+  for (let i = 0; i < pool.length; i += 4) pool.writeUInt32LE(next(), i);
+  let total = 0;
+  for (let c = 0; c < spec.classes; c++) mkdirSync(path.join(dir, `class-${String(c).padStart(3, '0')}`), { recursive: true });
+  for (let i = 0; i < spec.files; i++) {
+    const size = spec.minBytes + (next() % (spec.maxBytes - spec.minBytes + 1));
+    const start = next() % 4096;
+    writeFileSync(path.join(dir, `class-${String(i % spec.classes).padStart(3, '0')}`, `img-${String(i).padStart(7, '0')}.jpg`),
+      pool.subarray(start, start + size));
+    total += size;
+  }
+  return total;
+}
+
+/** Runs a command under GNU time: wall seconds and peak RSS in MB. */
+function timed(command: string, args: string[]): { seconds: number; peakRssMB: number } {
+  const report = path.join(os.tmpdir(), `training-io-bench-time-${process.pid}.txt`);
+  execFileSync('/usr/bin/time', ['-f', '%e %M', '-o', report, command, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const [seconds, kib] = execFileSync('cat', [report]).toString().trim().split(/\s+/).map(Number);
+  rmSync(report, { force: true });
+  return { seconds, peakRssMB: kib / 1024 };
+}
+
+function main(): void {
+  const { values } = parseArgs({ options: {
+    dir: { type: 'string', default: path.join(os.tmpdir(), 'training-io-bench') },
+    scale: { type: 'string', default: '1' },
+    runs: { type: 'string', default: '3' },
+  } });
+  const scale = Number(values.scale);
+  const runs = Number(values.runs);
+  console.log(`pack-local: node ${process.version}, ${os.cpus().length} CPUs, best of ${runs} runs`);
+  for (const base of DATASETS) {
+    const spec = { ...base, files: Math.round(base.files * scale) };
+    const root = path.join(values.dir!, `${spec.name}-${spec.files}`);
+    const source = path.join(root, 'source');
+    if (!existsSync(path.join(root, '.complete'))) {
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(source, { recursive: true });
+      const bytes = generate(spec, source);
+      writeFileSync(path.join(root, '.complete'), String(bytes));
+    }
+    const bytes = Number(execFileSync('cat', [path.join(root, '.complete')]).toString());
+    const tarFile = path.join(root, 'out.tar');
+    // Warm the page cache once, so every contender reads from memory.
+    timed('tar', ['cf', tarFile, '-C', source, '.']);
+    const best = (run: () => { seconds: number; peakRssMB: number }) => {
+      const results = Array.from({ length: runs }, run);
+      return results.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+    };
+    const tar = best(() => timed('tar', ['cf', tarFile, '-C', source, '.']));
+    console.log(`\n${spec.name}: ${spec.files} files, ${(bytes / 1e6).toFixed(0)} MB`);
+    console.log(`  tar cf            ${tar.seconds.toFixed(2)} s  ${(bytes / 1e6 / tar.seconds).toFixed(0)} MB/s  peak RSS ${tar.peakRssMB.toFixed(0)} MB`);
+    for (const format of ['tfrecord', 'recordio']) {
+      const out = path.join(root, `packed-${format}`);
+      const pack = best(() => {
+        rmSync(out, { recursive: true, force: true });
+        return timed(process.execPath, [CLI, 'pack', source, out, '--format', format, '--seed', '1']);
+      });
+      console.log(`  pack ${format.padEnd(9)}    ${pack.seconds.toFixed(2)} s  ${(bytes / 1e6 / pack.seconds).toFixed(0)} MB/s  ` +
+        `peak RSS ${pack.peakRssMB.toFixed(0)} MB  ratio pack/tar ${(pack.seconds / tar.seconds).toFixed(2)}`);
+    }
+    rmSync(tarFile, { force: true });
+  }
+}
+
+main();

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { ShardFormatName } from './formats/shard-format';
+
+/** Layout of a packed dataset under its prefix (DESIGN.md "Output layout"). */
+export const SHARDS_PREFIX = 'shards/';
+export const INDEX_PREFIX = 'index/';
+export const GLOBAL_INDEX_KEY = `${INDEX_PREFIX}all.idx`;
+export const MANIFEST_KEY = 'manifest.json';
+
+/** One shard as written. */
+export interface ManifestShard {
+  /** Key under the dataset prefix, e.g. `shards/part-00000-of-00008.tfrecord`. */
+  readonly key: string;
+  /** Key of its index file, e.g. `index/part-00000-of-00008.idx`. */
+  readonly indexKey: string;
+  readonly records: number;
+  readonly bytes: number;
+  /** CRC32C of the whole shard, base64 of the big-endian value: what S3 reports as ChecksumCRC32C. */
+  readonly crc32c: string;
+  /** Global id of the first and last record (-1 when every member failed). */
+  readonly firstRecordId: number;
+  readonly lastRecordId: number;
+}
+
+/** An input that did not become a record, and why. */
+export interface ManifestFailure {
+  readonly key: string;
+  readonly reason: string;
+}
+
+/** `manifest.json`: written last; its presence means the dataset is complete. */
+export interface Manifest {
+  readonly version: 1;
+  readonly format: ShardFormatName;
+  readonly seed: number;
+  readonly source: {
+    readonly uri: string;
+    readonly objects: number;
+    readonly bytes: number;
+    /** SHA-256 over the sorted (key, size, modified) of every listed file. */
+    readonly fingerprint: string;
+  };
+  /** Class name → label, names sorted; empty without labels. */
+  readonly labels: Record<string, number>;
+  readonly records: number;
+  readonly shards: ManifestShard[];
+  /** RecordIO only: one index over all shards in order, offsets global across them (DALI fn.readers.mxnet). */
+  readonly globalIndexKey?: string;
+  readonly failures: ManifestFailure[];
+}
+
+/** Every source object must be a record or a listed failure. */
+export function checkTotals(manifest: Manifest): string | undefined {
+  const records = manifest.shards.reduce((sum, shard) => sum + shard.records, 0);
+  if (records !== manifest.records) {
+    return `the shards hold ${records} records but the manifest says ${manifest.records}`;
+  }
+  if (records + manifest.failures.length !== manifest.source.objects) {
+    return `${records} records + ${manifest.failures.length} failures ≠ ${manifest.source.objects} source objects`;
+  }
+  return undefined;
+}
+
+/** Deterministic bytes: keys in a fixed order, two-space indent, trailing newline. */
+export function serializeManifest(manifest: Manifest): Buffer {
+  return Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/** The base64 big-endian form S3 uses for CRC32C checksums. */
+export function crc32cBase64(crc: number): string {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(crc >>> 0);
+  return bytes.toString('base64');
+}
+
+/** SHA-256 over the sorted (key, size, modified) of the listed files: equal when the source did not change. */
+export function sourceFingerprint(files: ReadonlyArray<{ key: string; size: number; modified: number }>): string {
+  const lines = files.map((file) => `${file.key}\t${file.size}\t${file.modified}\n`);
+  // The default sort (UTF-16 code units, no comparator callback) makes the order independent of listing order.
+  lines.sort();
+  return createHash('sha256').update(lines.join('')).digest('hex');
+}
+
+/** Code-point order, independent of the locale. */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,95 @@
+import { finalizeDataset } from './finalize';
+import { shardFormat } from './formats';
+import { ShardFormatName } from './formats/shard-format';
+import { PackingSink, PackingSource } from './io/storage';
+import { Manifest, ManifestFailure, ManifestShard, sourceFingerprint } from './manifest';
+import { planShards } from './planning/plan-shards';
+import { LabelMode } from './planning/plan-types';
+import { writeShard } from './shard-writer';
+
+/** A packing run. */
+export interface PackOptions {
+  readonly source: PackingSource;
+  readonly sink: PackingSink;
+  readonly format: ShardFormatName;
+  readonly seed: number;
+  /** Target shard size in bytes (1–128 MiB, default 64 MiB). */
+  readonly targetShardBytes?: number;
+  /** Exact shard count instead of a target size. */
+  readonly shardCount?: number;
+  /** Instances × GPU processes × loader workers: shard count rounded up to a multiple. */
+  readonly consumers?: number;
+  readonly labels?: LabelMode;
+  /** Files read ahead per shard (default 32). */
+  readonly readConcurrency?: number;
+  /** Shards written at once (default 2). */
+  readonly parallelShards?: number;
+  readonly onProgress?: (progress: PackProgress) => void;
+}
+
+/** How far a run is. */
+export interface PackProgress {
+  readonly filesDone: number;
+  readonly bytesDone: number;
+  readonly totalFiles: number;
+  readonly totalBytes: number;
+  readonly shardsDone: number;
+  readonly totalShards: number;
+}
+
+/**
+ * Packs a source into shards, indexes and a manifest: list → plan → write shards (a few at once,
+ * each with bounded read-ahead) → finalize (merged index, manifest last). Inputs that cannot be
+ * read are listed in the manifest's failures, never dropped.
+ */
+export async function packDataset(options: PackOptions): Promise<Manifest> {
+  const format = shardFormat(options.format);
+  const files = await options.source.list();
+  const plan = planShards(files, {
+    seed: options.seed,
+    targetShardBytes: options.targetShardBytes,
+    shardCount: options.shardCount,
+    consumers: options.consumers,
+    labels: options.labels,
+  });
+  const progress = { filesDone: 0, bytesDone: 0, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes, shardsDone: 0, totalShards: plan.shards.length };
+  const report = () => options.onProgress?.({ ...progress });
+  report();
+
+  const results = new Array<{ shard: ManifestShard; failures: ManifestFailure[] }>(plan.shards.length);
+  let nextShard = 0;
+  const worker = async () => {
+    while (nextShard < plan.shards.length) {
+      const position = nextShard++;
+      results[position] = await writeShard(plan.shards[position], {
+        source: options.source,
+        sink: options.sink,
+        format,
+        readConcurrency: options.readConcurrency ?? 32,
+        onFile: (bytes) => {
+          progress.filesDone++;
+          progress.bytesDone += bytes;
+          report();
+        },
+      });
+      progress.shardsDone++;
+      report();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.parallelShards ?? 2) }, worker));
+
+  return finalizeDataset({
+    sink: options.sink,
+    format: options.format,
+    seed: plan.seed,
+    source: {
+      uri: options.source.uri,
+      objects: plan.totalFiles,
+      bytes: plan.totalBytes,
+      fingerprint: sourceFingerprint(files),
+    },
+    labels: plan.labelMap,
+    shards: results.map((r) => r.shard),
+    failures: results.flatMap((r) => r.failures),
+  });
+}

@@ -1,0 +1,152 @@
+import { crc32c } from '@node-rs/crc32';
+import { ShardFormat } from './formats/shard-format';
+import { ObjectWriter, PackingSink, PackingSource } from './io/storage';
+import { crc32cBase64, INDEX_PREFIX, ManifestFailure, ManifestShard, SHARDS_PREFIX } from './manifest';
+import { PlannedRecord, PlannedShard } from './planning/plan-types';
+
+/** How one shard is written. */
+export interface ShardWriterOptions {
+  readonly source: PackingSource;
+  readonly sink: PackingSink;
+  readonly format: ShardFormat;
+  /** Files read ahead of the writer at most (bounds memory: about this many files in flight). */
+  readonly readConcurrency: number;
+  /** Called after each input file with its size, whether it became a record or a failure. */
+  readonly onFile?: (bytes: number) => void;
+}
+
+/** What writing one shard produced. */
+export interface ShardResult {
+  readonly shard: ManifestShard;
+  readonly failures: ManifestFailure[];
+}
+
+/** Bytes gathered before one vectored write: few syscalls, bounded memory. */
+const FLUSH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Writes one planned shard and its index: reads the members with bounded read-ahead, frames them
+ * in plan order (deterministic bytes), streams the frames to the sink with a running CRC32C, and
+ * lists every member that could not be read or framed as a failure instead of dropping it.
+ * The shard appears only when complete; a failed write leaves nothing behind.
+ */
+export async function writeShard(planned: PlannedShard, options: ShardWriterOptions): Promise<ShardResult> {
+  const { format, sink } = options;
+  const key = `${SHARDS_PREFIX}${planned.name}${format.extension}`;
+  const indexKey = `${INDEX_PREFIX}${planned.name}.idx`;
+  const writer = await sink.create(key);
+  try {
+    const written = await writeRecords(planned.records, writer, options);
+    await writer.complete();
+    await sink.put(indexKey, Buffer.from(written.index));
+    return {
+      shard: {
+        key,
+        indexKey,
+        records: written.recordIds.length,
+        bytes: written.bytes,
+        crc32c: crc32cBase64(written.crc),
+        firstRecordId: written.recordIds[0] ?? -1,
+        lastRecordId: written.recordIds[written.recordIds.length - 1] ?? -1,
+      },
+      failures: written.failures,
+    };
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+}
+
+interface WrittenRecords {
+  readonly bytes: number;
+  readonly crc: number;
+  readonly index: string;
+  readonly recordIds: number[];
+  readonly failures: ManifestFailure[];
+}
+
+async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, options: ShardWriterOptions): Promise<WrittenRecords> {
+  const { format, source } = options;
+  const reads = new ReadAhead(records, source, Math.max(1, options.readConcurrency));
+  const failures: ManifestFailure[] = [];
+  const recordIds: number[] = [];
+  const indexLines: string[] = [];
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let offset = 0;
+  let crc = 0;
+
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i];
+    const data = await reads.take(i);
+    if (data instanceof Error) {
+      failures.push({ key: record.key, reason: describeReadError(data) });
+      options.onFile?.(record.size);
+      continue;
+    }
+    let encoded;
+    try {
+      encoded = format.encode({ data, key: record.key, label: record.label, recordId: record.recordId });
+    } catch (error) {
+      failures.push({ key: record.key, reason: (error as Error).message });
+      options.onFile?.(data.length);
+      continue;
+    }
+    indexLines.push(format.indexLine(record.recordId, offset, encoded.size));
+    recordIds.push(record.recordId);
+    offset += encoded.size;
+    pending.push(...encoded.chunks);
+    pendingBytes += encoded.size;
+    if (pendingBytes >= FLUSH_BYTES) {
+      crc = await flush(writer, pending, pendingBytes, crc);
+      pending = [];
+      pendingBytes = 0;
+    }
+    options.onFile?.(data.length);
+  }
+  if (pending.length > 0) crc = await flush(writer, pending, pendingBytes, crc);
+  return { bytes: offset, crc, index: indexLines.join(''), recordIds, failures };
+}
+
+/**
+ * Writes the gathered frames as one block: a single CRC32C call and a single write per few MiB
+ * instead of three or four per record (for 5 KB files the per-call costs dominate the copy).
+ */
+async function flush(writer: ObjectWriter, chunks: Buffer[], bytes: number, crc: number): Promise<number> {
+  const block = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, bytes);
+  await writer.write([block]);
+  return crc32c(block, crc);
+}
+
+/**
+ * Reads files in plan order with at most `limit` reads in flight: the writer takes them in order
+ * while the next ones load, so memory holds about `limit` files, never the whole shard.
+ */
+class ReadAhead {
+  private readonly inFlight = new Map<number, Promise<Buffer | Error>>();
+  private next = 0;
+
+  constructor(private readonly records: PlannedRecord[], private readonly source: PackingSource, private readonly limit: number) {}
+
+  public take(position: number): Promise<Buffer | Error> {
+    while (this.next < this.records.length && this.next < position + this.limit) {
+      const key = this.records[this.next].key;
+      this.inFlight.set(this.next, this.source.read(key).catch((error: unknown) => toError(error)));
+      this.next++;
+    }
+    const read = this.inFlight.get(position)!;
+    this.inFlight.delete(position);
+    return read;
+  }
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** `ENOENT: no such file or directory` rather than the whole stack or path. */
+function describeReadError(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error.message.replace(/, open '.*'$/, '');
+  return code && !message.startsWith(code) ? `${code}: ${message}` : message;
+}

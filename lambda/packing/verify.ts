@@ -1,0 +1,143 @@
+import { crc32c } from '@node-rs/crc32';
+import {
+  decodeExample, FormatError, mergeRecordIoIndexes, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
+  ShardRecord, unpackImageRecord,
+} from './formats';
+import { PackingSink } from './io/storage';
+import { checkTotals, crc32cBase64, Manifest, MANIFEST_KEY, ManifestShard } from './manifest';
+
+/** What verification found. */
+export interface VerifyReport {
+  /** The manifest, when it could be read. */
+  readonly manifest?: Manifest;
+  /** Each problem names the object and what is wrong; empty when the dataset is sound. */
+  readonly problems: string[];
+  readonly shardsChecked: number;
+  readonly recordsChecked: number;
+  readonly bytesChecked: number;
+}
+
+/** Where verification reads a packed dataset from: any sink can read back what it wrote. */
+export type DatasetReader = Pick<PackingSink, 'get' | 'uri'>;
+
+/**
+ * Re-reads a packed dataset: every shard's size and CRC32C against the manifest, every record's
+ * framing CRCs, record ids and labels, every index line against the records, RecordIO's global
+ * index against the per-shard ones, and the manifest totals against the source.
+ */
+export async function verifyDataset(dataset: DatasetReader, onShard?: (done: number, total: number) => void): Promise<VerifyReport> {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
+  } catch (error) {
+    return {
+      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); the dataset is incomplete or not a packed dataset`],
+      shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
+    };
+  }
+  const problems: string[] = [];
+  const totals = checkTotals(manifest);
+  if (totals) problems.push(`${MANIFEST_KEY}: ${totals}`);
+  const labelCount = Object.keys(manifest.labels).length;
+  let recordsChecked = 0;
+  let bytesChecked = 0;
+  const recordIoIndexes: Array<{ records: { id: number; offset: number }[]; bytes: number }> = [];
+
+  for (const [position, shard] of manifest.shards.entries()) {
+    const checked = await verifyShard(dataset, manifest, shard, labelCount, problems);
+    recordsChecked += checked.records.length;
+    bytesChecked += checked.bytes;
+    if (manifest.format === 'recordio') recordIoIndexes.push({ records: checked.ids.map((id, i) => ({ id, offset: checked.records[i].offset })), bytes: checked.bytes });
+    onShard?.(position + 1, manifest.shards.length);
+  }
+  if (manifest.format === 'recordio') {
+    const key = manifest.globalIndexKey ?? '(missing globalIndexKey)';
+    const expected = mergeRecordIoIndexes(recordIoIndexes);
+    const actual = await dataset.get(key).then((b) => b.toString('utf8'), (e: Error) => `unreadable: ${e.message}`);
+    if (actual !== expected) problems.push(`${key}: does not match the records of the shards in order (global offsets)`);
+  }
+  return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked };
+}
+
+interface CheckedShard {
+  readonly records: ShardRecord[];
+  readonly ids: number[];
+  readonly bytes: number;
+}
+
+async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: ManifestShard, labelCount: number,
+  problems: string[]): Promise<CheckedShard> {
+  const none: CheckedShard = { records: [], ids: [], bytes: 0 };
+  const data = await dataset.get(shard.key).catch((error: Error) => {
+    problems.push(`${shard.key}: cannot be read (${error.message})`);
+    return undefined;
+  });
+  if (!data) return none;
+  if (data.length !== shard.bytes) problems.push(`${shard.key}: ${data.length} bytes, the manifest says ${shard.bytes}`);
+  const crc = crc32cBase64(crc32c(data));
+  if (crc !== shard.crc32c) problems.push(`${shard.key}: CRC32C ${crc}, the manifest says ${shard.crc32c}`);
+
+  let records: ShardRecord[];
+  try {
+    records = manifest.format === 'tfrecord' ? [...readTfRecords(data)] : [...readRecordIo(data)];
+  } catch (error) {
+    if (!(error instanceof FormatError)) throw error;
+    problems.push(`${shard.key}: ${error.message}`);
+    return { ...none, bytes: data.length };
+  }
+  if (records.length !== shard.records) problems.push(`${shard.key}: ${records.length} records, the manifest says ${shard.records}`);
+
+  const ids: number[] = [];
+  for (const record of records) {
+    try {
+      const { id, label } = describeRecord(manifest, record.payload);
+      ids.push(id);
+      if (labelCount > 0 ? !(Number.isInteger(label) && label >= 0 && label < labelCount) : label !== -1) {
+        problems.push(`${shard.key}: record at offset ${record.offset} has label ${label}, outside the ${labelCount} classes of the manifest`);
+      }
+    } catch (error) {
+      if (!(error instanceof FormatError)) throw error;
+      problems.push(`${shard.key}: record at offset ${record.offset}: ${error.message}`);
+    }
+  }
+  if (manifest.format === 'recordio' && records.length > 0 && (ids[0] !== shard.firstRecordId || ids[ids.length - 1] !== shard.lastRecordId)) {
+    problems.push(`${shard.key}: record ids ${ids[0]}–${ids[ids.length - 1]}, the manifest says ${shard.firstRecordId}–${shard.lastRecordId}`);
+  }
+  await verifyIndex(dataset, manifest, shard, records, ids, problems);
+  return { records, ids, bytes: data.length };
+}
+
+/** The id and label a record carries (TFRecord Examples carry no id: -1). */
+function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number } {
+  if (manifest.format === 'recordio') {
+    const { header } = unpackImageRecord(payload);
+    return { id: header.id, label: Object.keys(manifest.labels).length > 0 ? header.label : -1 };
+  }
+  const example = decodeExample(payload);
+  const encoded = example['image/encoded'];
+  if (!encoded || !('bytesList' in encoded)) throw new FormatError('Example has no image/encoded bytes');
+  const label = example['image/class/label'];
+  return { id: -1, label: label && 'int64List' in label ? Number(label.int64List[0]) : -1 };
+}
+
+async function verifyIndex(dataset: DatasetReader, manifest: Manifest, shard: ManifestShard, records: ShardRecord[],
+  ids: number[], problems: string[]): Promise<void> {
+  const text = await dataset.get(shard.indexKey).then((b) => b.toString('utf8'), (error: Error) => {
+    problems.push(`${shard.indexKey}: cannot be read (${error.message})`);
+    return undefined;
+  });
+  if (text === undefined) return;
+  try {
+    const matches = manifest.format === 'tfrecord'
+      ? sameList(parseTfRecordIndex(text), records.map((r) => ({ offset: r.offset, size: r.size })))
+      : sameList(parseMxnetIndex(text), records.map((r, i) => ({ id: ids[i], offset: r.offset })));
+    if (!matches) problems.push(`${shard.indexKey}: does not match the records of ${shard.key}`);
+  } catch (error) {
+    if (!(error instanceof FormatError)) throw error;
+    problems.push(`${shard.indexKey}: ${error.message}`);
+  }
+}
+
+function sameList<T extends object>(a: T[], b: T[]): boolean {
+  return a.length === b.length && a.every((entry, i) => JSON.stringify(entry) === JSON.stringify(b[i]));
+}
