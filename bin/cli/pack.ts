@@ -1,8 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { PlanError } from '../../lambda/packing/planning/plan-shards';
@@ -58,20 +60,26 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
   const [sourceDir, outputDir] = positionals.map((p) => path.resolve(p));
   checkFolders(sourceDir, outputDir);
 
+  const format = parseChoice('--format', values.format!, ['tfrecord', 'recordio'] as const);
+  const seed = parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1);
+  const targetShardBytes = values['shard-size'] === undefined ? undefined : parseSize('--shard-size', values['shard-size']);
+  const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
+  const consumers = values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1);
+  const labels = parseChoice('--labels', values.labels!, ['folder', 'none'] as const);
+  const readConcurrency = parseWholeNumber('--concurrency', values.concurrency!, 1, 4096);
+
   const progress = new ProgressDisplay(err, 'packing');
+  const threads = Math.max(1, os.availableParallelism());
+  const pool = new LocalShardPool({ sourceDir, outputDir, format, readConcurrency }, threads);
   const started = Date.now();
   let manifest: Manifest;
   try {
     manifest = await packDataset({
       source: new LocalDirectorySource(sourceDir),
       sink: new LocalDirectorySink(outputDir),
-      format: parseChoice('--format', values.format!, ['tfrecord', 'recordio'] as const),
-      seed: parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1),
-      targetShardBytes: values['shard-size'] === undefined ? undefined : parseSize('--shard-size', values['shard-size']),
-      shardCount: values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1),
-      consumers: values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1),
-      labels: parseChoice('--labels', values.labels!, ['folder', 'none'] as const),
-      readConcurrency: parseWholeNumber('--concurrency', values.concurrency!, 1, 4096),
+      format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
+      parallelShards: threads,
+      writeShard: (shard, onFiles) => pool.write(shard, onFiles),
       onProgress: (state) => progress.update(state),
     });
   } catch (error) {
@@ -79,6 +87,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     throw error;
   } finally {
     progress.finish();
+    await pool.close();
   }
   out.write(summary(manifest, outputDir, (Date.now() - started) / 1000));
   if (manifest.failures.length > 0 && !values['allow-missing']) {

@@ -5,7 +5,14 @@ import { PackingSink, PackingSource } from './io/storage';
 import { Manifest, ManifestFailure, ManifestShard, sourceFingerprint } from './manifest';
 import { planShards } from './planning/plan-shards';
 import { LabelMode } from './planning/plan-types';
-import { writeShard } from './shard-writer';
+import { PlannedShard } from './planning/plan-types';
+import { ShardResult, writeShard } from './shard-writer';
+
+/**
+ * Writes one planned shard and reports each input file handled (its bytes, and how many files
+ * the report covers). The default writes in this process; the CLI passes a worker-thread pool.
+ */
+export type ShardWriteFunction = (shard: PlannedShard, onFiles: (bytes: number, files: number) => void) => Promise<ShardResult>;
 
 /** A packing run. */
 export interface PackOptions {
@@ -24,6 +31,8 @@ export interface PackOptions {
   readonly readConcurrency?: number;
   /** Shards written at once (default 2). */
   readonly parallelShards?: number;
+  /** How shards are written (default: in this process, from `source` to `sink`). */
+  readonly writeShard?: ShardWriteFunction;
   readonly onProgress?: (progress: PackProgress) => void;
 }
 
@@ -56,21 +65,22 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
   const report = () => options.onProgress?.({ ...progress });
   report();
 
+  const write: ShardWriteFunction = options.writeShard ?? ((shard, onFiles) => writeShard(shard, {
+    source: options.source,
+    sink: options.sink,
+    format,
+    readConcurrency: options.readConcurrency ?? 32,
+    onFile: (bytes) => onFiles(bytes, 1),
+  }));
   const results = new Array<{ shard: ManifestShard; failures: ManifestFailure[] }>(plan.shards.length);
   let nextShard = 0;
   const worker = async () => {
     while (nextShard < plan.shards.length) {
       const position = nextShard++;
-      results[position] = await writeShard(plan.shards[position], {
-        source: options.source,
-        sink: options.sink,
-        format,
-        readConcurrency: options.readConcurrency ?? 32,
-        onFile: (bytes) => {
-          progress.filesDone++;
-          progress.bytesDone += bytes;
-          report();
-        },
+      results[position] = await write(plan.shards[position], (bytes, files) => {
+        progress.filesDone += files;
+        progress.bytesDone += bytes;
+        report();
       });
       progress.shardsDone++;
       report();

@@ -1,0 +1,76 @@
+import { crc32c, maskCrc32c, unmaskCrc32c } from '../../../lambda/packing/formats/crc32c';
+import { seededRandom } from './support';
+
+// RFC 3720 B.4, as in TensorFlow's tsl/lib/hash/crc32c_test.cc.
+const ISCSI_READ_PDU = Buffer.from([
+  0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+  0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
+  0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00,
+  0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+]);
+const ascending = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+const descending = Buffer.from(Array.from({ length: 32 }, (_, i) => 31 - i));
+
+describe('crc32c', () => {
+  test.each([
+    ['32 zero bytes', Buffer.alloc(32, 0x00), 0x8a9136aa],
+    ['32 0xff bytes', Buffer.alloc(32, 0xff), 0x62a8ab43],
+    ['bytes 0..31', ascending, 0x46dd794e],
+    ['bytes 31..0', descending, 0x113fdb5c],
+    ['the 48-byte iSCSI read PDU', ISCSI_READ_PDU, 0xd9963a56],
+    ['its first 41 bytes', ISCSI_READ_PDU.subarray(0, 41), 0xdd1b19be],
+    ['its bytes 1..45', ISCSI_READ_PDU.subarray(1, 45), 0x4930c4b1],
+    ['"123456789"', Buffer.from('123456789'), 0xe3069283],
+    ['"The quick brown fox jumps over the lazy dog"', Buffer.from('The quick brown fox jumps over the lazy dog'), 0x22620404],
+    ['no bytes', Buffer.alloc(0), 0],
+  ])('matches the published CRC-32C of %s', (_name, data, expected) => {
+    // WHEN
+    const crc = crc32c(data);
+    // THEN
+    expect(crc).toBe(expected);
+  });
+
+  test('returns unsigned values', () => {
+    // GIVEN a vector whose CRC has the top bit set
+    // WHEN
+    const crc = crc32c(Buffer.alloc(32, 0x00));
+    // THEN
+    expect(crc).toBeGreaterThan(0x7fffffff);
+  });
+
+  test('continues from an initial CRC, so chunks need no concatenation', () => {
+    // GIVEN random data cut at several places
+    const random = seededRandom(7);
+    const data = Buffer.from(Array.from({ length: 10_000 }, () => Math.floor(random() * 256)));
+    for (const cut of [0, 1, 3, 4096, 9999, 10_000]) {
+      // WHEN
+      const chained = crc32c(data.subarray(cut), crc32c(data.subarray(0, cut)));
+      // THEN
+      expect(chained).toBe(crc32c(data));
+    }
+  });
+});
+
+describe('maskCrc32c', () => {
+  // Apache Beam's tfrecordio_test.py.
+  test.each([
+    ['32 zero bytes', Buffer.alloc(32, 0x00), 0x0fd7fffa],
+    ['32 0xff bytes', Buffer.alloc(32, 0xff), 0xf909b029],
+    ['"foo"', Buffer.from('foo'), 0xfebe8a61],
+    ['u64le(3)', Buffer.from([3, 0, 0, 0, 0, 0, 0, 0]), 0x0e4999b0],
+  ])('matches the published masked CRC of %s', (_name, data, expected) => {
+    // WHEN
+    const masked = maskCrc32c(crc32c(data));
+    // THEN
+    expect(masked).toBe(expected);
+  });
+
+  test.each([0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 0xa282ead8, 0x5d7d1527])('unmask inverts mask for %d', (crc) => {
+    // WHEN
+    const masked = maskCrc32c(crc);
+    // THEN
+    expect(masked).toBeGreaterThanOrEqual(0);
+    expect(masked).toBeLessThanOrEqual(0xffffffff);
+    expect(unmaskCrc32c(masked)).toBe(crc);
+  });
+});
