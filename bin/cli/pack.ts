@@ -7,7 +7,7 @@ import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/i
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
-import { PlanError } from '../../lambda/packing/planning/plan-shards';
+import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
 
 export const PACK_USAGE = `Usage: training-io pack <source-dir> <output-dir> [options]
 
@@ -31,6 +31,16 @@ Exit status: 0 done, 1 some files could not be packed, 2 bad arguments.
 `;
 
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
+  try {
+    return await pack(args, out, err);
+  } catch (error) {
+    // Bad paths and flag values are pack's mistakes: show pack's usage with them.
+    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PACK_USAGE);
+    throw error;
+  }
+}
+
+async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   const { values, positionals } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -62,7 +72,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
 
   const format = parseChoice('--format', values.format!, ['tfrecord', 'recordio'] as const);
   const seed = parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1);
-  const targetShardBytes = values['shard-size'] === undefined ? undefined : parseSize('--shard-size', values['shard-size']);
+  const targetShardBytes = values['shard-size'] === undefined ? undefined : parseShardSize(values['shard-size']);
   const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
   const consumers = values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1);
   const labels = parseChoice('--labels', values.labels!, ['folder', 'none'] as const);
@@ -96,6 +106,14 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     return 1;
   }
   return 0;
+}
+
+function parseShardSize(raw: string): number {
+  const bytes = parseSize('--shard-size', raw);
+  if (bytes < MIN_TARGET_SHARD_BYTES || bytes > MAX_TARGET_SHARD_BYTES) {
+    throw new UsageError(`--shard-size must be between 1MiB and 128MiB, got '${raw}' (${(bytes / 2 ** 20).toFixed(2)} MiB)`);
+  }
+  return bytes;
 }
 
 function checkFolders(sourceDir: string, outputDir: string): void {

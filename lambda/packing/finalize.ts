@@ -1,8 +1,9 @@
 import { mergeRecordIoIndexes, parseMxnetIndex } from './formats';
 import { ShardFormatName } from './formats/shard-format';
 import { PackingSink } from './io/storage';
+import { sortByKeyInCodePointOrder } from './planning/key-order';
 import {
-  checkTotals, compareKeys, GLOBAL_INDEX_KEY, Manifest, MANIFEST_KEY, ManifestFailure, ManifestShard, serializeManifest,
+  checkTotals, GLOBAL_INDEX_KEY, INDEX_PREFIX, Manifest, MANIFEST_KEY, ManifestFailure, ManifestShard, serializeManifest, SHARDS_PREFIX,
 } from './manifest';
 
 /** What the shards of a run produced, in shard order. */
@@ -30,7 +31,7 @@ export class IncompleteDatasetError extends Error {
  * manifest, last, and only if records + failures account for every source object.
  */
 export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
-  const failures = [...input.failures].sort((a, b) => compareKeys(a.key, b.key));
+  const failures = sortByKeyInCodePointOrder([...input.failures]);
   const manifest: Manifest = {
     version: 1,
     format: input.format,
@@ -52,6 +53,21 @@ export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
     })));
     await input.sink.put(GLOBAL_INDEX_KEY, Buffer.from(mergeRecordIoIndexes(indexes)));
   }
+  await removeStaleObjects(input.sink, manifest);
   await input.sink.put(MANIFEST_KEY, serializeManifest(manifest));
   return manifest;
+}
+
+/** Shard and index names the engine writes: only these are ever removed. */
+const PART_FILE = /^(shards|index)\/(\.)?part-\d+-of-\d+(\.tfrecord|\.rec|\.idx)(\.[0-9a-f]+\.partial)?$/;
+
+/**
+ * Removes the shards and indexes of an earlier run into the same place that this run did not
+ * rewrite (a different shard count or format): a channel reads everything under `shards/`.
+ */
+async function removeStaleObjects(sink: PackingSink, manifest: Manifest): Promise<void> {
+  const current = new Set(manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]));
+  const existing = [...await sink.list(SHARDS_PREFIX), ...await sink.list(INDEX_PREFIX)];
+  const stale = existing.filter((key) => !current.has(key) && (PART_FILE.test(key) || (key === GLOBAL_INDEX_KEY && !manifest.globalIndexKey)));
+  await Promise.all(stale.map((key) => sink.delete(key)));
 }

@@ -80,8 +80,3 @@ export function sourceFingerprint(files: ReadonlyArray<{ key: string; size: numb
   lines.sort();
   return createHash('sha256').update(lines.join('')).digest('hex');
 }
-
-/** Code-point order, independent of the locale. */
-export function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -2,7 +2,7 @@ import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import { ShardFormatName } from './formats/shard-format';
 import { PackingSink, PackingSource } from './io/storage';
-import { Manifest, ManifestFailure, ManifestShard, sourceFingerprint } from './manifest';
+import { Manifest, MANIFEST_KEY, ManifestFailure, ManifestShard, sourceFingerprint } from './manifest';
 import { planShards } from './planning/plan-shards';
 import { LabelMode } from './planning/plan-types';
 import { PlannedShard } from './planning/plan-types';
@@ -61,6 +61,8 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
     consumers: options.consumers,
     labels: options.labels,
   });
+  // The manifest says "complete": an earlier run's must not vouch for shards this run is rewriting.
+  await options.sink.delete(MANIFEST_KEY);
   const progress = { filesDone: 0, bytesDone: 0, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes, shardsDone: 0, totalShards: plan.shards.length };
   const report = () => options.onProgress?.({ ...progress });
   report();
@@ -74,19 +76,28 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
   }));
   const results = new Array<{ shard: ManifestShard; failures: ManifestFailure[] }>(plan.shards.length);
   let nextShard = 0;
+  // After a failure no shard starts, and the run rejects only once the shards in flight are done:
+  // nothing keeps writing after the caller has been told the run failed.
+  let failure: { readonly error: unknown } | undefined;
   const worker = async () => {
-    while (nextShard < plan.shards.length) {
+    while (!failure && nextShard < plan.shards.length) {
       const position = nextShard++;
-      results[position] = await write(plan.shards[position], (bytes, files) => {
-        progress.filesDone += files;
-        progress.bytesDone += bytes;
-        report();
-      });
+      try {
+        results[position] = await write(plan.shards[position], (bytes, files) => {
+          progress.filesDone += files;
+          progress.bytesDone += bytes;
+          report();
+        });
+      } catch (error) {
+        failure ??= { error };
+        return;
+      }
       progress.shardsDone++;
       report();
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.parallelShards ?? 2) }, worker));
+  if (failure) throw failure.error;
 
   return finalizeDataset({
     sink: options.sink,

@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import { ShardFormat } from './formats/shard-format';
 import { ObjectWriter, PackingSink, PackingSource } from './io/storage';
@@ -79,7 +80,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
     const data = await reads.take(i);
-    if (data instanceof Error) {
+    if (types.isNativeError(data)) {
       failures.push({ key: record.key, reason: describeReadError(data) });
       options.onFile?.(record.size);
       continue;
@@ -140,8 +141,9 @@ class ReadAhead {
   }
 }
 
+/** `isNativeError`, not `instanceof Error`: errors made in another realm (a vm context, jest) keep their code. */
 function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+  return types.isNativeError(error) ? error : new Error(String(error));
 }
 
 /** `ENOENT: no such file or directory` rather than the whole stack or path. */

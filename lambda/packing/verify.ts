@@ -53,8 +53,11 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
   if (manifest.format === 'recordio') {
     const key = manifest.globalIndexKey ?? '(missing globalIndexKey)';
     const expected = mergeRecordIoIndexes(recordIoIndexes);
-    const actual = await dataset.get(key).then((b) => b.toString('utf8'), (e: Error) => `unreadable: ${e.message}`);
-    if (actual !== expected) problems.push(`${key}: does not match the records of the shards in order (global offsets)`);
+    const actual = await dataset.get(key).then((b) => b.toString('utf8'), (error: Error) => {
+      problems.push(`${key}: cannot be read (${error.message})`);
+      return undefined;
+    });
+    if (actual !== undefined && actual !== expected) problems.push(`${key}: does not match the records of the shards in order (global offsets)`);
   }
   return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked };
 }

@@ -1,46 +1,32 @@
-import { main } from '../../bin/training-io';
 import { TrainingInstance } from '../../lib';
-
-/** Runs the CLI in-process and returns what it printed. */
-function run(...argv: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => { stdout += String(chunk); return true; });
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => { stderr += String(chunk); return true; });
-  try {
-    return { code: main(argv), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+import { runCli as run } from '../support/run-cli';
 
 describe('training-io CLI', () => {
-  test('--help lists the commands and exits 0', () => {
-    const { code, stdout } = run('--help');
+  test('--help lists the commands and exits 0', async () => {
+    const { code, stdout } = await run('--help');
     expect(code).toBe(0);
     expect(stdout).toMatch(/Usage:\n {2}training-io <command>/);
     expect(stdout).toMatch(/instances/);
   });
 
-  test('no command prints the usage and exits 2', () => {
-    expect(run().code).toBe(2);
+  test('no command prints the usage and exits 2', async () => {
+    expect((await run()).code).toBe(2);
   });
 
-  test('an unknown command names it and exits 2', () => {
-    const { code, stderr } = run('bogus');
+  test('an unknown command names it and exits 2', async () => {
+    const { code, stderr } = await run('bogus');
     expect(code).toBe(2);
     expect(stderr).toMatch(/unknown command 'bogus'/);
   });
 
-  test('--version prints the package version', () => {
-    const { code, stdout } = run('--version');
+  test('--version prints the package version', async () => {
+    const { code, stdout } = await run('--version');
     expect(code).toBe(0);
     expect(stdout.trim()).toBe(require('../../package.json').version);
   });
 
-  test('instances lists every catalogued type with its sized workers', () => {
-    const { code, stdout } = run('instances');
+  test('instances lists every catalogued type with its sized workers', async () => {
+    const { code, stdout } = await run('instances');
     expect(code).toBe(0);
     for (const instance of TrainingInstance.all()) {
       expect(stdout).toContain(instance.instanceType);
@@ -49,25 +35,25 @@ describe('training-io CLI', () => {
     expect(stdout).toMatch(/ml\.p3dn\.24xlarge .* 8 +11 +11\n/);
   });
 
-  test('instances --processes 1 sizes for one process per instance and skips types with fewer vCPUs', () => {
-    const { stdout } = run('instances', '--processes', '1');
+  test('instances --processes 1 sizes for one process per instance and skips types with fewer vCPUs', async () => {
+    const { stdout } = await run('instances', '--processes', '1');
     // g4dn.12xlarge: 48 vCPUs, one process → 47 by CPU; 192 GiB / 2 GiB = 96 by memory
     expect(stdout).toMatch(/ml\.g4dn\.12xlarge .* 1 +47 +47\n/);
   });
 
-  test('instances --memory-per-worker caps workers by memory and marks them', () => {
-    const { stdout } = run('instances', '--memory-per-worker', '8');
+  test('instances --memory-per-worker caps workers by memory and marks them', async () => {
+    const { stdout } = await run('instances', '--memory-per-worker', '8');
     // g4dn.xlarge: 3 by CPU, 16 GiB / 8 GiB = 2 by memory
     expect(stdout).toMatch(/ml\.g4dn\.xlarge .* 1 +2\* +3\n/);
   });
 
   test.each([
-    [['instances', '--processes', '0'], /--processes must be a number greater than 0, got '0'/],
-    [['instances', '--processes', '1.5'], /--processes must be a whole number, got '1.5'/],
+    [['instances', '--processes', '0'], /--processes must be a whole number between 1 and \d+, got '0'/],
+    [['instances', '--processes', '1.5'], /--processes must be a whole number between 1 and \d+, got '1.5'/],
     [['instances', '--memory-per-worker', 'lots'], /--memory-per-worker must be a number greater than 0, got 'lots'/],
     [['instances', '--bogus'], /Unknown option '--bogus'/],
-  ])('bad input %j is named with what is allowed and exits 2', (argv, message) => {
-    const { code, stderr } = run(...argv);
+  ])('bad input %j is named with what is allowed and exits 2', async (argv, message) => {
+    const { code, stderr } = await run(...argv);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
   });

@@ -121,6 +121,19 @@ export class LocalDirectorySink implements PackingSink {
     return fsp.readFile(this.pathOf(key));
   }
 
+  public async list(prefix: string): Promise<string[]> {
+    const entries = await fsp.readdir(this.pathOf(prefix), { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    });
+    return entries.filter((entry) => entry.isFile())
+      .map((entry) => path.relative(this.root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+  }
+
+  public delete(key: string): Promise<void> {
+    return fsp.rm(this.pathOf(key), { force: true });
+  }
+
   private async prepare(key: string): Promise<string> {
     const target = this.pathOf(key);
     await fsp.mkdir(path.dirname(target), { recursive: true });

@@ -43,4 +43,8 @@ export interface PackingSink {
   put(key: string, data: Buffer): Promise<void>;
   /** Reads back an object of the dataset (indexes at finalize time, everything at verify time). */
   get(key: string): Promise<Buffer>;
+  /** Keys of the objects under a prefix of the dataset (e.g. `shards/`), at any depth. */
+  list(prefix: string): Promise<string[]>;
+  /** Removes an object; no error when there is none. */
+  delete(key: string): Promise<void>;
 }

@@ -27,46 +27,76 @@ export type WorkerMessage =
 export class LocalShardPool {
   private readonly idle: Worker[] = [];
   private readonly waiting: Array<(worker: Worker) => void> = [];
-  private readonly workers: Worker[];
+  private readonly workers: Worker[] = [];
 
-  constructor(data: LocalShardWorkerData, threads: number) {
-    const { file, execArgv } = workerEntry();
-    this.workers = Array.from({ length: Math.max(1, threads) }, () => new Worker(file, { workerData: data, execArgv }));
-    this.idle.push(...this.workers);
-  }
+  /** Workers start on the first shard, so a run that fails to plan starts none. */
+  constructor(private readonly data: LocalShardWorkerData, private readonly threads: number) {}
 
-  /** Writes one shard on the next free worker; `onFile` hears of every input file it handled. */
-  public async write(shard: PlannedShard, onFile: (bytes: number, files: number) => void): Promise<ShardResult> {
-    const worker = this.idle.pop() ?? await new Promise<Worker>((resolve) => this.waiting.push(resolve));
+  /** Writes one shard on the next free worker; `onFiles` hears of the input files it handled. */
+  public async write(shard: PlannedShard, onFiles: (bytes: number, files: number) => void): Promise<ShardResult> {
+    const worker = await this.acquire();
+    let healthy = true;
     try {
       return await new Promise<ShardResult>((resolve, reject) => {
-        const onMessage = (message: WorkerMessage) => {
-          if (message.kind === 'progress') {
-            onFile(message.bytes, message.files);
-            return;
-          }
+        const stop = () => {
           worker.off('message', onMessage);
           worker.off('error', onError);
+          worker.off('exit', onExit);
+        };
+        const onMessage = (message: WorkerMessage) => {
+          if (message.kind === 'progress') {
+            onFiles(message.bytes, message.files);
+            return;
+          }
+          stop();
           if (message.kind === 'done') resolve(message.result);
           else reject(new Error(message.message));
         };
+        // A worker that crashed or exited is never handed another shard.
         const onError = (error: Error) => {
-          worker.off('message', onMessage);
+          healthy = false;
+          stop();
           reject(error);
         };
+        const onExit = (code: number) => onError(new Error(`shard worker exited (code ${code}) while writing ${shard.name}`));
         worker.on('message', onMessage);
-        worker.once('error', onError);
+        worker.on('error', onError);
+        worker.on('exit', onExit);
         worker.postMessage(shard);
       });
     } finally {
-      const next = this.waiting.shift();
-      if (next) next(worker);
-      else this.idle.push(worker);
+      this.release(worker, healthy);
     }
   }
 
   public async close(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.terminate()));
+  }
+
+  private acquire(): Promise<Worker> {
+    const free = this.idle.pop();
+    if (free) return Promise.resolve(free);
+    if (this.workers.length < Math.max(1, this.threads)) {
+      const { file, execArgv } = workerEntry();
+      const worker = new Worker(file, { workerData: this.data, execArgv });
+      this.workers.push(worker);
+      return Promise.resolve(worker);
+    }
+    return new Promise<Worker>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(worker: Worker, healthy: boolean): void {
+    if (!healthy) {
+      this.workers.splice(this.workers.indexOf(worker), 1);
+      void worker.terminate();
+      // A replacement starts for whoever waits.
+      const next = this.waiting.shift();
+      if (next) void this.acquire().then(next);
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next) next(worker);
+    else this.idle.push(worker);
   }
 }
 

@@ -1,0 +1,181 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
+import { runCli } from '../support/run-cli';
+
+const folder = temporaryFolders();
+
+/** A source folder of `count` small files in two class folders. */
+function sourceFolder(count = 12): string {
+  const dir = folder('src');
+  const files: Record<string, Buffer> = {};
+  for (let i = 0; i < count; i++) files[`${i % 2 === 0 ? 'cat' : 'dog'}/${i}.jpg`] = seededBytes(`cli/${i}`, 500 + 37 * i);
+  writeFiles(dir, files);
+  return dir;
+}
+
+function readManifest(outDir: string): Manifest {
+  return JSON.parse(fs.readFileSync(path.join(outDir, MANIFEST_KEY), 'utf8')) as Manifest;
+}
+
+describe('training-io pack and verify', () => {
+  test('pack then verify: both exit 0, and the summary gives files, shards, records and no failures', async () => {
+    // GIVEN
+    const source = sourceFolder(12);
+    const output = path.join(folder('out'), 'dataset');
+
+    // WHEN
+    const packed = await runCli('pack', source, output, '--format', 'recordio', '--shards', '3', '--seed', '5');
+    const verified = await runCli('verify', output);
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(packed.stdout).toMatch(/^ {11}12 files, /m);
+    expect(packed.stdout).toMatch(/^format {5}recordio, seed 5, 2 classes$/m);
+    expect(packed.stdout).toMatch(/^shards {5}3 \(/m);
+    expect(packed.stdout).toMatch(/^records {4}12$/m);
+    expect(packed.stdout).toMatch(/^failures {3}0$/m);
+    expect(readManifest(output)).toMatchObject({ format: 'recordio', seed: 5, records: 12, failures: [] });
+    expect(verified).toEqual({ code: 0, stdout: expect.stringMatching(/^ok: 3 shards, 12 records, /), stderr: '' });
+  });
+
+  test('progress goes to stderr as plain lines when it is not a terminal', async () => {
+    // GIVEN
+    const source = sourceFolder(6);
+
+    // WHEN
+    const { code, stderr } = await runCli('pack', source, folder('out'));
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/^packing +100% +6\/6 files .*MB\/s/m);
+    expect(stderr).not.toMatch(/[\r\x1b]/);
+  });
+
+  test('a file that cannot be read exits 1, is named in the summary, and points at --allow-missing', async () => {
+    // GIVEN
+    const source = sourceFolder(4);
+    fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'cat', 'dangling.jpg'));
+    const output = folder('out');
+
+    // WHEN
+    const { code, stdout, stderr } = await runCli('pack', source, output);
+
+    // THEN
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^failures {3}1\n {11}cat\/dangling\.jpg: ENOENT/m);
+    expect(stderr).toMatch(/1 file\(s\) could not be packed \(listed in manifest\.json\); pass --allow-missing to accept that/);
+    expect(readManifest(output).failures).toEqual([{ key: 'cat/dangling.jpg', reason: expect.stringMatching(/^ENOENT/) }]);
+    expect((await runCli('verify', output)).code).toBe(0);
+  });
+
+  test('--allow-missing accepts files that cannot be read: exit 0, still listed in the manifest', async () => {
+    // GIVEN
+    const source = sourceFolder(4);
+    fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'dog', 'dangling.jpg'));
+    const output = folder('out');
+
+    // WHEN
+    const { code } = await runCli('pack', source, output, '--allow-missing');
+
+    // THEN
+    expect(code).toBe(0);
+    expect(readManifest(output).failures.map((f) => f.key)).toEqual(['dog/dangling.jpg']);
+  });
+
+  describe('bad input exits 2 with a message naming what is wrong and what is allowed, and writes nothing', () => {
+    let source: string;
+    let parent: string;
+    let runs = 0;
+    beforeAll(() => {
+      source = sourceFolder(4);
+      parent = folder('out');
+    });
+
+    test.each<[string, (src: string, out: string) => string[], RegExp]>([
+      ['a source folder that does not exist', (src, out) => ['pack', `${src}-missing`, out], /source folder '.*-missing' does not exist/],
+      ['a source that is a file', (src, out) => ['pack', path.join(src, 'cat', '0.jpg'), out], /source '.*0\.jpg' is not a folder/],
+      ['an output folder inside the source', (src) => ['pack', src, path.join(src, 'shards-out')], /output folder '.*shards-out' is inside the source folder/],
+      ['--format zip', (src, out) => ['pack', src, out, '--format', 'zip'], /--format must be one of tfrecord, recordio, got 'zip'/],
+      ['--shard-size 200MiB', (src, out) => ['pack', src, out, '--shard-size', '200MiB'], /--shard-size must be between 1MiB and 128MiB, got '200MiB'/],
+      ['--shard-size 12parsecs', (src, out) => ['pack', src, out, '--shard-size', '12parsecs'], /--shard-size must be a size such as 64MiB, 100MB or 1048576 \(bytes\), got '12parsecs'/],
+      ['--shards 0', (src, out) => ['pack', src, out, '--shards', '0'], /--shards must be a whole number between 1 and \d+, got '0'/],
+      ['--shards with --shard-size', (src, out) => ['pack', src, out, '--shards', '2', '--shard-size', '8MiB'], /--shard-size and --shards both set the shard count: give one of them/],
+      ['--consumers 0', (src, out) => ['pack', src, out, '--consumers', '0'], /--consumers must be a whole number between 1 and \d+, got '0'/],
+      ['more consumers than files', (src, out) => ['pack', src, out, '--consumers', '5'], /consumers is 5 but the source has only 4 files/],
+      ['--labels weird', (src, out) => ['pack', src, out, '--labels', 'weird'], /--labels must be one of folder, none, got 'weird'/],
+      ['an unknown option', (src, out) => ['pack', src, out, '--bogus'], /Unknown option '--bogus'/],
+      ['one folder only', (src) => ['pack', src], /pack takes a source folder and an output folder, got 1 argument/],
+      ['three folders', (src, out) => ['pack', src, out, out], /pack takes a source folder and an output folder, got 3 argument/],
+    ])('%s', async (_what, argv, message) => {
+      // GIVEN
+      const output = path.join(parent, `run-${++runs}`);
+
+      // WHEN
+      const { code, stdout, stderr } = await runCli(...argv(source, output));
+
+      // THEN
+      expect(code).toBe(2);
+      expect(stderr.split('\n')[0]).toMatch(new RegExp(`^training-io: .*${message.source}`));
+      expect(stderr).toMatch(/Usage:\s+training-io /);
+      expect(stdout).toBe('');
+      expect(fs.existsSync(output)).toBe(false);
+      expect(listFiles(source)).toEqual(['cat/0.jpg', 'cat/2.jpg', 'dog/1.jpg', 'dog/3.jpg']);
+    });
+  });
+
+  test('a file at the root of the source with labels from folders exits 2 and suggests --labels none', async () => {
+    // GIVEN
+    const source = sourceFolder(2);
+    writeFiles(source, { 'stray.jpg': 'not in a class folder' });
+
+    // WHEN
+    const { code, stderr } = await runCli('pack', source, folder('out'));
+
+    // THEN
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/'stray\.jpg' is at the root of the source: move it into a class folder .* or use labels 'none'/);
+  });
+
+  test('verify of a folder without manifest.json exits 1 with a problem line', async () => {
+    // GIVEN
+    const empty = folder('empty');
+
+    // WHEN
+    const { code, stdout } = await runCli('verify', empty);
+
+    // THEN
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^problem: manifest\.json: cannot be read \(ENOENT.*\); the dataset is incomplete or not a packed dataset$/m);
+    expect(stdout).toMatch(/^FAILED: 0 shards, 0 records/m);
+  });
+
+  test('verify of a dataset with a damaged shard exits 1 naming the shard', async () => {
+    // GIVEN
+    const output = folder('out');
+    expect((await runCli('pack', sourceFolder(6), output, '--shards', '2')).code).toBe(0);
+    const shard = path.join(output, 'shards', 'part-00001-of-00002.tfrecord');
+    const data = fs.readFileSync(shard);
+    data[data.length - 10] ^= 0x01;
+    fs.writeFileSync(shard, data);
+
+    // WHEN
+    const { code, stdout } = await runCli('verify', output);
+
+    // THEN
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^problem: shards\/part-00001-of-00002\.tfrecord: CRC32C /m);
+    expect(stdout).toMatch(/^FAILED: 2 shards/m);
+  });
+
+  test('verify takes exactly one folder: otherwise exit 2 with its usage', async () => {
+    // WHEN
+    const { code, stderr } = await runCli('verify');
+
+    // THEN
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/verify takes one packed dataset folder, got 0 argument\(s\)/);
+    expect(stderr).toContain('Usage: training-io verify <output-dir>');
+  });
+});
