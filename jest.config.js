@@ -7,4 +7,6 @@ module.exports = {
   // transpilation keeps each jest worker fast.
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
   testTimeout: 60000,
+  // Constructs reference the bundled handlers in lambda/dist/: build them when missing or stale.
+  globalSetup: '<rootDir>/scripts/bundle-lambdas.mjs',
 };

@@ -5,7 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
-  InputMode, S3DataDistribution, TrainingChannel, TrainingCode, TrainingContainer, TrainingInstance, TrainingJob,
+  InputMode, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel, TrainingCode, TrainingContainer, TrainingInstance, TrainingJob,
 } from '../lib';
 import { acknowledge } from '../lib/private/nag';
 import { createSecureBucket } from '../lib/private/secure-bucket';
@@ -18,6 +18,8 @@ export enum Scenario {
   NVME = 'nvme',
   /** ml.p4d.24xlarge × 2: FastFile + ShardedByS3Key. */
   FASTFILE = 'fastfile',
+  /** The pipe job reading shards packed by a ShardedDataset (raw/ → packed/ in the same bucket). */
+  PACKED = 'packed',
 }
 
 export const SCENARIOS = Object.values(Scenario);
@@ -36,6 +38,8 @@ export interface ReferenceTrainingStackProps extends StackProps {
 export class ReferenceTrainingStack extends Stack {
   public readonly job: TrainingJob;
   public readonly stateMachine: sfn.StateMachine;
+  /** The packing state machine's construct (scenario `packed` only). */
+  public readonly dataset?: ShardedDataset;
 
   constructor(scope: Construct, id: string, props: ReferenceTrainingStackProps) {
     super(scope, id, props);
@@ -88,6 +92,30 @@ export class ReferenceTrainingStack extends Stack {
             inputMode: InputMode.FAST_FILE,
             distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
           })],
+        });
+        break;
+      case Scenario.PACKED:
+        this.dataset = new ShardedDataset(this, 'Packing', {
+          sourceBucket: datasets,
+          sourcePrefix: 'raw/',
+          destinationBucket: datasets,
+          destinationPrefix: 'packed/',
+          format: ShardFormat.TFRECORD,
+          targetShardSize: Size.mebibytes(64),
+          // 4 instances × 4 GPU processes × 11 loader workers: every reader gets the same shards.
+          consumers: 4 * 4 * 11,
+          seed: 42,
+        });
+        this.job = new TrainingJob(this, 'Train', {
+          ...common,
+          instance: TrainingInstance.G4DN_12XLARGE,
+          instanceCount: 4,
+          channels: [TrainingChannel.fromShards('train', this.dataset, {
+            inputMode: InputMode.PIPE,
+            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
+            shuffleSeed: 42,
+          })],
+          hyperparameters: { epochs: '3' },
         });
         break;
       default:

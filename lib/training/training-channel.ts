@@ -7,6 +7,7 @@ import { Construct } from 'constructs';
 import { ValidationError } from '../private/errors';
 import { acknowledgePrefixGrant } from '../private/nag';
 import { isResolved } from '../private/validation';
+import type { IShardedDataset } from '../sharding/sharded-dataset';
 
 /**
  * How a channel's data reaches the training container.
@@ -239,6 +240,18 @@ export abstract class TrainingChannel {
    */
   public static fromBucket(channelName: string, bucket: s3.IBucket, prefix: string, options: S3ChannelOptions = {}): TrainingChannel {
     return new S3Channel(channelName, bucket, prefix, options);
+  }
+
+  /**
+   * A channel over the shards of a packed dataset (`dataset.shardsPrefix` of its destination
+   * bucket): pair it with `S3DataDistribution.SHARDED_BY_S3_KEY` and `shuffleSeed` in Pipe mode.
+   * The index files live under their own prefix, so no instance gets a shard without its records.
+   *
+   * @param channelName the channel's name: the container sees `/opt/ml/input/data/<channelName>`
+   * @param dataset the packed dataset, e.g. a `ShardedDataset`; the job's role is granted read on its shards
+   */
+  public static fromShards(channelName: string, dataset: IShardedDataset, options: S3ChannelOptions = {}): TrainingChannel {
+    return new S3Channel(channelName, dataset.destinationBucket, dataset.shardsPrefix, options);
   }
 
   /**

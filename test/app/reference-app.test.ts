@@ -63,9 +63,19 @@ describe('reference app', () => {
     });
   });
 
+  test('packed: the pipe job reads the shards the ShardedDataset writes', () => {
+    const stack = synthScenario(Scenario.PACKED);
+    const request = renderedRequest(stack) as any;
+    expect(stack.dataset?.shardsPrefix).toBe('packed/shards/');
+    expect(JSON.stringify(request.InputDataConfig[0].DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
+    expect(request.InputDataConfig[0]).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 42 } });
+    Template.fromStack(stack).resourceCountIs('AWS::Lambda::Function', 3);
+  });
+
   test.each(SCENARIOS)('scenario %s runs the job from a state machine with tracing and full logging', (scenario) => {
     const template = Template.fromStack(synthScenario(scenario));
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    // The packed scenario adds the packing state machine to the training one.
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', scenario === Scenario.PACKED ? 2 : 1);
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL' },

@@ -1,0 +1,44 @@
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3RetryOptions, withS3Retry } from './s3-retry';
+
+/** A bucket and a key prefix: the root of an S3 source or sink. */
+export interface S3Location {
+  readonly client: S3Client;
+  readonly bucket: string;
+  /** Keys are relative to it; `''` for the whole bucket, otherwise ends with `/` (added when missing). */
+  readonly prefix?: string;
+  readonly retry?: S3RetryOptions;
+  /** Keys per ListObjectsV2 page (1–1000, default 1000). */
+  readonly listPageSize?: number;
+}
+
+/** `raw` and `raw/` both mean the folder `raw/`; `''` and `/` mean the whole bucket. */
+export function normalizePrefix(prefix: string | undefined): string {
+  const trimmed = (prefix ?? '').replace(/^\/+/, '');
+  return trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+}
+
+/** `s3://bucket/key`. */
+export function s3Uri(bucket: string, key: string): string {
+  return `s3://${bucket}/${key}`;
+}
+
+/** Checks a ListObjectsV2 page size: S3 answers at most 1000 keys a page. */
+export function listPageSize(size: number | undefined): number {
+  const value = size ?? 1000;
+  if (!Number.isInteger(value) || value < 1 || value > 1000) {
+    throw new Error(`listPageSize must be an integer between 1 and 1000, got ${value}`);
+  }
+  return value;
+}
+
+/** The bytes of one object, with retries; a missing object fails at once with an error naming it. */
+export function getObjectBytes(client: S3Client, bucket: string, key: string, retry: S3RetryOptions | undefined): Promise<Buffer> {
+  // The body is read inside the retried call: a reset in the middle of the body is retried too.
+  return withS3Retry(s3Uri(bucket, key), async () => {
+    const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    if (!response.Body) return Buffer.alloc(0);
+    const bytes = await response.Body.transformToByteArray();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }, retry);
+}

@@ -1,0 +1,137 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * How S3 calls are retried. The SDK client's own retries (its `maxAttempts`, 3 by default) come on
+ * top of these: give the storage classes clients with `maxAttempts: 1` to have one policy only.
+ */
+export interface S3RetryOptions {
+  /** Attempts per call, the first included (default 6). */
+  readonly maxAttempts?: number;
+  /** Backoff before the second attempt, doubled for each later one (default 100 ms). */
+  readonly baseDelayMs?: number;
+  /** Longest backoff (default 5,000 ms). */
+  readonly maxDelayMs?: number;
+  /** Called before each retry, e.g. to count retries in metrics. */
+  readonly onRetry?: (retry: S3Retry) => void;
+}
+
+/** One retry about to happen. */
+export interface S3Retry {
+  /** The `s3://` address of what the call works on. */
+  readonly uri: string;
+  /** The attempt that failed (1 for the first). */
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly error: unknown;
+}
+
+/** A failed S3 call: names the `s3://` address, the S3 error code (or the network error code) and the attempts made. */
+export class S3StorageError extends Error {
+  constructor(
+    /** The `s3://` address of what the call worked on. */
+    public readonly uri: string,
+    /** `NoSuchKey`, `SlowDown`, `ECONNRESET`…, or `undefined` when the error had none. */
+    public readonly code: string | undefined,
+    public readonly attempts: number,
+    reason: string,
+    cause: unknown,
+  ) {
+    super(`${uri}: ${reason}`, { cause });
+    this.name = 'S3StorageError';
+  }
+}
+
+const THROTTLING_CODES = new Set([
+  'SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException',
+  'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'BandwidthLimitExceeded',
+  'RequestTimeout', 'RequestTimeoutException', 'InternalError', 'ServiceUnavailable',
+]);
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN',
+  'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_SOCKET',
+]);
+
+interface SdkErrorFields {
+  readonly name?: string;
+  readonly code?: string;
+  readonly Code?: string;
+  readonly $metadata?: { readonly httpStatusCode?: number };
+  readonly $retryable?: unknown;
+}
+
+/** The S3 error code (`NoSuchKey`), else the network error code (`ECONNRESET`), else the error's name. */
+export function s3ErrorCode(error: unknown): string | undefined {
+  const fields = (error ?? {}) as SdkErrorFields;
+  return fields.Code ?? networkErrorCode(error) ?? fields.code ?? fields.name;
+}
+
+/**
+ * `ECONNRESET` and the like. The SDK turns an error from another realm (a vm context, as under jest)
+ * into `Error('AWS SDK error wrapper for TimeoutError: read ECONNRESET')`, keeping only the text:
+ * the code is then read from the message.
+ */
+function networkErrorCode(error: unknown): string | undefined {
+  const fields = (error ?? {}) as SdkErrorFields & { message?: string };
+  if (fields.code && NETWORK_CODES.has(fields.code)) return fields.code;
+  const message = typeof fields.message === 'string' ? fields.message : '';
+  const named = /\b(E[A-Z_]{3,}|UND_ERR_SOCKET)\b/.exec(message)?.[1];
+  if (named && NETWORK_CODES.has(named)) return named;
+  return /socket hang up/.test(message) ? 'ECONNRESET' : undefined;
+}
+
+/** The HTTP status S3 answered with, if it answered. */
+export function s3ErrorStatus(error: unknown): number | undefined {
+  return ((error ?? {}) as SdkErrorFields).$metadata?.httpStatusCode;
+}
+
+/** Whether the object or upload is not there (404): retrying cannot help. */
+export function isS3NotFound(error: unknown): boolean {
+  const code = s3ErrorCode(error);
+  return s3ErrorStatus(error) === 404 || code === 'NoSuchKey' || code === 'NotFound' || code === 'NoSuchUpload';
+}
+
+/** Throttling, 5xx, 429, connection resets and timeouts: worth another attempt after a backoff. */
+export function isS3Retryable(error: unknown): boolean {
+  if (isS3NotFound(error)) return false;
+  const fields = (error ?? {}) as SdkErrorFields;
+  const status = s3ErrorStatus(error);
+  if (status !== undefined && (status >= 500 || status === 429)) return true;
+  if (fields.Code && THROTTLING_CODES.has(fields.Code)) return true;
+  if (fields.name && THROTTLING_CODES.has(fields.name)) return true;
+  if (networkErrorCode(error)) return true;
+  return fields.name === 'TimeoutError' || (fields.$retryable !== undefined && fields.$retryable !== false);
+}
+
+/**
+ * Runs one S3 call with retries: exponential backoff with full jitter on throttling, 5xx, resets
+ * and timeouts, a bounded number of attempts; anything else (404, 403, bad request) fails at once.
+ * The final error is an `S3StorageError` naming `uri`.
+ */
+export async function withS3Retry<T>(uri: string, call: () => Promise<T>, options: S3RetryOptions = {}): Promise<T> {
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
+  const baseDelayMs = options.baseDelayMs ?? 100;
+  const maxDelayMs = options.maxDelayMs ?? 5000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isS3Retryable(error) || attempt >= maxAttempts) throw toStorageError(uri, error, attempt);
+      const delayMs = Math.floor(Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1)));
+      options.onRetry?.({ uri, attempt, delayMs, error });
+      await sleep(delayMs);
+    }
+  }
+}
+
+function toStorageError(uri: string, error: unknown, attempts: number): S3StorageError {
+  if (error instanceof S3StorageError) return error;
+  const code = s3ErrorCode(error);
+  const status = s3ErrorStatus(error);
+  const message = error instanceof Error ? error.message : String(error);
+  const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
+  const reason = isS3NotFound(error)
+    ? `no such object (${code ?? 'HTTP 404'})`
+    : `${code ?? 'error'}${status ? ` (HTTP ${status})` : ''}: ${message}${tried}`;
+  return new S3StorageError(uri, code, attempts, reason, error);
+}

@@ -1,0 +1,261 @@
+import { createHash } from 'node:crypto';
+import {
+  AbortMultipartUploadCommand, CompletedPart, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
+  HeadObjectCommand, PutObjectCommand, S3Client, ServerSideEncryption, UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { crc32c } from '@node-rs/crc32';
+import { crc32cBase64 } from '../manifest';
+import { getObjectBytes, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
+import { isS3NotFound, S3RetryOptions, withS3Retry } from './s3-retry';
+import { listPages } from './s3-source';
+import { ObjectWriter, PackingSink } from './storage';
+
+const MIB = 1024 * 1024;
+/** S3's smallest part (all but the last) and largest part. */
+const MIN_PART_BYTES = 5 * MIB;
+const MAX_PART_BYTES = 5 * 1024 * MIB;
+
+/** Options of an `S3Sink`. */
+export interface S3SinkOptions extends S3Location {
+  /** Encrypt every object written with this KMS key (SSE-KMS). @default - the bucket's default encryption */
+  readonly kmsKeyId?: string;
+  /** Bytes per multipart part (5 MiB–5 GiB); smaller objects are written with one PutObject. @default 8 MiB */
+  readonly partSize?: number;
+  /** Parts uploaded at once per object; `write` waits while this many are in flight. @default 4 */
+  readonly partConcurrency?: number;
+}
+
+/**
+ * An S3 prefix as the destination of a packing run. Large objects stream out as multipart uploads
+ * (parts uploaded in parallel while the shard is still being written) and appear only when the
+ * upload completes. Every object carries a CRC32C computed here with the native `crc32c`, so the
+ * SDK never computes its own (its JavaScript CRC32C is slow).
+ */
+export class S3Sink implements PackingSink {
+  public readonly uri: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly retry: S3RetryOptions | undefined;
+  private readonly pageSize: number;
+  private readonly partSize: number;
+  private readonly partConcurrency: number;
+  private readonly encryption: { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
+
+  constructor(options: S3SinkOptions) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+    this.prefix = normalizePrefix(options.prefix);
+    this.retry = options.retry;
+    this.pageSize = listPageSize(options.listPageSize);
+    this.partSize = options.partSize ?? 8 * MIB;
+    if (!Number.isInteger(this.partSize) || this.partSize < MIN_PART_BYTES || this.partSize > MAX_PART_BYTES) {
+      throw new Error(`partSize must be between 5 MiB and 5 GiB (S3's part limits), got ${options.partSize} bytes`);
+    }
+    this.partConcurrency = options.partConcurrency ?? 4;
+    if (!Number.isInteger(this.partConcurrency) || this.partConcurrency < 1) {
+      throw new Error(`partConcurrency must be a positive integer, got ${options.partConcurrency}`);
+    }
+    this.encryption = options.kmsKeyId ? { ServerSideEncryption: ServerSideEncryption.aws_kms, SSEKMSKeyId: options.kmsKeyId } : {};
+    this.uri = s3Uri(this.bucket, this.prefix);
+  }
+
+  public async create(key: string): Promise<ObjectWriter> {
+    return new MultipartWriter(this, this.prefix + key);
+  }
+
+  public async put(key: string, data: Buffer): Promise<void> {
+    await this.putObject(this.prefix + key, data, crc32c(data));
+  }
+
+  public get(key: string): Promise<Buffer> {
+    return getObjectBytes(this.client, this.bucket, this.prefix + key, this.retry);
+  }
+
+  public async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const page of listPages(this.client, this.bucket, this.prefix + prefix, this.pageSize, this.retry)) {
+      for (const object of page.Contents ?? []) {
+        if (object.Key) keys.push(object.Key.slice(this.prefix.length));
+      }
+    }
+    return keys;
+  }
+
+  public async delete(key: string): Promise<void> {
+    // One by one: DeleteObjects needs Content-MD5 on some S3 implementations, which current SDKs no longer send.
+    const fullKey = this.prefix + key;
+    await withS3Retry(s3Uri(this.bucket, fullKey), () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: fullKey })), this.retry)
+      .catch((error: unknown) => {
+        if (!isS3NotFound(error)) throw error;
+      });
+  }
+
+  /** @internal PutObject with Content-MD5 (checked by every S3 implementation) and our CRC32C (checked by AWS). */
+  public async putObject(fullKey: string, data: Buffer, crc: number): Promise<void> {
+    const contentMd5 = createHash('md5').update(data).digest('base64');
+    await withS3Retry(s3Uri(this.bucket, fullKey), () => this.client.send(new PutObjectCommand({
+      Bucket: this.bucket, Key: fullKey, Body: data, ContentLength: data.length, ContentMD5: contentMd5,
+      ChecksumCRC32C: crc32cBase64(crc), ...this.encryption,
+    })), this.retry);
+  }
+
+  /** @internal */
+  public multipart(): MultipartSettings {
+    return {
+      client: this.client, bucket: this.bucket, retry: this.retry, partSize: this.partSize,
+      partConcurrency: this.partConcurrency, encryption: this.encryption,
+    };
+  }
+}
+
+interface MultipartSettings {
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly retry: S3RetryOptions | undefined;
+  readonly partSize: number;
+  readonly partConcurrency: number;
+  readonly encryption: { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
+}
+
+/**
+ * One object written in parts. Bytes gather until a part is full; full parts upload in parallel
+ * (at most `partConcurrency`, `write` waits for room). The multipart upload starts with the first
+ * full part: an object smaller than one part is written by `complete()` with a single PutObject.
+ */
+class MultipartWriter implements ObjectWriter {
+  private readonly settings: MultipartSettings;
+  private readonly uri: string;
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private crc = 0;
+  private uploadId: Promise<string> | undefined;
+  private readonly parts: CompletedPart[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private failure: { readonly error: unknown } | undefined;
+  private finished = false;
+
+  constructor(private readonly sink: S3Sink, private readonly key: string) {
+    this.settings = sink.multipart();
+    this.uri = s3Uri(this.settings.bucket, key);
+  }
+
+  public async write(chunks: Buffer[]): Promise<void> {
+    this.checkWritable();
+    for (const chunk of chunks) {
+      if (chunk.length === 0) continue;
+      this.crc = crc32c(chunk, this.crc);
+      this.buffered.push(chunk);
+      this.bufferedBytes += chunk.length;
+      while (this.bufferedBytes >= this.settings.partSize) {
+        await this.startPart(this.take(this.settings.partSize));
+      }
+    }
+  }
+
+  public async complete(): Promise<void> {
+    this.checkWritable();
+    this.finished = true;
+    if (!this.uploadId) {
+      const data = this.take(this.bufferedBytes);
+      await this.sink.putObject(this.key, data, this.crc);
+      return;
+    }
+    if (this.bufferedBytes > 0) await this.startPart(this.take(this.bufferedBytes));
+    await this.settle();
+    if (this.failure) throw this.failure.error;
+    const uploadId = await this.uploadId;
+    const { client, bucket, retry } = this.settings;
+    let attempts = 0;
+    await withS3Retry(this.uri, async () => {
+      attempts++;
+      try {
+        await client.send(new CompleteMultipartUploadCommand({
+          Bucket: bucket, Key: this.key, UploadId: uploadId,
+          // Part checksums went with each UploadPart; a FULL_OBJECT upload needs only the whole one here.
+          MultipartUpload: { Parts: this.parts.map(({ PartNumber, ETag }) => ({ PartNumber, ETag })) },
+          ChecksumType: 'FULL_OBJECT', ChecksumCRC32C: crc32cBase64(this.crc),
+        }));
+      } catch (error) {
+        // An earlier attempt may have completed the upload and lost only its answer.
+        if (attempts > 1 && isS3NotFound(error) && await this.objectExists()) return;
+        throw error;
+      }
+    }, retry);
+  }
+
+  public async abort(): Promise<void> {
+    this.finished = true;
+    this.buffered = [];
+    this.bufferedBytes = 0;
+    await this.settle();
+    if (!this.uploadId) return;
+    // The upload may have failed to start: then there is nothing to abort.
+    const uploadId = await this.uploadId.catch(() => undefined);
+    if (uploadId === undefined) return;
+    const { client, bucket, retry } = this.settings;
+    await withS3Retry(this.uri, () => client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: this.key, UploadId: uploadId })), retry)
+      .catch((error: unknown) => {
+        if (!isS3NotFound(error)) throw error;
+      });
+  }
+
+  private checkWritable(): void {
+    if (this.failure) throw this.failure.error;
+    if (this.finished) throw new Error(`${this.uri}: already completed or aborted`);
+  }
+
+  /** Waits for room, then uploads one part in the background; its failure is kept for the next call. */
+  private async startPart(body: Buffer): Promise<void> {
+    while (this.inFlight.size >= this.settings.partConcurrency) await Promise.race(this.inFlight);
+    if (this.failure) throw this.failure.error;
+    const { client, bucket, retry, encryption } = this.settings;
+    this.uploadId ??= withS3Retry(this.uri, async () => {
+      const created = await client.send(new CreateMultipartUploadCommand({
+        Bucket: bucket, Key: this.key, ChecksumAlgorithm: 'CRC32C', ChecksumType: 'FULL_OBJECT', ...encryption,
+      }));
+      if (!created.UploadId) throw new Error('CreateMultipartUpload answered no UploadId');
+      return created.UploadId;
+    }, retry);
+    const partNumber = this.parts.length + 1;
+    const part: CompletedPart = { PartNumber: partNumber, ChecksumCRC32C: crc32cBase64(crc32c(body)) };
+    this.parts.push(part);
+    const upload = this.uploadId
+      .then((uploadId) => withS3Retry(`${this.uri} (part ${partNumber})`, () => client.send(new UploadPartCommand({
+        Bucket: bucket, Key: this.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length,
+        ChecksumCRC32C: part.ChecksumCRC32C,
+      })), retry))
+      .then((uploaded) => {
+        part.ETag = uploaded.ETag;
+      }, (error: unknown) => {
+        this.failure ??= { error };
+      })
+      .finally(() => this.inFlight.delete(upload));
+    this.inFlight.add(upload);
+  }
+
+  private async settle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  /** The first `bytes` buffered bytes as one buffer (no copy when one chunk holds them). */
+  private take(bytes: number): Buffer {
+    let taken: Buffer;
+    const first = this.buffered[0];
+    if (first && first.length >= bytes) {
+      taken = first.subarray(0, bytes);
+      this.buffered = first.length > bytes ? [first.subarray(bytes), ...this.buffered.slice(1)] : this.buffered.slice(1);
+    } else {
+      const all = Buffer.concat(this.buffered, this.bufferedBytes);
+      taken = all.subarray(0, bytes);
+      this.buffered = all.length > bytes ? [all.subarray(bytes)] : [];
+    }
+    this.bufferedBytes -= bytes;
+    return taken;
+  }
+
+  private async objectExists(): Promise<boolean> {
+    const { client, bucket } = this.settings;
+    return client.send(new HeadObjectCommand({ Bucket: bucket, Key: this.key })).then(() => true, () => false);
+  }
+}

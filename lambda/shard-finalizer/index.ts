@@ -1,0 +1,27 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3Sink } from '../packing/io/s3-sink';
+import { readLocation } from '../shard-planner/dataset-settings';
+import { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
+import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
+
+const logger = new Logger();
+const metrics = new Metrics();
+const client = new S3Client({});
+const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
+
+/** Merges the packers' results into the manifest, written last. */
+export async function handler(event: ShardFinalizerEvent): Promise<ShardFinalizerResult> {
+  const parsed = parseFinalizerEvent(event);
+  try {
+    const result = await finalizeShards(parsed, sink);
+    metrics.addMetric('Records', MetricUnit.Count, result.records);
+    metrics.addMetric('Failures', MetricUnit.Count, result.failures);
+    metrics.addMetric('Shards', MetricUnit.Count, result.shards);
+    logger.info('dataset complete', { ...result });
+    return result;
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+}

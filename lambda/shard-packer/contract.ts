@@ -1,0 +1,25 @@
+import { ENV } from '../shard-planner/dataset-settings';
+import { ShardTask } from '../shard-planner/plan-layout';
+import { Manifest } from '../packing/manifest';
+
+/** The packer's event: one item of the Map, as the planner wrote it. */
+export type ShardPackerEvent = ShardTask;
+
+/** Fields of {@link ShardPackerEvent}: the Map's ItemSelector passes exactly these. */
+export const SHARD_PACKER_EVENT_FIELDS = ['shardIndex', 'shardName', 'membersKey'] as const satisfies ReadonlyArray<keyof ShardPackerEvent>;
+
+/**
+ * What the packer returns. The shard's full result (with every failure) is in S3 at
+ * `resultKey`: a list of failures can outgrow the 256 KB a state may carry.
+ */
+export interface ShardPackerResult {
+  readonly shard: Manifest['shards'][number];
+  readonly failureCount: number;
+  /** Key of `_plan/results/<shard>.json`, relative to the dataset prefix. */
+  readonly resultKey: string;
+}
+
+/** Environment variables the packer reads. */
+export const SHARD_PACKER_ENVIRONMENT = [
+  ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix, ENV.format, ENV.readConcurrency,
+] as const;

@@ -1,0 +1,37 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3Sink } from '../packing/io/s3-sink';
+import { S3Source } from '../packing/io/s3-source';
+import { readFormat, readLocation, readReadConcurrency } from '../shard-planner/dataset-settings';
+import { ShardPackerEvent, ShardPackerResult } from './contract';
+import { packShard, parsePackerEvent } from './pack-shard';
+
+const logger = new Logger();
+const metrics = new Metrics();
+const client = new S3Client({});
+const source = new S3Source({ client, ...readLocation(process.env, 'source') });
+const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
+const format = readFormat(process.env);
+const readConcurrency = readReadConcurrency(process.env);
+
+/** Packs one shard of the plan. */
+export async function handler(event: ShardPackerEvent): Promise<ShardPackerResult> {
+  const task = parsePackerEvent(event);
+  logger.appendKeys({ shard: task.shardName });
+  const started = Date.now();
+  let inputBytes = 0;
+  try {
+    const result = await packShard(task, { source, sink, format, readConcurrency, onFile: (bytes) => { inputBytes += bytes; } });
+    const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+    metrics.addMetric('Records', MetricUnit.Count, result.shard.records);
+    metrics.addMetric('RecordsPerSecond', MetricUnit.CountPerSecond, result.shard.records / seconds);
+    metrics.addMetric('InputMegabytesPerSecond', MetricUnit.MegabytesPerSecond, inputBytes / 1e6 / seconds);
+    metrics.addMetric('Failures', MetricUnit.Count, result.failureCount);
+    if (result.failureCount > 0) logger.warn('inputs that did not become records', { failureCount: result.failureCount, resultKey: result.resultKey });
+    logger.info('packed', { ...result.shard, failureCount: result.failureCount, seconds, inputBytes });
+    return result;
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+}

@@ -1,0 +1,53 @@
+import { shardFormat } from '../packing/formats';
+import { ShardFormatName } from '../packing/formats/shard-format';
+import { PackingSink, PackingSource } from '../packing/io/storage';
+import { writeShard } from '../packing/shard-writer';
+import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
+import { PackedShardResult, parseMembers, PLAN_PREFIX, resultKey } from '../shard-planner/plan-layout';
+import { ShardPackerEvent, ShardPackerResult } from './contract';
+
+const HANDLER = 'shard-packer';
+const SHARD_NAME = /^part-\d{5,}-of-\d{5,}$/;
+
+/** Checks the Map item; errors name the field. */
+export function parsePackerEvent(event: unknown): ShardPackerEvent {
+  const fields = eventObject(HANDLER, event);
+  const shardIndex = integerField(HANDLER, fields, 'shardIndex', 0);
+  const shardName = stringField(HANDLER, fields, 'shardName');
+  if (!SHARD_NAME.test(shardName)) {
+    throw new HandlerInputError(`${HANDLER}: event field 'shardName' must look like 'part-00000-of-00008', got '${shardName}'`);
+  }
+  const membersKey = stringField(HANDLER, fields, 'membersKey');
+  if (!membersKey.startsWith(PLAN_PREFIX)) {
+    throw new HandlerInputError(`${HANDLER}: event field 'membersKey' must be a key under '${PLAN_PREFIX}' of the dataset, got '${membersKey}'`);
+  }
+  return { shardIndex, shardName, membersKey };
+}
+
+/** How one shard is packed. */
+export interface PackShardOptions {
+  readonly source: PackingSource;
+  readonly sink: PackingSink;
+  readonly format: ShardFormatName;
+  readonly readConcurrency: number;
+  readonly onFile?: (bytes: number) => void;
+}
+
+/**
+ * Packs one shard from its member list and writes the result next to the plan. Safe to run twice
+ * for the same shard: the same members give the same bytes under the same keys.
+ */
+export async function packShard(task: ShardPackerEvent, options: PackShardOptions): Promise<ShardPackerResult> {
+  const planned = parseMembers(task, await options.sink.get(task.membersKey));
+  const written = await writeShard(planned, {
+    source: options.source,
+    sink: options.sink,
+    format: shardFormat(options.format),
+    readConcurrency: options.readConcurrency,
+    onFile: options.onFile,
+  });
+  const key = resultKey(task.shardName);
+  const result: PackedShardResult = { shard: written.shard, failures: written.failures };
+  await options.sink.put(key, Buffer.from(`${JSON.stringify(result)}\n`));
+  return { shard: written.shard, failureCount: written.failures.length, resultKey: key };
+}

@@ -1,0 +1,99 @@
+import { ShardFormatName } from '../packing/formats/shard-format';
+import { LabelMode } from '../packing/planning/plan-types';
+import { HandlerInputError } from './handler-input';
+
+/**
+ * Environment variables the construct sets on the handlers (the deploy-time half of their contract;
+ * the other half is the event). Each handler's `contract.ts` lists the ones it reads.
+ */
+export const ENV = {
+  sourceBucket: 'SOURCE_BUCKET',
+  sourcePrefix: 'SOURCE_PREFIX',
+  destinationBucket: 'DESTINATION_BUCKET',
+  destinationPrefix: 'DESTINATION_PREFIX',
+  format: 'SHARD_FORMAT',
+  seed: 'SHUFFLE_SEED',
+  labels: 'RECORD_LABELS',
+  targetShardBytes: 'TARGET_SHARD_BYTES',
+  shardCount: 'SHARD_COUNT',
+  consumers: 'CONSUMERS',
+  readConcurrency: 'READ_CONCURRENCY',
+} as const;
+
+/** A bucket and a key prefix (empty, or ending in `/`). */
+export interface BucketLocation {
+  readonly bucket: string;
+  readonly prefix: string;
+}
+
+/** What the planner plans with. */
+export interface PlanSettings {
+  readonly format: ShardFormatName;
+  readonly seed: number;
+  readonly labels: LabelMode;
+  readonly targetShardBytes?: number;
+  readonly shardCount?: number;
+  readonly consumers: number;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The source (`SOURCE_*`) or destination (`DESTINATION_*`) bucket and prefix. */
+export function readLocation(env: Environment, which: 'source' | 'destination'): BucketLocation {
+  const bucketName = which === 'source' ? ENV.sourceBucket : ENV.destinationBucket;
+  const prefixName = which === 'source' ? ENV.sourcePrefix : ENV.destinationPrefix;
+  const bucket = required(env, bucketName);
+  const prefix = env[prefixName] ?? '';
+  if (prefix !== '' && (!prefix.endsWith('/') || prefix.startsWith('/'))) {
+    throw new HandlerInputError(`environment variable ${prefixName} must be empty or a key prefix ending in '/' (not starting with '/'), got '${prefix}'`);
+  }
+  return { bucket, prefix };
+}
+
+/** The shard format (`SHARD_FORMAT`). */
+export function readFormat(env: Environment): ShardFormatName {
+  const format = required(env, ENV.format);
+  if (format !== 'tfrecord' && format !== 'recordio') {
+    throw new HandlerInputError(`environment variable ${ENV.format} must be 'tfrecord' or 'recordio', got '${format}'`);
+  }
+  return format;
+}
+
+/** The planner's settings. */
+export function readPlanSettings(env: Environment): PlanSettings {
+  const labels = env[ENV.labels] ?? 'folder';
+  if (labels !== 'folder' && labels !== 'none') {
+    throw new HandlerInputError(`environment variable ${ENV.labels} must be 'folder' or 'none', got '${labels}'`);
+  }
+  return {
+    format: readFormat(env),
+    seed: wholeNumber(env, ENV.seed, 0) ?? 0,
+    labels,
+    targetShardBytes: wholeNumber(env, ENV.targetShardBytes, 1),
+    shardCount: wholeNumber(env, ENV.shardCount, 1),
+    consumers: wholeNumber(env, ENV.consumers, 1) ?? 1,
+  };
+}
+
+/** Files a packer reads ahead (`READ_CONCURRENCY`, default 64). */
+export function readReadConcurrency(env: Environment): number {
+  return wholeNumber(env, ENV.readConcurrency, 1) ?? 64;
+}
+
+function required(env: Environment, name: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new HandlerInputError(`environment variable ${name} is not set: the ShardedDataset construct sets it`);
+  }
+  return value;
+}
+
+function wholeNumber(env: Environment, name: string, min: number): number | undefined {
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
+    throw new HandlerInputError(`environment variable ${name} must be a whole number of at least ${min}, got '${text}'`);
+  }
+  return value;
+}

@@ -1,0 +1,39 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3Sink } from '../packing/io/s3-sink';
+import { S3Source } from '../packing/io/s3-source';
+import { ShardPlannerEvent, ShardPlannerResult } from './contract';
+import { readLocation, readPlanSettings } from './dataset-settings';
+import { booleanField, eventObject } from './handler-input';
+import { planDataset } from './plan-dataset';
+
+const logger = new Logger();
+const metrics = new Metrics();
+const client = new S3Client({});
+const source = readLocation(process.env, 'source');
+const destination = readLocation(process.env, 'destination');
+const settings = readPlanSettings(process.env);
+
+/** Lists the source, plans the shards, writes the plan; or says the dataset is up to date. */
+export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerResult> {
+  const force = booleanField('shard-planner', eventObject('shard-planner', event ?? {}), 'force');
+  const started = Date.now();
+  try {
+    const result = await planDataset({
+      source: new S3Source({ client, bucket: source.bucket, prefix: source.prefix }),
+      sink: new S3Sink({ client, bucket: destination.bucket, prefix: destination.prefix }),
+      destination,
+      settings,
+      force,
+    });
+    const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+    metrics.addMetric('SourceObjects', MetricUnit.Count, result.source.objects);
+    metrics.addMetric('PlannedShards', MetricUnit.Count, result.upToDate ? 0 : result.shardCount);
+    metrics.addMetric('ObjectsPlannedPerSecond', MetricUnit.CountPerSecond, result.source.objects / seconds);
+    logger.info(result.upToDate ? 'dataset is up to date' : 'planned', { ...result, seconds });
+    return result;
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+}

@@ -1,0 +1,464 @@
+import { Duration, Size, Stack, Token } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { lambdaBundleDirectory, LambdaHandlerName } from '../private/assets';
+import { ValidationError } from '../private/errors';
+import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
+import { createSecureBucket } from '../private/secure-bucket';
+import { isResolved } from '../private/validation';
+
+/**
+ * The record format of the shards.
+ */
+export enum ShardFormat {
+  /** TFRecord of tf.train.Example (`image/encoded`, `image/class/label`, ...): `.tfrecord` shards, one index per shard. */
+  TFRECORD = 'tfrecord',
+  /** MXNet RecordIO (im2rec-compatible IRHeader): `.rec` shards, plus `index/all.idx` over all shards for DALI. */
+  RECORDIO = 'recordio',
+}
+
+/**
+ * Where the records' class labels come from.
+ */
+export enum RecordLabels {
+  /** The first folder of each key is the class (`cat/0001.jpg` → `cat`); names sorted → 0..n-1. */
+  FOLDER = 'folder',
+  /** No labels (-1). */
+  NONE = 'none',
+}
+
+/**
+ * A packed dataset, as training channels read it.
+ */
+export interface IShardedDataset {
+  /** The bucket holding the shards. */
+  readonly destinationBucket: s3.IBucket;
+  /** Prefix of the shards, e.g. `packed/shards/`: the train channel's prefix. */
+  readonly shardsPrefix: string;
+  /** Prefix of the index files, e.g. `packed/index/` (apart from the shards, so ShardedByS3Key never splits them). */
+  readonly indexPrefix: string;
+  /** Key of `manifest.json`, written last: its presence means the dataset is complete. */
+  readonly manifestKey: string;
+}
+
+/**
+ * Properties of a {@link ShardedDataset}.
+ */
+export interface ShardedDatasetProps {
+  /** The bucket holding the small files to pack; the planner and packers are granted read on `sourcePrefix`. */
+  readonly sourceBucket: s3.IBucket;
+
+  /**
+   * Prefix of the files to pack, empty or ending in `/` (e.g. `raw/`). With folder labels the
+   * first folder below it is the class.
+   *
+   * @default '' - the whole bucket
+   */
+  readonly sourcePrefix?: string;
+
+  /**
+   * The bucket the shards are written to.
+   *
+   * @default - a new bucket: encrypted (with `encryptionKey` when given), SSL only, public access
+   * blocked, incomplete multipart uploads aborted after a day, retained on stack deletion
+   */
+  readonly destinationBucket?: s3.IBucket;
+
+  /**
+   * KMS key of the bucket created when `destinationBucket` is not given. Buckets you pass bring
+   * their own key: the grants include it.
+   *
+   * @default - S3-managed encryption
+   */
+  readonly encryptionKey?: kms.IKey;
+
+  /**
+   * Prefix of the packed dataset, empty or ending in `/`: shards under `<prefix>shards/`, indexes
+   * under `<prefix>index/`, the manifest at `<prefix>manifest.json`, working files under `<prefix>_plan/`.
+   *
+   * @default 'packed/'
+   */
+  readonly destinationPrefix?: string;
+
+  /**
+   * Record format of the shards.
+   *
+   * @default ShardFormat.TFRECORD
+   */
+  readonly format?: ShardFormat;
+
+  /**
+   * Target size of a shard, 1–128 MiB. Cannot be combined with `shardCount`.
+   *
+   * @default - 64 MiB, unless `shardCount` is given
+   */
+  readonly targetShardSize?: Size;
+
+  /**
+   * Exact number of shards (rounded up to a multiple of `consumers`). Cannot be combined with `targetShardSize`.
+   *
+   * @default - from `targetShardSize`
+   */
+  readonly shardCount?: number;
+
+  /**
+   * Readers that split the shards between them: instances × GPU processes × loader workers. The
+   * shard count is a multiple of it, so every reader gets the same number of equal shards.
+   *
+   * @default 1
+   */
+  readonly consumers?: number;
+
+  /**
+   * Shuffle seed: the same source and seed give byte-identical shards.
+   *
+   * @default 0
+   */
+  readonly seed?: number;
+
+  /**
+   * Where class labels come from.
+   *
+   * @default RecordLabels.FOLDER
+   */
+  readonly labels?: RecordLabels;
+
+  /**
+   * Source objects each packer reads at once (1–1024).
+   *
+   * @default 64
+   */
+  readonly packerConcurrency?: number;
+
+  /**
+   * Memory of each packer Lambda (128 MiB–10 GiB). Lambda's CPU and network share grow with it.
+   *
+   * @default Size.gibibytes(2)
+   */
+  readonly packerMemorySize?: Size;
+
+  /**
+   * Memory of the planner Lambda (128 MiB–10 GiB): it holds the whole listing. About 3 GB at
+   * 10 million objects.
+   *
+   * @default Size.gibibytes(4)
+   */
+  readonly plannerMemorySize?: Size;
+
+  /**
+   * Packers running at once (the Distributed Map's MaxConcurrency, 1–10,000). Keep it within the
+   * account's Lambda concurrency.
+   *
+   * @default 100
+   */
+  readonly maxConcurrency?: number;
+}
+
+const MIB = 1024 * 1024;
+const MIN_SHARD_MIB = 1;
+const MAX_SHARD_MIB = 128;
+const MIN_MEMORY_MIB = 128;
+const MAX_MEMORY_MIB = 10240;
+const MAX_PACKER_CONCURRENCY = 1024;
+const MAX_MAP_CONCURRENCY = 10000;
+const PLAN_PREFIX = '_plan/';
+
+/**
+ * Packs the small files under an S3 prefix into equal-sized shards (TFRecord or RecordIO) with
+ * a Step Functions state machine: plan (list, shuffle, balance) → a Distributed Map of Lambda
+ * packers, one shard each → finalize (merged index, manifest last). An execution whose source
+ * listing, format, seed and shard options match the last manifest ends after planning.
+ *
+ * Start an execution with `{}` (or `{"force": true}` to repack anyway).
+ *
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
+ */
+export class ShardedDataset extends Construct implements IShardedDataset {
+  /** The state machine that packs the dataset. */
+  public readonly stateMachine: sfn.StateMachine;
+  /** The bucket holding the packed dataset. */
+  public readonly destinationBucket: s3.IBucket;
+  /** Prefix of the packed dataset, e.g. `packed/`. */
+  public readonly destinationPrefix: string;
+  /** Prefix of the shards, e.g. `packed/shards/`. */
+  public readonly shardsPrefix: string;
+  /** Prefix of the index files, e.g. `packed/index/`. */
+  public readonly indexPrefix: string;
+  /** Key of `manifest.json`. */
+  public readonly manifestKey: string;
+  /** Lists the source and writes the plan. */
+  public readonly plannerFunction: lambda.Function;
+  /** Packs one shard. */
+  public readonly packerFunction: lambda.Function;
+  /** Writes the merged index and the manifest. */
+  public readonly finalizerFunction: lambda.Function;
+
+  constructor(scope: Construct, id: string, props: ShardedDatasetProps) {
+    super(scope, id);
+    validateProps(this, props);
+
+    const sourcePrefix = props.sourcePrefix ?? '';
+    this.destinationPrefix = props.destinationPrefix ?? 'packed/';
+    this.destinationBucket = props.destinationBucket ?? this.createDestinationBucket(props.encryptionKey);
+    this.shardsPrefix = `${this.destinationPrefix}shards/`;
+    this.indexPrefix = `${this.destinationPrefix}index/`;
+    this.manifestKey = `${this.destinationPrefix}manifest.json`;
+
+    const source = { SOURCE_BUCKET: props.sourceBucket.bucketName, SOURCE_PREFIX: sourcePrefix };
+    const destination = { DESTINATION_BUCKET: this.destinationBucket.bucketName, DESTINATION_PREFIX: this.destinationPrefix };
+    const format = props.format ?? ShardFormat.TFRECORD;
+
+    this.plannerFunction = this.createFunction('Planner', 'shard-planner', props.plannerMemorySize ?? Size.gibibytes(4), {
+      ...source,
+      ...destination,
+      SHARD_FORMAT: format,
+      SHUFFLE_SEED: String(props.seed ?? 0),
+      RECORD_LABELS: props.labels ?? RecordLabels.FOLDER,
+      ...(props.targetShardSize ? { TARGET_SHARD_BYTES: numberVariable(props.targetShardSize.toBytes()) } : {}),
+      ...(props.shardCount !== undefined ? { SHARD_COUNT: numberVariable(props.shardCount) } : {}),
+      CONSUMERS: numberVariable(props.consumers ?? 1),
+    }, 'lists the source, shuffles and balances it into shards, writes the plan');
+    this.packerFunction = this.createFunction('Packer', 'shard-packer', props.packerMemorySize ?? Size.gibibytes(2), {
+      ...source,
+      ...destination,
+      SHARD_FORMAT: format,
+      READ_CONCURRENCY: numberVariable(props.packerConcurrency ?? 64),
+    }, 'packs one shard from its member list');
+    this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), destination,
+      'merges the shard results, writes the merged index and the manifest');
+
+    this.grantAccess(props.sourceBucket, sourcePrefix);
+    this.stateMachine = this.createStateMachine(props.maxConcurrency ?? 100);
+  }
+
+  private createDestinationBucket(encryptionKey: kms.IKey | undefined): s3.Bucket {
+    const bucket = createSecureBucket(this, 'Destination', encryptionKey);
+    acknowledge(bucket, 'AwsSolutions-S1', 'packed dataset bucket written only by this construct\'s functions: audit reads with '
+      + 'CloudTrail S3 data events, or pass your own destinationBucket with server access logging');
+    return bucket;
+  }
+
+  private createFunction(id: string, handler: LambdaHandlerName, memorySize: Size, environment: Record<string, string>,
+    description: string): lambda.Function {
+    const fn = new lambda.Function(this, id, {
+      description: `cdk-training-io ${handler}: ${description}`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      // x86_64: the packers checksum every byte with @node-rs/crc32's SSE4.2 native addon, shipped as its linux-x64-gnu binary.
+      architecture: lambda.Architecture.X86_64,
+      code: lambda.Code.fromAsset(lambdaBundleDirectory(handler)),
+      handler: 'index.handler',
+      memorySize: memorySize.toMebibytes(),
+      timeout: Duration.minutes(15),
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        ...environment,
+        POWERTOOLS_SERVICE_NAME: handler,
+        POWERTOOLS_METRICS_NAMESPACE: 'cdk-training-io',
+      },
+      logGroup: new logs.LogGroup(this, `${id}Logs`, { retention: logs.RetentionDays.THREE_MONTHS }),
+    });
+    acknowledge(fn, 'AwsSolutions-L1', 'the handlers are bundled and tested for Node.js 22 (nodejs22.x, supported until 2027)');
+    acknowledge(fn, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'the Lambda basic execution policy only writes the function\'s own CloudWatch logs');
+    acknowledge(fn, 'AwsSolutions-IAM5[Resource::*]', 'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) has no resource-level permissions');
+    return fn;
+  }
+
+  private grantAccess(sourceBucket: s3.IBucket, sourcePrefix: string): void {
+    for (const fn of [this.plannerFunction, this.packerFunction]) {
+      sourceBucket.grantRead(fn, `${sourcePrefix}*`);
+      acknowledgePrefixGrant(fn, sourceBucket, sourcePrefix, 'reads the files to pack');
+    }
+    for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
+      this.destinationBucket.grantReadWrite(fn, `${this.destinationPrefix}*`);
+      acknowledgePrefixGrant(fn, this.destinationBucket, this.destinationPrefix, 'writes the packed dataset and its plan');
+    }
+  }
+
+  private createStateMachine(maxConcurrency: number): sfn.StateMachine {
+    const plan = new tasks.LambdaInvoke(this, 'Plan', {
+      lambdaFunction: this.plannerFunction,
+      payloadResponseOnly: true,
+      resultPath: '$.plan',
+    });
+
+    const pack = new tasks.LambdaInvoke(this, 'PackShard', {
+      lambdaFunction: this.packerFunction,
+      payloadResponseOnly: true,
+      payload: sfn.TaskInput.fromObject({
+        shardIndex: sfn.JsonPath.numberAt('$.shardIndex'),
+        shardName: sfn.JsonPath.stringAt('$.shardName'),
+        membersKey: sfn.JsonPath.stringAt('$.membersKey'),
+      }),
+    });
+    // Throttling when the Map outruns the account's Lambda concurrency: wait it out.
+    pack.addRetry({
+      errors: ['Lambda.TooManyRequestsException'],
+      interval: Duration.seconds(5),
+      backoffRate: 2,
+      maxAttempts: 8,
+      maxDelay: Duration.minutes(2),
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    // A packer is safe to rerun (same members, same bytes, same keys): retry what escaped its own S3 retries.
+    pack.addRetry({
+      errors: [sfn.Errors.TASKS_FAILED, sfn.Errors.TIMEOUT],
+      interval: Duration.seconds(10),
+      backoffRate: 2,
+      maxAttempts: 3,
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+
+    const packShards = new sfn.DistributedMap(this, 'PackShards', {
+      itemReader: new sfn.S3JsonItemReader({
+        bucketNamePath: sfn.JsonPath.stringAt('$.plan.tasksBucket'),
+        key: sfn.JsonPath.stringAt('$.plan.tasksKey'),
+      }),
+      itemSelector: {
+        shardIndex: sfn.JsonPath.numberAt('$$.Map.Item.Value.shardIndex'),
+        shardName: sfn.JsonPath.stringAt('$$.Map.Item.Value.shardName'),
+        membersKey: sfn.JsonPath.stringAt('$$.Map.Item.Value.membersKey'),
+      },
+      maxConcurrency,
+      toleratedFailurePercentage: 0,
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      // Results are in S3 (`_plan/results/`): the Map's output would outgrow a state's 256 KB.
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    packShards.itemProcessor(pack);
+
+    const finalize = new tasks.LambdaInvoke(this, 'Finalize', {
+      lambdaFunction: this.finalizerFunction,
+      payloadResponseOnly: true,
+      payload: sfn.TaskInput.fromObject({
+        shardCount: sfn.JsonPath.numberAt('$.plan.shardCount'),
+        fingerprint: sfn.JsonPath.stringAt('$.plan.source.fingerprint'),
+      }),
+      resultPath: '$.dataset',
+    });
+
+    const upToDate = new sfn.Choice(this, 'UpToDate')
+      .when(sfn.Condition.booleanEquals('$.plan.upToDate', true), new sfn.Succeed(this, 'AlreadyPacked'))
+      .otherwise(packShards.next(finalize));
+
+    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      definitionBody: sfn.DefinitionBody.fromChainable(plan.next(upToDate)),
+      tracingEnabled: true,
+      logs: {
+        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        level: sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+    // The Map reads its items from the one task list of this dataset, nothing else.
+    stateMachine.addToRolePolicy(new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}tasks.json`)],
+    }));
+    this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
+    for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
+      acknowledge(stateMachine, wildcardResourceFinding(stateMachine, `${fn.functionArn}:*`),
+        'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
+    }
+    acknowledgeDistributedMapPolicy(stateMachine);
+    acknowledge(stateMachine, 'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) have no resource-level permissions');
+    return stateMachine;
+  }
+}
+
+/**
+ * The Distributed Map's policy (added by aws-cdk-lib) lets the state machine start, describe and
+ * stop its own child executions: the wildcard is the execution name.
+ */
+function acknowledgeDistributedMapPolicy(stateMachine: sfn.StateMachine): void {
+  const policy = stateMachine.node.tryFindChild('DistributedMapPolicy');
+  if (!(policy instanceof iam.Policy)) return;
+  const document = Stack.of(stateMachine).resolve(policy.document) as { Statement?: Array<{ Resource?: unknown }> };
+  for (const statement of document.Statement ?? []) {
+    const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+    for (const resource of resources) {
+      acknowledge(stateMachine, wildcardResourceFinding(stateMachine, resource as string),
+        'the Distributed Map starts, describes and stops the child executions of this state machine only');
+    }
+  }
+}
+
+/** An environment variable's value must be a string, also when the number is a token. */
+function numberVariable(value: number): string {
+  return Token.isUnresolved(value) ? Token.asString(value) : String(value);
+}
+
+function validateProps(scope: Construct, props: ShardedDatasetProps): void {
+  validatePrefix(scope, 'sourcePrefix', props.sourcePrefix);
+  validatePrefix(scope, 'destinationPrefix', props.destinationPrefix);
+  validateDestinationOutsideSource(scope, props);
+  validateShardSize(scope, props.targetShardSize);
+  validateShardSizeOrCount(scope, props);
+  validateWholeNumber(scope, 'InvalidShardCount', 'shardCount', props.shardCount, 1, Number.MAX_SAFE_INTEGER);
+  validateWholeNumber(scope, 'InvalidConsumers', 'consumers (instances × GPU processes × loader workers)', props.consumers, 1, Number.MAX_SAFE_INTEGER);
+  validateWholeNumber(scope, 'InvalidSeed', 'seed', props.seed, 0, Number.MAX_SAFE_INTEGER);
+  validateWholeNumber(scope, 'InvalidPackerConcurrency', 'packerConcurrency', props.packerConcurrency, 1, MAX_PACKER_CONCURRENCY);
+  validateWholeNumber(scope, 'InvalidMaxConcurrency', 'maxConcurrency', props.maxConcurrency, 1, MAX_MAP_CONCURRENCY);
+  validateMemorySize(scope, 'packerMemorySize', props.packerMemorySize);
+  validateMemorySize(scope, 'plannerMemorySize', props.plannerMemorySize);
+}
+
+function validatePrefix(scope: Construct, name: string, prefix: string | undefined): void {
+  if (!isResolved(prefix) || prefix === '') return;
+  if (!prefix.endsWith('/') || prefix.startsWith('/') || prefix.includes('//')) {
+    throw new ValidationError('InvalidPrefix',
+      `${name} must be empty or a key prefix ending in '/' without a leading '/' or empty folders (e.g. 'raw/train/'), got '${prefix}'`, scope);
+  }
+}
+
+/** Packing into the source's own prefix would pack the shards again on the next run. */
+function validateDestinationOutsideSource(scope: Construct, props: ShardedDatasetProps): void {
+  if (props.destinationBucket !== props.sourceBucket) return;
+  const source = props.sourcePrefix ?? '';
+  const destination = props.destinationPrefix ?? 'packed/';
+  if (!isResolved(source) || !isResolved(destination)) return;
+  if (destination.startsWith(source)) {
+    throw new ValidationError('DestinationInsideSource',
+      `destinationPrefix '${destination}' is inside sourcePrefix '${source}' of the same bucket: the next run would pack the shards `
+      + 'as source files; use a prefix outside the source (e.g. sourcePrefix \'raw/\', destinationPrefix \'packed/\')', scope);
+  }
+}
+
+function validateShardSize(scope: Construct, size: Size | undefined): void {
+  if (size === undefined || size.isUnresolved()) return;
+  const mib = size.toBytes() / MIB;
+  if (mib < MIN_SHARD_MIB || mib > MAX_SHARD_MIB) {
+    throw new ValidationError('InvalidShardSize',
+      `targetShardSize must be between ${MIN_SHARD_MIB} MiB and ${MAX_SHARD_MIB} MiB, got ${mib} MiB`, scope);
+  }
+}
+
+function validateShardSizeOrCount(scope: Construct, props: ShardedDatasetProps): void {
+  if (props.targetShardSize !== undefined && props.shardCount !== undefined) {
+    throw new ValidationError('ShardSizeAndCount',
+      'give targetShardSize or shardCount, not both: the shard count follows from the size, or the size from the count', scope);
+  }
+}
+
+function validateWholeNumber(scope: Construct, code: string, name: string, value: number | undefined, min: number, max: number): void {
+  if (!isResolved(value)) return;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ValidationError(code, `${name} must be a whole number from ${min} to ${max}, got ${value}`, scope);
+  }
+}
+
+function validateMemorySize(scope: Construct, name: string, size: Size | undefined): void {
+  if (size === undefined || size.isUnresolved()) return;
+  const mib = size.toBytes() / MIB;
+  if (!Number.isInteger(mib) || mib < MIN_MEMORY_MIB || mib > MAX_MEMORY_MIB) {
+    throw new ValidationError('InvalidMemorySize',
+      `${name} must be a whole number of MiB between ${MIN_MEMORY_MIB} MiB and ${MAX_MEMORY_MIB} MiB, got ${mib} MiB`, scope);
+  }
+}

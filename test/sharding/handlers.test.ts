@@ -1,0 +1,125 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { MANIFEST_KEY, sourceFingerprint } from '../../lambda/packing/manifest';
+import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalizer/finalize-shards';
+import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
+import { readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
+import { planDataset } from '../../lambda/shard-planner/plan-dataset';
+import { parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'shard-handlers-'));
+}
+
+function writeFiles(root: string, files: Record<string, number>): void {
+  for (const [key, size] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, key)), { recursive: true });
+    fs.writeFileSync(path.join(root, key), Buffer.alloc(size, key.length));
+  }
+}
+
+const SETTINGS = { format: 'tfrecord' as const, seed: 3, labels: 'folder' as const, shardCount: 2, consumers: 1 };
+const DESTINATION = { bucket: 'packed-bucket', prefix: 'packed/' };
+
+describe('shard handlers: event and environment parsing', () => {
+  test.each([
+    [null, /the event must be a JSON object/],
+    [{ shardName: 'part-00000-of-00002', membersKey: '_plan/x.jsonl' }, /'shardIndex' must be an integer of at least 0, got nothing/],
+    [{ shardIndex: -1, shardName: 'part-00000-of-00002', membersKey: '_plan/x.jsonl' }, /'shardIndex'/],
+    [{ shardIndex: 0, shardName: 'evil/../x', membersKey: '_plan/x.jsonl' }, /'shardName' must look like/],
+    [{ shardIndex: 0, shardName: 'part-00000-of-00002', membersKey: 'shards/x' }, /'membersKey' must be a key under '_plan\/'/],
+  ])('the packer rejects %p naming the field', (event, message) => {
+    expect(() => parsePackerEvent(event)).toThrow(message);
+  });
+
+  test.each([
+    [{ fingerprint: 'abc' }, /'shardCount' must be an integer of at least 1/],
+    [{ shardCount: 2 }, /'fingerprint' must be a non-empty string/],
+  ])('the finalizer rejects %p naming the field', (event, message) => {
+    expect(() => parseFinalizerEvent(event)).toThrow(message);
+  });
+
+  test('environment errors name the variable', () => {
+    expect(() => readLocation({}, 'source')).toThrow(/SOURCE_BUCKET is not set/);
+    expect(() => readLocation({ DESTINATION_BUCKET: 'b', DESTINATION_PREFIX: 'packed' }, 'destination')).toThrow(/DESTINATION_PREFIX/);
+    expect(() => readPlanSettings({ SHARD_FORMAT: 'zip' })).toThrow(/SHARD_FORMAT must be 'tfrecord' or 'recordio', got 'zip'/);
+    expect(() => readPlanSettings({ SHARD_FORMAT: 'tfrecord', CONSUMERS: '0' })).toThrow(/CONSUMERS must be a whole number of at least 1/);
+  });
+
+  test('a malformed member list is reported with its key and line', () => {
+    const task: ShardTask = { shardIndex: 0, shardName: 'part-00000-of-00001', membersKey: '_plan/part-00000-of-00001.jsonl' };
+    expect(() => parseMembers(task, Buffer.from('["a/1.jpg",1,0,0]\n{"key":"b"}\n'))).toThrow(/part-00000-of-00001\.jsonl line 2/);
+  });
+
+  test('the source fingerprint does not depend on listing order and changes with any file', () => {
+    const files = [{ key: 'b/2', size: 5, modified: 9 }, { key: 'a/1', size: 3, modified: 7 }, { key: 'a/ü', size: 1, modified: 1 }];
+    expect(sourceFingerprint([...files].reverse())).toBe(sourceFingerprint(files));
+    expect(sourceFingerprint([...files.slice(1), { key: 'b/2', size: 5, modified: 10 }])).not.toBe(sourceFingerprint(files));
+  });
+});
+
+// The handlers' logic over the local-folder source and sink of the engine; the same run against a
+// local S3 server (through S3Source/S3Sink and the bundled handlers) is for the next session.
+describe('shard handlers: plan → pack → finalize over local folders', () => {
+  async function run(sourceDir: string, outDir: string, force = false) {
+    const source = new LocalDirectorySource(sourceDir);
+    const sink = new LocalDirectorySink(outDir);
+    const plan = await planDataset({ source, sink, destination: DESTINATION, settings: SETTINGS, force });
+    return { plan, source, sink };
+  }
+
+  test('packs every file, writes the manifest last, and a rerun on the same source is up to date', async () => {
+    // GIVEN
+    const sourceDir = tempDir();
+    const outDir = tempDir();
+    writeFiles(sourceDir, { 'cat/1.jpg': 100, 'cat/2.jpg': 200, 'dog/1.jpg': 150, 'dog/2.jpg': 50, 'dog/3.jpg': 10 });
+    // WHEN
+    const { plan, source, sink } = await run(sourceDir, outDir);
+    const tasks = JSON.parse(fs.readFileSync(path.join(outDir, TASKS_KEY), 'utf8')) as ShardTask[];
+    for (const task of tasks) await packShard(parsePackerEvent(task), { source, sink, format: 'tfrecord', readConcurrency: 4 });
+    const result = await finalizeShards({ shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink);
+    // THEN
+    expect(plan).toMatchObject({ upToDate: false, tasksBucket: 'packed-bucket', tasksKey: 'packed/_plan/tasks.json', shardCount: 2, classes: 2 });
+    expect(tasks.map((task) => task.shardName)).toEqual(['part-00000-of-00002', 'part-00001-of-00002']);
+    expect(result).toMatchObject({ manifestKey: MANIFEST_KEY, shards: 2, records: 5, failures: 0 });
+    expect(fs.existsSync(path.join(outDir, 'shards', 'part-00001-of-00002.tfrecord'))).toBe(true);
+    expect((await run(sourceDir, outDir)).plan.upToDate).toBe(true);
+    expect((await run(sourceDir, outDir, true)).plan.upToDate).toBe(false);
+  });
+
+  test('a changed source is not up to date and the old manifest is removed before repacking', async () => {
+    const sourceDir = tempDir();
+    const outDir = tempDir();
+    writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
+    const { plan, source, sink } = await run(sourceDir, outDir);
+    const tasks = JSON.parse(fs.readFileSync(path.join(outDir, TASKS_KEY), 'utf8')) as ShardTask[];
+    for (const task of tasks) await packShard(task, { source, sink, format: 'tfrecord', readConcurrency: 2 });
+    await finalizeShards({ shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink);
+    writeFiles(sourceDir, { 'dog/2.jpg': 10 });
+    const rerun = await run(sourceDir, outDir);
+    expect(rerun.plan.upToDate).toBe(false);
+    expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
+  });
+
+  test('the finalizer fails, writing no manifest, when a shard has no result', async () => {
+    const sourceDir = tempDir();
+    const outDir = tempDir();
+    writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
+    const { plan, source, sink } = await run(sourceDir, outDir);
+    const tasks = JSON.parse(fs.readFileSync(path.join(outDir, TASKS_KEY), 'utf8')) as ShardTask[];
+    await packShard(tasks[0], { source, sink, format: 'tfrecord', readConcurrency: 2 });
+    await expect(finalizeShards({ shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink))
+      .rejects.toThrow(/shard part-00001-of-00002 has no result/);
+    expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
+  });
+
+  test('the finalizer refuses a plan from another run', async () => {
+    const sourceDir = tempDir();
+    const outDir = tempDir();
+    writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
+    const { plan, sink } = await run(sourceDir, outDir);
+    await expect(finalizeShards({ shardCount: plan.shardCount, fingerprint: 'other' }, sink)).rejects.toThrow(/is not the plan of this run/);
+  });
+});

@@ -1,0 +1,329 @@
+import { App, CfnParameter, Size, Stack } from 'aws-cdk-lib';
+import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { SHARD_FINALIZER_ENVIRONMENT, SHARD_FINALIZER_EVENT_FIELDS } from '../../lambda/shard-finalizer/contract';
+import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambda/shard-packer/contract';
+import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
+import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { RecordLabels, ShardedDataset, ShardedDatasetProps, ShardFormat } from '../../lib';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
+
+interface Fixture {
+  readonly stack: Stack;
+  readonly source: s3.Bucket;
+}
+
+function fixture(): Fixture {
+  const app = new App();
+  const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+  return { stack, source: new s3.Bucket(stack, 'Raw') };
+}
+
+function dataset(extra: Partial<ShardedDatasetProps> = {}): { stack: Stack; dataset: ShardedDataset; template: Template } {
+  const { stack, source } = fixture();
+  const created = new ShardedDataset(stack, 'Packing', { sourceBucket: source, sourcePrefix: 'raw/', ...extra });
+  return { stack, dataset: created, template: Template.fromStack(stack) };
+}
+
+/** The state machine's definition as Step Functions sees it, with ARNs and names as placeholders. */
+function renderedDefinition(template: Template): any {
+  const machine = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0] as any;
+  const join = machine.Properties.DefinitionString['Fn::Join'];
+  const text = (join[1] as unknown[]).map((part) => (typeof part === 'string' ? part : 'arn:aws:lambda:us-east-1:111111111111:function:f')).join('');
+  return JSON.parse(text);
+}
+
+function functionNamed(template: Template, handler: string): any {
+  const functions = template.findResources('AWS::Lambda::Function', {
+    Properties: { Environment: { Variables: { POWERTOOLS_SERVICE_NAME: handler } } },
+  });
+  const found = Object.values(functions);
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function payloadFields(parameters: Record<string, unknown>): string[] {
+  return Object.keys(parameters).map((key) => key.replace(/\.\$$/, '')).sort();
+}
+
+describe('ShardedDataset', () => {
+  test('creates a planner, a packer and a finalizer on nodejs22.x x86_64 from the bundles, traced, with their own log groups', () => {
+    // GIVEN / WHEN
+    const { template } = dataset({ packerMemorySize: Size.mebibytes(3008) });
+    // THEN
+    template.resourceCountIs('AWS::Lambda::Function', 3);
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['x86_64'],
+      Handler: 'index.handler',
+      Timeout: 900,
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: { LogGroup: Match.anyValue() },
+    });
+    expect(functionNamed(template, 'shard-packer').Properties.MemorySize).toBe(3008);
+    expect(functionNamed(template, 'shard-planner').Properties.MemorySize).toBe(4096);
+    expect(functionNamed(template, 'shard-finalizer').Properties.MemorySize).toBe(1024);
+  });
+
+  test.each([
+    ['shard-planner', SHARD_PLANNER_ENVIRONMENT],
+    ['shard-packer', SHARD_PACKER_ENVIRONMENT],
+    ['shard-finalizer', SHARD_FINALIZER_ENVIRONMENT],
+  ])('%s gets the environment its contract reads', (handler, names) => {
+    // GIVEN
+    const { template } = dataset({ shardCount: 16, consumers: 8, seed: 7, labels: RecordLabels.NONE, format: ShardFormat.RECORDIO });
+    // WHEN
+    const variables = functionNamed(template, handler).Properties.Environment.Variables;
+    const ours = Object.keys(variables).filter((name) => !name.startsWith('POWERTOOLS_'));
+    // THEN
+    expect(ours.sort()).toEqual(names.filter((name) => name !== 'TARGET_SHARD_BYTES').sort());
+  });
+
+  test('passes the options to the planner as the strings its settings parser reads', () => {
+    const { template } = dataset({ targetShardSize: Size.mebibytes(32), consumers: 8, seed: 7, labels: RecordLabels.NONE });
+    expect(functionNamed(template, 'shard-planner').Properties.Environment.Variables).toMatchObject({
+      SOURCE_PREFIX: 'raw/',
+      DESTINATION_PREFIX: 'packed/',
+      SHARD_FORMAT: 'tfrecord',
+      TARGET_SHARD_BYTES: String(32 * 1024 * 1024),
+      CONSUMERS: '8',
+      SHUFFLE_SEED: '7',
+      RECORD_LABELS: 'none',
+    });
+  });
+
+  test('exposes channel-ready prefixes that match the engine\'s output layout', () => {
+    const { dataset: created } = dataset({ destinationPrefix: 'datasets/imagenet/' });
+    expect(created.shardsPrefix).toBe(`datasets/imagenet/${SHARDS_PREFIX}`);
+    expect(created.indexPrefix).toBe(`datasets/imagenet/${INDEX_PREFIX}`);
+    expect(created.manifestKey).toBe(`datasets/imagenet/${MANIFEST_KEY}`);
+  });
+
+  test('renders a state machine definition that passes the Amazon States Language validator', () => {
+    const { template } = dataset();
+    const result = aslValidator(renderedDefinition(template));
+    expect(result.errors).toEqual([]);
+    expect(result.isValid).toBe(true);
+  });
+
+  test('plans, skips packing when up to date, maps over the tasks in S3 with zero tolerated failures, then finalizes', () => {
+    // GIVEN
+    const { template } = dataset({ maxConcurrency: 250 });
+    // WHEN
+    const definition = renderedDefinition(template);
+    // THEN
+    expect(definition.States.Plan).toMatchObject({ ResultPath: '$.plan', Next: 'UpToDate' });
+    expect(definition.States.UpToDate.Choices[0]).toMatchObject({ Variable: '$.plan.upToDate', BooleanEquals: true, Next: 'AlreadyPacked' });
+    const map = definition.States.PackShards;
+    expect(map).toMatchObject({
+      Type: 'Map',
+      MaxConcurrency: 250,
+      ResultPath: null,
+      ItemReader: { ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Bucket.$': '$.plan.tasksBucket', 'Key.$': '$.plan.tasksKey' } },
+      ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' } },
+      Next: 'Finalize',
+    });
+    // No tolerated failures: 0 is the ASL default, which aws-cdk-lib leaves out.
+    expect(map.ToleratedFailurePercentage ?? 0).toBe(0);
+    expect(map.ToleratedFailureCount ?? 0).toBe(0);
+    expect(definition.States.Finalize.End).toBe(true);
+  });
+
+  test('retries packers with backoff on throttling and on failures', () => {
+    const { template } = dataset();
+    const retries = renderedDefinition(template).States.PackShards.ItemProcessor.States.PackShard.Retry;
+    expect(retries).toEqual(expect.arrayContaining([
+      expect.objectContaining({ ErrorEquals: ['Lambda.TooManyRequestsException'], BackoffRate: 2, JitterStrategy: 'FULL' }),
+      expect.objectContaining({ ErrorEquals: ['States.TaskFailed', 'States.Timeout'], BackoffRate: 2, MaxAttempts: 3 }),
+    ]));
+  });
+
+  test('the Lambda payloads and the paths read from $.plan match the handlers\' contracts', () => {
+    // GIVEN
+    const { template } = dataset();
+    const definition = renderedDefinition(template);
+    const map = definition.States.PackShards;
+    // THEN: Map item → packer event
+    expect(payloadFields(map.ItemSelector)).toEqual([...SHARD_PACKER_EVENT_FIELDS].sort());
+    for (const [key, path] of Object.entries(map.ItemSelector)) {
+      const field = key.replace(/\.\$$/, '');
+      expect(path).toBe(`$$.Map.Item.Value.${field}`);
+      expect(SHARD_TASK_FIELDS).toContain(field);
+    }
+    expect(payloadFields(map.ItemProcessor.States.PackShard.Parameters)).toEqual([...SHARD_PACKER_EVENT_FIELDS].sort());
+    // finalizer event
+    expect(payloadFields(definition.States.Finalize.Parameters)).toEqual([...SHARD_FINALIZER_EVENT_FIELDS].sort());
+    // every `$.plan.<field>` the definition reads is a field of the planner's result
+    const planFields = [...JSON.stringify(definition).matchAll(/\$\.plan\.([A-Za-z]+)/g)].map((m) => m[1]);
+    expect(planFields.length).toBeGreaterThan(0);
+    for (const field of planFields) expect(SHARD_PLANNER_RESULT_FIELDS).toContain(field);
+  });
+
+  test('logs every state and traces the state machine', () => {
+    const { template } = dataset();
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL' },
+    });
+  });
+
+  test('grants the state machine s3:GetObject on the task list only', () => {
+    // GIVEN
+    const { template } = dataset();
+    const statements = new Capture();
+    // WHEN
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyName: Match.stringLikeRegexp('StateMachineRoleDefaultPolicy'),
+      PolicyDocument: { Statement: statements },
+    });
+    // THEN
+    const s3Statements = (statements.asArray() as any[]).filter((s) => JSON.stringify(s.Action).includes('s3:'));
+    expect(s3Statements).toHaveLength(1);
+    expect(s3Statements[0].Action).toBe('s3:GetObject');
+    expect(JSON.stringify(s3Statements[0].Resource)).toContain(`/packed/${TASKS_KEY}`);
+  });
+
+  test('scopes the functions\' S3 access to the source and destination prefixes', () => {
+    // GIVEN
+    const { template } = dataset();
+    const policies = template.findResources('AWS::IAM::Policy');
+    // WHEN
+    const objectResources = Object.values(policies)
+      .flatMap((policy: any) => policy.Properties.PolicyDocument.Statement)
+      .filter((statement: any) => JSON.stringify(statement.Action).includes('s3:'))
+      .flatMap((statement: any) => (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]))
+      .map((resource: unknown) => JSON.stringify(resource))
+      .filter((resource: string) => resource.includes('/'));
+    // THEN
+    expect(objectResources.length).toBeGreaterThan(0);
+    for (const resource of objectResources) expect(resource).toMatch(/\/(raw|packed)\/(\*|_plan\/tasks\.json)"/);
+  });
+
+  test('the default destination bucket is encrypted, SSL only, private and aborts incomplete multipart uploads', () => {
+    const { template } = dataset();
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })]) },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  test('encrypts the default bucket with the given key and grants the functions its use', () => {
+    const { stack, source } = fixture();
+    const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+    new ShardedDataset(stack, 'Packing', { sourceBucket: source, encryptionKey: key });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' } }] },
+    });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyName: Match.stringLikeRegexp('PackerServiceRole'),
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['kms:Decrypt']) })]) },
+    });
+  });
+
+  test('passes cdk-nag AwsSolutions with every accepted finding acknowledged', () => {
+    const { stack } = dataset();
+    const report = new AwsSolutionsChecks(stack).validateScope(stack.node.root);
+    // The test's own source bucket (Stack/Raw) is the user's: only the construct's findings count.
+    const findings = report.violations.flatMap((v) => v.violatingResources
+      .filter((r) => r.constructPath?.startsWith('Stack/Packing'))
+      .map((r) => `${v.ruleName} at ${r.constructPath}`));
+    expect(findings).toEqual([]);
+    Annotations.fromStack(stack).hasNoError('*', Match.anyValue());
+  });
+
+  describe('validation', () => {
+    test.each([0.5, 129, 1024])('targetShardSize of %s MiB is rejected', (mib) => {
+      expect(() => dataset({ targetShardSize: Size.kibibytes(mib * 1024) })).toThrow(/InvalidShardSize.*targetShardSize must be between 1 MiB and 128 MiB/);
+    });
+
+    test.each([1, 64, 128])('targetShardSize of %s MiB is accepted', (mib) => {
+      expect(() => dataset({ targetShardSize: Size.mebibytes(mib) })).not.toThrow();
+    });
+
+    test.each([0, -1, 1.5])('shardCount %s is rejected', (shardCount) => {
+      expect(() => dataset({ shardCount })).toThrow(/InvalidShardCount.*shardCount must be a whole number from 1/);
+    });
+
+    test.each([0, 2.5])('consumers %s is rejected', (consumers) => {
+      expect(() => dataset({ consumers })).toThrow(/InvalidConsumers/);
+    });
+
+    test('targetShardSize and shardCount together are rejected', () => {
+      expect(() => dataset({ targetShardSize: Size.mebibytes(64), shardCount: 8 })).toThrow(/ShardSizeAndCount/);
+    });
+
+    test.each([-1, 2 ** 53])('seed %s is rejected', (seed) => {
+      expect(() => dataset({ seed })).toThrow(/InvalidSeed/);
+    });
+
+    test.each([0, 1025])('packerConcurrency %s is rejected', (packerConcurrency) => {
+      expect(() => dataset({ packerConcurrency })).toThrow(/InvalidPackerConcurrency/);
+    });
+
+    test.each([0, 10001])('maxConcurrency %s is rejected', (maxConcurrency) => {
+      expect(() => dataset({ maxConcurrency })).toThrow(/InvalidMaxConcurrency/);
+    });
+
+    test.each([Size.mebibytes(64), Size.gibibytes(11)])('packerMemorySize %s is rejected', (packerMemorySize) => {
+      expect(() => dataset({ packerMemorySize })).toThrow(/InvalidMemorySize.*packerMemorySize/);
+    });
+
+    test('plannerMemorySize out of range is rejected', () => {
+      expect(() => dataset({ plannerMemorySize: Size.gibibytes(16) })).toThrow(/InvalidMemorySize.*plannerMemorySize/);
+    });
+
+    test.each([
+      ['sourcePrefix', 'raw'],
+      ['sourcePrefix', '/raw/'],
+      ['destinationPrefix', 'packed'],
+      ['destinationPrefix', 'a//b/'],
+    ])('%s %p is rejected', (name, prefix) => {
+      expect(() => dataset({ [name]: prefix })).toThrow(new RegExp(`InvalidPrefix.*${name}`));
+    });
+
+    test('a destination inside the source prefix of the same bucket is rejected', () => {
+      const { stack, source } = fixture();
+      expect(() => new ShardedDataset(stack, 'Packing', {
+        sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: source, destinationPrefix: 'raw/packed/',
+      })).toThrow(/DestinationInsideSource/);
+    });
+
+    test('the same bucket with separate prefixes is accepted', () => {
+      const { stack, source } = fixture();
+      expect(() => new ShardedDataset(stack, 'Packing', {
+        sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: source, destinationPrefix: 'packed/',
+      })).not.toThrow();
+    });
+
+    test('tokens are not checked at synth time', () => {
+      // GIVEN
+      const { stack, source } = fixture();
+      const number = new CfnParameter(stack, 'Number', { type: 'Number' }).valueAsNumber;
+      const prefix = new CfnParameter(stack, 'Prefix').valueAsString;
+      const other = new CfnParameter(stack, 'Other').valueAsString;
+      // WHEN / THEN
+      expect(() => new ShardedDataset(stack, 'Packing', {
+        sourceBucket: source,
+        shardCount: number,
+        consumers: number,
+        seed: number,
+        packerConcurrency: number,
+        maxConcurrency: number,
+        packerMemorySize: Size.mebibytes(number),
+        sourcePrefix: prefix,
+        destinationPrefix: other,
+      })).not.toThrow();
+      expect(() => new ShardedDataset(stack, 'BySize', { sourceBucket: source, targetShardSize: Size.bytes(number) })).not.toThrow();
+      expect(() => Template.fromStack(stack)).not.toThrow();
+    });
+  });
+});
