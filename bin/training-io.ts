@@ -11,9 +11,11 @@ Usage:
   training-io <command> [options]
 
 Commands:
-  pack <source-dir> <output-dir>   pack a folder of small files into TFRecord/RecordIO shards
-  verify <output-dir>              re-read a packed dataset: CRCs, indexes, manifest totals
-  instances                        the training instances and their sized data-loader workers
+  pack <source> <output>   pack small files into TFRecord/RecordIO shards; each side a
+                           folder or s3://bucket/prefix/ (--endpoint-url URL, --region R)
+  verify <dataset>         re-read a packed dataset (folder or s3:// URI): CRCs, indexes,
+                           manifest totals
+  instances                the training instances and their sized data-loader workers
 
 Options:
   -h, --help      Show this help (or a command's: training-io <command> --help)

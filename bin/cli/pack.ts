@@ -1,18 +1,23 @@
 import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { checkS3Flags, createS3Client, DatasetLocation, describeLocation, isInside, parseLocation } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { S3Sink } from '../../lambda/packing/io/s3-sink';
+import { S3Source } from '../../lambda/packing/io/s3-source';
+import { PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
 
-export const PACK_USAGE = `Usage: training-io pack <source-dir> <output-dir> [options]
+export const PACK_USAGE = `Usage: training-io pack <source> <output> [options]
 
-Pack a folder of many small files (one sub-folder per class) into 1-128 MiB TFRecord or
-MXNet RecordIO shards with index files and a manifest.json (written last).
+Pack a folder or S3 prefix of many small files (one sub-folder per class) into 1-128 MiB
+TFRecord or MXNet RecordIO shards with index files and a manifest.json (written last).
+<source> and <output> are each a local folder or an s3://bucket/prefix/ URI.
 
   --format tfrecord|recordio   shard format (default: tfrecord)
   --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)
@@ -21,14 +26,22 @@ MXNet RecordIO shards with index files and a manifest.json (written last).
                                count is rounded up to a multiple of it
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
   --labels folder|none         label = first folder of the path, or no labels (default: folder)
-  --concurrency N              files read ahead per shard (default: 32)
+  --concurrency N              files read ahead per shard (default: 32, or 64 with S3)
   --allow-missing              exit 0 even when some files could not be read
                                (they are listed in the manifest's failures either way)
+  --endpoint-url URL           S3 endpoint (an S3-compatible server); path-style addressing
+  --region R                   S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
 
-Output: <output-dir>/shards/part-00000-of-0000N.<tfrecord|rec>, <output-dir>/index/*.idx
-(and index/all.idx for RecordIO), <output-dir>/manifest.json.
+With an S3 side, 4 shards are written at once in this process; credentials come from the
+AWS SDK's default chain (environment, profile, instance role).
+
+Output: <output>/shards/part-00000-of-0000N.<tfrecord|rec>, <output-dir>/index/*.idx
+(and index/all.idx for RecordIO), <output>/manifest.json.
 Exit status: 0 done, 1 some files could not be packed, 2 bad arguments.
 `;
+
+/** Shards written at once when one side is S3. */
+const S3_PARALLEL_SHARDS = 4;
 
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   try {
@@ -52,8 +65,10 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'consumers': { type: 'string' },
       'seed': { type: 'string', default: '0' },
       'labels': { type: 'string', default: 'folder' },
-      'concurrency': { type: 'string', default: '32' },
+      'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
+      'endpoint-url': { type: 'string' },
+      'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
   }, PACK_USAGE);
@@ -62,13 +77,16 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     return 0;
   }
   if (positionals.length !== 2) {
-    throw new UsageError(`pack takes a source folder and an output folder, got ${positionals.length} argument(s)`, PACK_USAGE);
+    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`, PACK_USAGE);
   }
   if (values['shard-size'] !== undefined && values.shards !== undefined) {
     throw new UsageError('--shard-size and --shards both set the shard count: give one of them', PACK_USAGE);
   }
-  const [sourceDir, outputDir] = positionals.map((p) => path.resolve(p));
-  checkFolders(sourceDir, outputDir);
+  const source = parseLocation('source', positionals[0]);
+  const output = parseLocation('output', positionals[1]);
+  const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
+  checkS3Flags(s3Flags);
+  checkLocations(source, output);
 
   const format = parseChoice('--format', values.format!, ['tfrecord', 'recordio'] as const);
   const seed = parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1);
@@ -76,20 +94,26 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
   const consumers = values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1);
   const labels = parseChoice('--labels', values.labels!, ['folder', 'none'] as const);
-  const readConcurrency = parseWholeNumber('--concurrency', values.concurrency!, 1, 4096);
+  const onS3 = source.kind === 's3' || output.kind === 's3';
+  const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
 
-  const progress = new ProgressDisplay(err, 'packing');
+  // Local to local is disk- and CPU-bound: a worker thread per core. With S3 the network is the
+  // limit: shards are written in this process, a few at once, each with many reads in flight.
+  const client = onS3 ? createS3Client(s3Flags) : undefined;
   const threads = Math.max(1, os.availableParallelism());
-  const pool = new LocalShardPool({ sourceDir, outputDir, format, readConcurrency }, threads);
+  const pool = source.kind === 'local' && output.kind === 'local'
+    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency }, threads)
+    : undefined;
+  const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();
   let manifest: Manifest;
   try {
     manifest = await packDataset({
-      source: new LocalDirectorySource(sourceDir),
-      sink: new LocalDirectorySink(outputDir),
+      source: openSource(source, client),
+      sink: openSink(output, client),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
-      parallelShards: threads,
-      writeShard: (shard, onFiles) => pool.write(shard, onFiles),
+      parallelShards: pool ? threads : S3_PARALLEL_SHARDS,
+      writeShard: pool ? (shard, onFiles) => pool.write(shard, onFiles) : undefined,
       onProgress: (state) => progress.update(state),
     });
   } catch (error) {
@@ -97,9 +121,10 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     throw error;
   } finally {
     progress.finish();
-    await pool.close();
+    await pool?.close();
+    client?.destroy();
   }
-  out.write(summary(manifest, outputDir, (Date.now() - started) / 1000));
+  out.write(summary(manifest, describeLocation(output), (Date.now() - started) / 1000));
   if (manifest.failures.length > 0 && !values['allow-missing']) {
     err.write(`training-io: ${manifest.failures.length} file(s) could not be packed (listed in ${MANIFEST_KEY}); ` +
       'pass --allow-missing to accept that\n');
@@ -116,26 +141,41 @@ function parseShardSize(raw: string): number {
   return bytes;
 }
 
-function checkFolders(sourceDir: string, outputDir: string): void {
-  if (!existsSync(sourceDir)) throw new UsageError(`source folder '${sourceDir}' does not exist`);
-  if (!statSync(sourceDir).isDirectory()) throw new UsageError(`source '${sourceDir}' is not a folder`);
-  const relative = path.relative(sourceDir, outputDir);
-  if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) {
-    throw new UsageError(`output folder '${outputDir}' is inside the source folder '${sourceDir}': the shards would be packed into the next run; choose another folder`);
+function checkLocations(source: DatasetLocation, output: DatasetLocation): void {
+  if (source.kind === 'local') {
+    if (!existsSync(source.dir)) throw new UsageError(`source folder '${source.dir}' does not exist`);
+    if (!statSync(source.dir).isDirectory()) throw new UsageError(`source '${source.dir}' is not a folder`);
   }
-  if (existsSync(outputDir) && !statSync(outputDir).isDirectory()) {
-    throw new UsageError(`output '${outputDir}' exists and is not a folder`);
+  if (isInside(output, source)) {
+    const kind = output.kind === 'local' ? 'folder' : 'prefix';
+    throw new UsageError(`output ${kind} '${describeLocation(output)}' is inside the source ${kind} '${describeLocation(source)}': ` +
+      `the shards would be packed into the next run; choose another ${kind}`);
+  }
+  if (output.kind === 'local' && existsSync(output.dir) && !statSync(output.dir).isDirectory()) {
+    throw new UsageError(`output '${output.dir}' exists and is not a folder`);
   }
 }
 
-function summary(manifest: Manifest, outputDir: string, seconds: number): string {
+function openSource(location: DatasetLocation, client: S3Client | undefined): PackingSource {
+  return location.kind === 'local'
+    ? new LocalDirectorySource(location.dir)
+    : new S3Source({ client: client!, bucket: location.bucket, prefix: location.prefix });
+}
+
+function openSink(location: DatasetLocation, client: S3Client | undefined): PackingSink {
+  return location.kind === 'local'
+    ? new LocalDirectorySink(location.dir)
+    : new S3Sink({ client: client!, bucket: location.bucket, prefix: location.prefix });
+}
+
+function summary(manifest: Manifest, output: string, seconds: number): string {
   const sizes = manifest.shards.map((s) => s.bytes);
   const shardBytes = sizes.reduce((a, b) => a + b, 0);
   const lines = [
     '',
     `source     ${manifest.source.uri}`,
     `           ${manifest.source.objects} files, ${mb(manifest.source.bytes)}`,
-    `output     ${outputDir}`,
+    `output     ${output}`,
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
     `shards     ${manifest.shards.length} (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all`,
     `records    ${manifest.records}`,

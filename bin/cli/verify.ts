@@ -1,27 +1,60 @@
-import * as path from 'node:path';
+import { checkS3Flags, createS3Client, describeLocation, parseLocation } from './dataset-location';
 import { parseCommandArgs, UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
+import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { verifyDataset } from '../../lambda/packing/verify';
 
-export const VERIFY_USAGE = `Usage: training-io verify <output-dir>
+export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--endpoint-url URL] [--region R]
 
-Re-read a packed dataset: each shard's size and CRC32C against manifest.json, every record's
-CRCs, ids and labels, every index file, RecordIO's index/all.idx, and that records + failures
-account for every source file.
+Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): each shard's size and
+CRC32C against manifest.json, every record's CRCs, ids and labels, every index file, RecordIO's
+index/all.idx, and that records + failures account for every source file.
+
+  --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
+  --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
+
 Exit status: 0 sound, 1 problems found, 2 bad arguments.
 `;
 
 export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = parseCommandArgs({ args, allowPositionals: true, strict: true, options: { help: { type: 'boolean', short: 'h' } } }, VERIFY_USAGE);
+  try {
+    return await verify(args, out);
+  } catch (error) {
+    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, VERIFY_USAGE);
+    throw error;
+  }
+}
+
+async function verify(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { values, positionals } = parseCommandArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      'endpoint-url': { type: 'string' },
+      'region': { type: 'string' },
+      'help': { type: 'boolean', short: 'h' },
+    },
+  }, VERIFY_USAGE);
   if (values.help) {
     out.write(VERIFY_USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset folder, got ${positionals.length} argument(s)`, VERIFY_USAGE);
-  const dir = path.resolve(positionals[0]);
-  const report = await verifyDataset(new LocalDirectorySink(dir));
-  for (const problem of report.problems) out.write(`problem: ${problem}\n`);
-  out.write(`${report.problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
-    `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${dir}\n`);
-  return report.problems.length === 0 ? 0 : 1;
+  if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`, VERIFY_USAGE);
+  const dataset = parseLocation('dataset', positionals[0]);
+  const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
+  checkS3Flags(s3Flags);
+  const client = dataset.kind === 's3' ? createS3Client(s3Flags) : undefined;
+  try {
+    const reader = dataset.kind === 'local'
+      ? new LocalDirectorySink(dataset.dir)
+      : new S3Sink({ client: client!, bucket: dataset.bucket, prefix: dataset.prefix });
+    const report = await verifyDataset(reader);
+    for (const problem of report.problems) out.write(`problem: ${problem}\n`);
+    out.write(`${report.problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
+      `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${describeLocation(dataset)}\n`);
+    return report.problems.length === 0 ? 0 : 1;
+  } finally {
+    client?.destroy();
+  }
 }

@@ -106,8 +106,8 @@ describe('training-io pack and verify', () => {
       ['more consumers than files', (src, out) => ['pack', src, out, '--consumers', '5'], /consumers is 5 but the source has only 4 files/],
       ['--labels weird', (src, out) => ['pack', src, out, '--labels', 'weird'], /--labels must be one of folder, none, got 'weird'/],
       ['an unknown option', (src, out) => ['pack', src, out, '--bogus'], /Unknown option '--bogus'/],
-      ['one folder only', (src) => ['pack', src], /pack takes a source folder and an output folder, got 1 argument/],
-      ['three folders', (src, out) => ['pack', src, out, out], /pack takes a source folder and an output folder, got 3 argument/],
+      ['one folder only', (src) => ['pack', src], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 1 argument/],
+      ['three folders', (src, out) => ['pack', src, out, out], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 3 argument/],
     ])('%s', async (_what, argv, message) => {
       // GIVEN
       const output = path.join(parent, `run-${++runs}`);
@@ -175,7 +175,7 @@ describe('training-io pack and verify', () => {
 
     // THEN
     expect(code).toBe(2);
-    expect(stderr).toMatch(/verify takes one packed dataset folder, got 0 argument\(s\)/);
-    expect(stderr).toContain('Usage: training-io verify <output-dir>');
+    expect(stderr).toMatch(/verify takes one packed dataset \(folder or s3:\/\/ URI\), got 0 argument\(s\)/);
+    expect(stderr).toContain('Usage: training-io verify <dataset>');
   });
 });

@@ -6,7 +6,10 @@ import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client
 
 /** Debian's Python: the python3-swift package is installed for it, not for any other python3 on PATH. */
 const PYTHON = '/usr/bin/python3';
-const SCRIPT = path.join(__dirname, 's3-server', 'swift_s3_server.py');
+/** Beside this file; from dist/test/support/ (a compiled bench), the one in the source tree. */
+const SCRIPT = [__dirname, path.join(__dirname, '..', '..', '..', 'test', 'support')]
+  .map((dir) => path.join(dir, 's3-server', 'swift_s3_server.py'))
+  .find((file) => fs.existsSync(file)) ?? path.join(__dirname, 's3-server', 'swift_s3_server.py');
 const INSTALL_HINT = 'run `.ci/run`, or `apt-get install -y --no-install-recommends python3-swift` as root';
 
 /** A running OpenStack Swift with its S3 API on 127.0.0.1 (see test/support/s3-server/swift_s3_server.py). */

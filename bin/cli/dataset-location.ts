@@ -1,0 +1,87 @@
+import * as path from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { UsageError } from './usage-error';
+import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-location';
+
+/** A folder on this machine, or an S3 prefix, as given on the command line. */
+export type DatasetLocation =
+  | { readonly kind: 'local'; readonly dir: string }
+  | { readonly kind: 's3'; readonly bucket: string; readonly prefix: string; readonly uri: string };
+
+/** S3's bucket naming rules: 3–63 lowercase letters, digits, dots and hyphens, a letter or digit at each end. */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** `s3://bucket/prefix/` → an S3 location; anything else → a local folder (resolved). `argument` names it in errors. */
+export function parseLocation(argument: string, raw: string): DatasetLocation {
+  if (!/^s3:/i.test(raw)) return { kind: 'local', dir: path.resolve(raw) };
+  const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(raw);
+  if (!match) throw new UsageError(`${argument} '${raw}' is not an S3 URI: write it as s3://bucket/prefix/`);
+  const [, bucket, key = ''] = match;
+  if (!BUCKET_NAME.test(bucket)) {
+    throw new UsageError(`${argument} '${raw}' does not name a valid bucket: got '${bucket}', expected 3-63 lowercase letters, digits, dots or hyphens`);
+  }
+  if (key.split('/').some((segment, i, all) => segment === '' && i < all.length - 1)) {
+    throw new UsageError(`${argument} '${raw}' has an empty path segment ('//'): write it as s3://bucket/prefix/`);
+  }
+  const prefix = normalizePrefix(key);
+  return { kind: 's3', bucket, prefix, uri: s3Uri(bucket, prefix) };
+}
+
+/** How the location is shown to the user. */
+export function describeLocation(location: DatasetLocation): string {
+  return location.kind === 'local' ? location.dir : location.uri;
+}
+
+/** Whether `inner` lies at or under `outer` (same folder tree, or same bucket and a prefix under it). */
+export function isInside(inner: DatasetLocation, outer: DatasetLocation): boolean {
+  if (inner.kind === 'local' && outer.kind === 'local') {
+    const relative = path.relative(outer.dir, inner.dir);
+    return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+  }
+  if (inner.kind === 's3' && outer.kind === 's3') return inner.bucket === outer.bucket && inner.prefix.startsWith(outer.prefix);
+  return false;
+}
+
+/** The command-line settings of the S3 client. */
+export interface S3ClientFlags {
+  readonly endpointUrl?: string;
+  readonly region?: string;
+}
+
+/** Checks `--endpoint-url` and `--region` up front, whether or not an S3 location needs them. */
+export function checkS3Flags(flags: S3ClientFlags): void {
+  if (flags.endpointUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(flags.endpointUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new UsageError(`--endpoint-url must be an http:// or https:// URL, got '${flags.endpointUrl}'`);
+    }
+  }
+  if (flags.region !== undefined && !/^[a-z0-9-]+$/.test(flags.region)) {
+    throw new UsageError(`--region must be a region name such as us-east-1, got '${flags.region}'`);
+  }
+}
+
+/**
+ * The one S3 client of a command: region from `--region`, else AWS_REGION / AWS_DEFAULT_REGION;
+ * credentials from the SDK's default provider chain. The SDK computes no checksum of its own (our
+ * sink hands S3 its CRC32C; the SDK's JavaScript CRC32C is slow) and makes one attempt per call,
+ * since S3Source and S3Sink retry themselves.
+ */
+export function createS3Client(flags: S3ClientFlags, env: NodeJS.ProcessEnv = process.env): S3Client {
+  const region = flags.region ?? (env.AWS_REGION || undefined) ?? (env.AWS_DEFAULT_REGION || undefined);
+  if (!region) {
+    throw new UsageError('an s3:// location needs a region: pass --region (e.g. --region us-east-1) or set AWS_REGION');
+  }
+  return new S3Client({
+    region,
+    ...(flags.endpointUrl !== undefined ? { endpoint: flags.endpointUrl, forcePathStyle: true } : {}),
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: 1,
+  });
+}

@@ -1,0 +1,239 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { FaultProxy, startFaultProxy } from '../support/fault-proxy';
+import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
+import { runCli } from '../support/run-cli';
+import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+
+const CLASSES = ['cat', 'dog', 'eel'];
+const SOURCE_OBJECTS = 60;
+/** The variables the CLI's S3 client reads: set for these tests, restored after. */
+const AWS_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE'];
+
+const folder = temporaryFolders();
+let server: S3TestServer;
+let client: S3Client;
+let proxy: FaultProxy;
+let bucket: string;
+/** The source objects, also written to `localSource` with the same modification times as in S3. */
+const sourceFiles: Record<string, Buffer> = {};
+let localSource: string;
+const savedEnvironment: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  server = await startS3Server();
+  client = s3TestClient(server);
+  proxy = await startFaultProxy(server.port);
+  bucket = await createTestBucket(client, 'pack-s3-cli');
+  for (let i = 0; i < SOURCE_OBJECTS; i++) {
+    const key = `${CLASSES[i % CLASSES.length]}/${String(i).padStart(4, '0')}.jpg`;
+    sourceFiles[key] = seededBytes(`pack-s3-cli/${key}`, 300 + (i * 53) % 1500);
+  }
+  await putTestObjects(client, bucket, Object.fromEntries(Object.entries(sourceFiles).map(([key, data]) => [`raw/${key}`, data])), 16);
+  // The manifest's source fingerprint covers modification times: the local copy takes S3's.
+  localSource = folder('src');
+  writeFiles(localSource, sourceFiles);
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'raw/' }));
+  for (const object of listed.Contents ?? []) {
+    const modified = object.LastModified!;
+    fs.utimesSync(path.join(localSource, ...object.Key!.slice('raw/'.length).split('/')), modified, modified);
+  }
+
+  for (const name of AWS_VARIABLES) savedEnvironment[name] = process.env[name];
+  for (const name of AWS_VARIABLES) delete process.env[name];
+  process.env.AWS_ACCESS_KEY_ID = server.credentials.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = server.credentials.secretAccessKey;
+}, 60_000);
+
+afterAll(async () => {
+  for (const name of AWS_VARIABLES) {
+    if (savedEnvironment[name] === undefined) delete process.env[name];
+    else process.env[name] = savedEnvironment[name];
+  }
+  client?.destroy();
+  await proxy?.close();
+  await server?.stop();
+});
+
+afterEach(() => proxy.onRequest(undefined));
+
+/** The flags that point the CLI at the test server. */
+function s3Flags(endpoint = server.endpoint): string[] {
+  return ['--endpoint-url', endpoint, '--region', server.region];
+}
+
+async function getObject(key: string): Promise<Buffer> {
+  const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return Buffer.from(await response.Body!.transformToByteArray());
+}
+
+/** Every key under `prefix`, relative to it, sorted. */
+async function listKeys(prefix: string): Promise<string[]> {
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (listed.Contents ?? []).map((object) => object.Key!.slice(prefix.length)).sort();
+}
+
+/** The manifest without `source.uri`, the one field that names where the source was. */
+function withoutSourceUri(manifest: Manifest): unknown {
+  return { ...manifest, source: { ...manifest.source, uri: undefined } };
+}
+
+describe('training-io pack and verify with S3', () => {
+  test('pack S3 to S3 then verify S3: both exit 0, and the summary names the S3 locations', async () => {
+    // WHEN
+    const packed = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-a/`, ...s3Flags(),
+      '--format', 'recordio', '--shards', '3', '--seed', '7');
+    const verified = await runCli('verify', `s3://${bucket}/packed-a`, ...s3Flags());
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(packed.stdout).toMatch(new RegExp(`^source {5}s3://${bucket}/raw/$`, 'm'));
+    expect(packed.stdout).toMatch(new RegExp(`^output {5}s3://${bucket}/packed-a/$`, 'm'));
+    expect(packed.stdout).toMatch(new RegExp(`^ {11}${SOURCE_OBJECTS} files, `, 'm'));
+    expect(packed.stdout).toMatch(/^format {5}recordio, seed 7, 3 classes$/m);
+    expect(packed.stdout).toMatch(new RegExp(`^records {4}${SOURCE_OBJECTS}$`, 'm'));
+    expect(packed.stdout).toMatch(/^failures {3}0$/m);
+    expect(await listKeys('packed-a/')).toEqual([
+      'index/all.idx',
+      'index/part-00000-of-00003.idx', 'index/part-00001-of-00003.idx', 'index/part-00002-of-00003.idx',
+      MANIFEST_KEY,
+      'shards/part-00000-of-00003.rec', 'shards/part-00001-of-00003.rec', 'shards/part-00002-of-00003.rec',
+    ]);
+    expect(verified).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(new RegExp(`^ok: 3 shards, ${SOURCE_OBJECTS} records, .* checked in s3://${bucket}/packed-a/\n$`)),
+      stderr: '',
+    });
+  });
+
+  test('S3 to S3 writes the same bytes as local to local for the same files and seed, the source URI aside', async () => {
+    // GIVEN
+    const localOutput = folder('out');
+
+    // WHEN
+    const fromS3 = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-same/`, ...s3Flags(), '--shards', '4', '--seed', '11');
+    const fromDisk = await runCli('pack', localSource, localOutput, '--shards', '4', '--seed', '11');
+
+    // THEN
+    expect([fromS3.code, fromDisk.code]).toEqual([0, 0]);
+    const keys = listFiles(localOutput);
+    expect(await listKeys('packed-same/')).toEqual(keys);
+    for (const key of keys.filter((k) => k !== MANIFEST_KEY)) {
+      expect((await getObject(`packed-same/${key}`)).equals(fs.readFileSync(path.join(localOutput, key)))).toBe(true);
+    }
+    const s3Manifest = JSON.parse((await getObject(`packed-same/${MANIFEST_KEY}`)).toString('utf8')) as Manifest;
+    const localManifest = JSON.parse(fs.readFileSync(path.join(localOutput, MANIFEST_KEY), 'utf8')) as Manifest;
+    expect(s3Manifest.source.uri).toBe(`s3://${bucket}/raw/`);
+    expect(withoutSourceUri(s3Manifest)).toEqual(withoutSourceUri(localManifest));
+  });
+
+  test('pack a local folder to S3, then verify S3', async () => {
+    // WHEN
+    const packed = await runCli('pack', localSource, `s3://${bucket}/from-local/`, ...s3Flags(), '--shards', '2');
+    const verified = await runCli('verify', `s3://${bucket}/from-local/`, ...s3Flags());
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(packed.stdout).toMatch(new RegExp(`^records {4}${SOURCE_OBJECTS}$`, 'm'));
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`^ok: 2 shards, ${SOURCE_OBJECTS} records`));
+  });
+
+  test('pack S3 to a local folder, then verify the folder', async () => {
+    // GIVEN
+    const output = path.join(folder('out'), 'dataset');
+
+    // WHEN
+    const packed = await runCli('pack', `s3://${bucket}/raw`, output, ...s3Flags(), '--shards', '2');
+    const verified = await runCli('verify', output);
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(packed.stdout).toMatch(new RegExp(`^records {4}${SOURCE_OBJECTS}$`, 'm'));
+    expect(listFiles(output)).toContain('shards/part-00001-of-00002.tfrecord');
+    expect(verified.code).toBe(0);
+  });
+
+  test('an object deleted between the listing and its read is a failure: exit 1, named in the summary and the manifest', async () => {
+    // GIVEN
+    await putTestObjects(client, bucket, {
+      'vanishing/cat/a.jpg': seededBytes('vanishing/a', 700),
+      'vanishing/cat/b.jpg': seededBytes('vanishing/b', 800),
+      'vanishing/dog/c.jpg': seededBytes('vanishing/c', 900),
+    });
+    proxy.onRequest(async (request) => {
+      if (request.method === 'GET' && request.url.split('?')[0] === `/${bucket}/vanishing/cat/b.jpg`) {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'vanishing/cat/b.jpg' }));
+      }
+    });
+
+    // WHEN
+    const { code, stdout, stderr } = await runCli('pack', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, ...s3Flags(proxy.endpoint));
+
+    // THEN
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^failures {3}1\n {11}cat\/b\.jpg: /m);
+    expect(stderr).toMatch(/1 file\(s\) could not be packed \(listed in manifest\.json\); pass --allow-missing to accept that/);
+    const manifest = JSON.parse((await getObject(`vanishing-packed/${MANIFEST_KEY}`)).toString('utf8')) as Manifest;
+    expect(manifest.failures).toEqual([{ key: 'cat/b.jpg', reason: expect.any(String) }]);
+    expect(manifest.records).toBe(2);
+  });
+
+  describe('bad S3 input exits 2 naming the argument, with the usage', () => {
+    test.each<[string, () => string[], RegExp]>([
+      ['a source URI without a bucket', () => ['pack', 's3://', folder('out')], /source 's3:\/\/' does not name a valid bucket: got ''/],
+      ['a source bucket with capitals', () => ['pack', 's3://Raw_Data/x/', folder('out')], /source 's3:\/\/Raw_Data\/x\/' does not name a valid bucket: got 'Raw_Data'/],
+      ['an output URI with one slash', () => ['pack', localSource, `s3:/${bucket}/out/`], /output 's3:\/.*\/out\/' is not an S3 URI: write it as s3:\/\/bucket\/prefix\//],
+      ['an output URI with an empty segment', () => ['pack', localSource, `s3://${bucket}/a//b/`], /output 's3:\/\/.*\/a\/\/b\/' has an empty path segment/],
+      ['an output prefix inside the source prefix', () => ['pack', `s3://${bucket}/raw/`, `s3://${bucket}/raw/packed/`],
+        /output prefix 's3:\/\/.*\/raw\/packed\/' is inside the source prefix 's3:\/\/.*\/raw\/'/],
+      ['an output anywhere in a bucket packed whole', () => ['pack', `s3://${bucket}`, `s3://${bucket}/packed/`],
+        /output prefix 's3:\/\/.*\/packed\/' is inside the source prefix 's3:\/\/.*\/'/],
+      ['--endpoint-url that is not a URL', () => ['pack', `s3://${bucket}/raw/`, folder('out'), '--endpoint-url', 'localhost-9000'],
+        /--endpoint-url must be an http:\/\/ or https:\/\/ URL, got 'localhost-9000'/],
+      ['a dataset URI to verify without a bucket', () => ['verify', 's3:///packed/'], /dataset 's3:\/\/\/packed\/' does not name a valid bucket/],
+    ])('%s', async (_what, argv, message) => {
+      // GIVEN
+      const args = argv();
+
+      // WHEN
+      const { code, stdout, stderr } = await runCli(...args, ...(args.includes('--endpoint-url') ? [] : s3Flags()));
+
+      // THEN
+      expect(code).toBe(2);
+      expect(stderr.split('\n')[0]).toMatch(new RegExp(`^training-io: .*${message.source}`));
+      expect(stderr).toMatch(/Usage:\s+training-io /);
+      expect(stdout).toBe('');
+    });
+
+    test.each([
+      ['pack', () => ['pack', `s3://${bucket}/raw/`, folder('out')]],
+      ['verify', () => ['verify', `s3://${bucket}/packed-a/`]],
+    ])('%s with an S3 location and no region (no --region, AWS_REGION or AWS_DEFAULT_REGION)', async (_command, argv) => {
+      // WHEN
+      const { code, stderr } = await runCli(...argv(), '--endpoint-url', server.endpoint);
+
+      // THEN
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^training-io: an s3:\/\/ location needs a region: pass --region/);
+    });
+
+    test('AWS_REGION stands in for --region', async () => {
+      // GIVEN
+      process.env.AWS_REGION = server.region;
+
+      // WHEN
+      try {
+        const { code, stdout } = await runCli('verify', `s3://${bucket}/nothing-here/`, '--endpoint-url', server.endpoint);
+
+        // THEN: the bucket was reached, and has no dataset there
+        expect(code).toBe(1);
+        expect(stdout).toMatch(/^problem: manifest\.json: cannot be read/m);
+      } finally {
+        delete process.env.AWS_REGION;
+      }
+    });
+  });
+});
