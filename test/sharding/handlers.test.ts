@@ -2,12 +2,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { S3StorageError } from '../../lambda/packing/io/s3-retry';
 import { MANIFEST_KEY, sourceFingerprint } from '../../lambda/packing/manifest';
 import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
 import { readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
-import { parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { isNotFound, parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'shard-handlers-'));
@@ -53,6 +54,12 @@ describe('shard handlers: event and environment parsing', () => {
     expect(() => parseMembers(task, Buffer.from('["a/1.jpg",1,0,0]\n{"key":"b"}\n'))).toThrow(/part-00000-of-00001\.jsonl line 2/);
   });
 
+  test('a missing object is recognised from the S3 storage classes as from the SDK and the file system', () => {
+    expect(isNotFound(new S3StorageError('s3://b/_plan/results/x.json', 'NoSuchKey', 1, 'no such object (NoSuchKey)', undefined))).toBe(true);
+    expect(isNotFound(Object.assign(new Error('gone'), { code: 'ENOENT' }))).toBe(true);
+    expect(isNotFound(new S3StorageError('s3://b/k', 'SlowDown', 6, 'SlowDown (HTTP 503)', undefined))).toBe(false);
+  });
+
   test('the source fingerprint does not depend on listing order and changes with any file', () => {
     const files = [{ key: 'b/2', size: 5, modified: 9 }, { key: 'a/1', size: 3, modified: 7 }, { key: 'a/ü', size: 1, modified: 1 }];
     expect(sourceFingerprint([...files].reverse())).toBe(sourceFingerprint(files));
@@ -61,7 +68,7 @@ describe('shard handlers: event and environment parsing', () => {
 });
 
 // The handlers' logic over the local-folder source and sink of the engine; the same run against a
-// local S3 server (through S3Source/S3Sink and the bundled handlers) is for the next session.
+// local S3 server, with faults, is in handlers-s3.test.ts.
 describe('shard handlers: plan → pack → finalize over local folders', () => {
   async function run(sourceDir: string, outDir: string, force = false) {
     const source = new LocalDirectorySource(sourceDir);

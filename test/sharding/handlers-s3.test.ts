@@ -1,0 +1,389 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import {
+  DeleteObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, S3Client,
+} from '@aws-sdk/client-s3';
+import { readTfRecords } from '../../lambda/packing/formats/tfrecord';
+import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
+import { S3Sink } from '../../lambda/packing/io/s3-sink';
+import { S3Source } from '../../lambda/packing/io/s3-source';
+import { INDEX_PREFIX, Manifest, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { verifyDataset } from '../../lambda/packing/verify';
+import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
+import { ShardPackerEvent, ShardPackerResult } from '../../lambda/shard-packer/contract';
+import { packShard } from '../../lambda/shard-packer/pack-shard';
+import { ShardPlannerResult } from '../../lambda/shard-planner/contract';
+import { PlanSettings } from '../../lambda/shard-planner/dataset-settings';
+import { planDataset } from '../../lambda/shard-planner/plan-dataset';
+import { resultKey, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { FaultProxy, ProxiedRequest, startFaultProxy } from '../support/fault-proxy';
+import { seededBytes } from '../support/local-files';
+import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+
+const MIB = 1024 * 1024;
+const CLASSES = ['cat', 'dog', 'eel'];
+const SOURCE_OBJECTS = 240;
+const SOURCE_PREFIX = 'raw/';
+/** Small enough that every shard (about 6 MiB each) is a multipart upload of two parts. */
+const PART_SIZE = 5 * MIB;
+const SETTINGS: PlanSettings = { format: 'tfrecord', seed: 7, labels: 'folder', shardCount: 2, consumers: 1 };
+/** Short backoffs: the tests inject many faults and must stay fast. */
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 6, baseDelayMs: 5, maxDelayMs: 50 };
+
+let server: S3TestServer;
+let client: S3Client;
+let proxy: FaultProxy;
+let proxied: S3Client;
+let sourceBucket: string;
+let datasetBucket: string;
+
+beforeAll(async () => {
+  server = await startS3Server();
+  client = s3TestClient(server);
+  proxy = await startFaultProxy(server.port);
+  proxied = s3TestClient(server, { endpoint: proxy.endpoint });
+  sourceBucket = await createTestBucket(client, 'shard-source');
+  datasetBucket = await createTestBucket(client, 'shard-dataset');
+  const objects: Record<string, Buffer> = {};
+  for (let i = 0; i < SOURCE_OBJECTS; i++) {
+    const key = `${SOURCE_PREFIX}${CLASSES[i % CLASSES.length]}/${String(i).padStart(4, '0')}.jpg`;
+    objects[key] = seededBytes(key, 30_000 + (i * 7919) % 40_000);
+  }
+  await putTestObjects(client, sourceBucket, objects, 32);
+}, 90_000);
+
+afterAll(async () => {
+  client?.destroy();
+  proxied?.destroy();
+  await proxy?.close();
+  await server?.stop();
+});
+
+afterEach(() => {
+  proxy.passThrough();
+  proxy.onRequest(undefined);
+});
+
+function source(s3: S3Client = client, prefix = SOURCE_PREFIX, retry: S3RetryOptions = FAST_RETRY): S3Source {
+  return new S3Source({ client: s3, bucket: sourceBucket, prefix, retry, listPageSize: 100 });
+}
+
+function dataset(prefix: string, s3: S3Client = client, retry: S3RetryOptions = FAST_RETRY): S3Sink {
+  return new S3Sink({ client: s3, bucket: datasetBucket, prefix, retry, partSize: PART_SIZE });
+}
+
+function plan(prefix: string, options: { s3?: S3Client; sourcePrefix?: string; force?: boolean } = {}): Promise<ShardPlannerResult> {
+  return planDataset({
+    source: source(options.s3, options.sourcePrefix),
+    sink: dataset(prefix, options.s3),
+    destination: { bucket: datasetBucket, prefix },
+    settings: SETTINGS,
+    force: options.force,
+  });
+}
+
+async function tasksOf(prefix: string): Promise<ShardTask[]> {
+  return JSON.parse((await dataset(prefix).get(TASKS_KEY)).toString('utf8')) as ShardTask[];
+}
+
+/** One packer invocation, as the Lambda handler makes it (the handler only adds logs and metrics). */
+function pack(prefix: string, task: ShardPackerEvent, options: { s3?: S3Client; sourcePrefix?: string; retry?: S3RetryOptions } = {}): Promise<ShardPackerResult> {
+  return packShard(task, {
+    source: source(options.s3, options.sourcePrefix, options.retry),
+    sink: dataset(prefix, options.s3, options.retry),
+    format: SETTINGS.format,
+    readConcurrency: 16,
+  });
+}
+
+function finalize(prefix: string, planned: ShardPlannerResult) {
+  return finalizeShards({ shardCount: planned.shardCount, fingerprint: planned.source.fingerprint }, dataset(prefix));
+}
+
+/** Plan, pack every shard, finalize: the state machine's run without faults. */
+async function runClean(prefix: string, options: { sourcePrefix?: string } = {}) {
+  const planned = await plan(prefix, options);
+  for (const task of await tasksOf(prefix)) await pack(prefix, task, options);
+  return { planned, finalized: await finalize(prefix, planned) };
+}
+
+/** Every shard and index object of a dataset, key (relative to the dataset) → bytes. */
+async function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
+  const sink = dataset(prefix);
+  const keys = [...await sink.list(SHARDS_PREFIX), ...await sink.list(INDEX_PREFIX)].sort();
+  return new Map(await Promise.all(keys.map(async (key) => [key, await sink.get(key)] as const)));
+}
+
+function expectSameObjects(actual: Map<string, Buffer>, expected: Map<string, Buffer>): void {
+  expect([...actual.keys()]).toEqual([...expected.keys()]);
+  for (const [key, bytes] of expected) expect({ key, same: actual.get(key)!.equals(bytes) }).toEqual({ key, same: true });
+}
+
+async function manifestOf(prefix: string): Promise<Manifest> {
+  return JSON.parse((await dataset(prefix).get(MANIFEST_KEY)).toString('utf8')) as Manifest;
+}
+
+async function incompleteUploads(prefix: string): Promise<string[]> {
+  const listed = await client.send(new ListMultipartUploadsCommand({ Bucket: datasetBucket, Prefix: prefix }));
+  return (listed.Uploads ?? []).map((upload) => upload.Key ?? '');
+}
+
+async function objectExists(key: string): Promise<boolean> {
+  return client.send(new HeadObjectCommand({ Bucket: datasetBucket, Key: key })).then(() => true, () => false);
+}
+
+/** A digest of every record's payload across the dataset's shards: distinct sources give distinct payloads. */
+async function recordDigests(prefix: string): Promise<string[]> {
+  const digests: string[] = [];
+  for (const shard of (await manifestOf(prefix)).shards) {
+    for (const record of readTfRecords(await dataset(prefix).get(shard.key))) {
+      digests.push(createHash('sha256').update(record.payload).digest('hex'));
+    }
+  }
+  return digests;
+}
+
+/** The fault-free run every other run must reproduce byte for byte: made once, on first use. */
+let cleanRun: Promise<{ finalized: Awaited<ReturnType<typeof finalize>>; objects: Map<string, Buffer> }> | undefined;
+function clean() {
+  cleanRun ??= runClean('clean/').then(async ({ finalized }) => ({ finalized, objects: await shardObjects('clean/') }));
+  return cleanRun;
+}
+
+describe('shard handlers: plan → pack → finalize against a local S3 server', () => {
+  test('a clean run packs every object into multipart shards whose manifest totals match, and verifies', async () => {
+    // WHEN
+    const { finalized, objects } = await clean();
+
+    // THEN
+    expect(finalized).toMatchObject({ manifestKey: MANIFEST_KEY, shards: 2, records: SOURCE_OBJECTS, failures: 0 });
+    const manifest = await manifestOf('clean/');
+    expect(manifest.source).toMatchObject({ uri: `s3://${sourceBucket}/${SOURCE_PREFIX}`, objects: SOURCE_OBJECTS });
+    expect(manifest.shards.every((shard) => shard.bytes > PART_SIZE)).toBe(true);
+    expect([...objects.keys()]).toEqual([
+      'index/part-00000-of-00002.idx', 'index/part-00001-of-00002.idx',
+      'shards/part-00000-of-00002.tfrecord', 'shards/part-00001-of-00002.tfrecord',
+    ]);
+    const report = await verifyDataset(dataset('clean/'));
+    expect(report.problems).toEqual([]);
+    expect(report.recordsChecked).toBe(SOURCE_OBJECTS);
+    expect(new Set(await recordDigests('clean/')).size).toBe(SOURCE_OBJECTS);
+    expect(await incompleteUploads('clean/')).toEqual([]);
+  });
+
+  test('a packer invoked twice for the same shard rewrites the same keys with the same bytes', async () => {
+    // GIVEN: the Map times out on shard 0 and starts it again while the first invocation still runs.
+    const { objects: expected } = await clean();
+    const planned = await plan('twice/');
+    const [first, second] = await tasksOf('twice/');
+
+    // WHEN
+    const [a, b] = await Promise.all([pack('twice/', first), pack('twice/', first), pack('twice/', second)]);
+    const finalized = await finalize('twice/', planned);
+    const afterFinalize = await shardObjects('twice/');
+    const result = await dataset('twice/').get(resultKey(first.shardName));
+    // A late third invocation, after the finalizer wrote the manifest.
+    const late = await pack('twice/', first);
+
+    // THEN
+    expect(b).toEqual(a);
+    expect(late).toEqual(a);
+    expect((await dataset('twice/').get(resultKey(first.shardName))).equals(result)).toBe(true);
+    expect(finalized).toMatchObject({ shards: 2, records: SOURCE_OBJECTS, failures: 0 });
+    expectSameObjects(afterFinalize, expected);
+    expectSameObjects(await shardObjects('twice/'), expected);
+    expect((await verifyDataset(dataset('twice/'))).problems).toEqual([]);
+    const ids = await recordDigests('twice/');
+    expect(ids).toHaveLength(SOURCE_OBJECTS);
+    expect(new Set(ids).size).toBe(SOURCE_OBJECTS);
+    expect(await incompleteUploads('twice/')).toEqual([]);
+    expect(await finalize('twice/', planned)).toEqual(finalized);
+  });
+
+  test('SlowDown bursts and connection resets on GETs and part uploads leave the shards byte-identical', async () => {
+    // GIVEN
+    const { objects: expected } = await clean();
+    const planned = await plan('faults/');
+    const faultsBefore = proxy.faults;
+    let sourceGets = 0;
+    const partAttempts = new Map<string, number>();
+    proxy.onRequest((request: ProxiedRequest) => {
+      // Each fault is queued by the request it hits: none is left for a request the test did not choose.
+      if (request.method === 'GET' && request.url.startsWith(`/${sourceBucket}/${SOURCE_PREFIX}`)) {
+        // In every 120 GETs, a burst of 4 SlowDowns and one of 3 resets: even the retries of a single
+        // stuck read meet no more than 4 faults in a row, within its 6 attempts.
+        const position = sourceGets++ % 120;
+        if (position >= 10 && position < 14) proxy.slowDownNext(1);
+        if (position >= 70 && position < 73) proxy.resetNext(1);
+        return;
+      }
+      // The first attempt of each part meets a SlowDown, the second a reset; the third goes through.
+      const part = /[?&]partNumber=(\d+)/.exec(request.url)?.[1];
+      if (request.method !== 'PUT' || !part) return;
+      const id = `${request.url.split('?')[0]}#${part}`;
+      const attempt = (partAttempts.get(id) ?? 0) + 1;
+      partAttempts.set(id, attempt);
+      if (attempt === 1) proxy.slowDownNext(1);
+      if (attempt === 2) proxy.resetNext(1);
+    });
+
+    // WHEN
+    const packed = [];
+    for (const task of await tasksOf('faults/')) packed.push(await pack('faults/', task, { s3: proxied }));
+    proxy.onRequest(undefined);
+    const finalized = await finalize('faults/', planned);
+
+    // THEN
+    expect(packed.map((result) => result.failureCount)).toEqual([0, 0]);
+    expect(partAttempts.size).toBe(4);
+    expect([...partAttempts.values()].every((attempts) => attempts === 3)).toBe(true);
+    expect(sourceGets).toBeGreaterThan(SOURCE_OBJECTS);
+    expect(proxy.faults - faultsBefore).toBeGreaterThanOrEqual(2 * (4 + 3) + 4 * 2);
+    expect(finalized).toMatchObject({ shards: 2, records: SOURCE_OBJECTS, failures: 0 });
+    expectSameObjects(await shardObjects('faults/'), expected);
+    expect((await verifyDataset(dataset('faults/'))).problems).toEqual([]);
+    expect(await incompleteUploads('faults/')).toEqual([]);
+  });
+
+  test('a server killed during a packer\'s multipart upload fails it without a partial object; its retry completes the dataset', async () => {
+    // GIVEN: the server dies when the first part of shard 0 is sent, and is back when the packer aborts the upload.
+    const { objects: expected } = await clean();
+    const planned = await plan('killed/');
+    const [first, second] = await tasksOf('killed/');
+    const shardKey = `killed/shards/${first.shardName}.tfrecord`;
+    let state = 'up' as 'up' | 'killed' | 'restarted';
+    const sent: string[] = [];
+    proxy.onRequest(async (request) => {
+      if (state === 'up' && request.method === 'PUT' && request.url.includes('partNumber=')) {
+        state = 'killed';
+        await server.kill();
+      } else if (state === 'killed' && request.method === 'DELETE' && request.url.includes('uploadId=')) {
+        sent.push('abort');
+        await server.restart();
+        state = 'restarted';
+      }
+    });
+
+    // WHEN
+    let failed: unknown;
+    try {
+      failed = await pack('killed/', first, { s3: proxied, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 } })
+        .then(() => undefined, (error: unknown) => error);
+    } finally {
+      proxy.onRequest(undefined);
+      if (state === 'killed') await server.restart();
+    }
+
+    // THEN: the invocation failed, naming the shard, and left nothing a reader could take for a shard.
+    expect(state).toBe('restarted');
+    expect(sent).toEqual(['abort']);
+    expect(String(failed)).toMatch(new RegExp(`s3://${datasetBucket}/${shardKey}.*(ECONNREFUSED|ECONNRESET)`));
+    expect(await objectExists(shardKey)).toBe(false);
+    expect(await dataset('killed/').list(SHARDS_PREFIX)).toEqual([]);
+    expect(await objectExists(`killed/${resultKey(first.shardName)}`)).toBe(false);
+    expect(await incompleteUploads('killed/')).toEqual([]);
+    await expect(finalize('killed/', planned)).rejects.toThrow(/has no result at _plan\/results\//);
+
+    // WHEN: the Map retries the failed packer.
+    await pack('killed/', first);
+    await pack('killed/', second);
+    const finalized = await finalize('killed/', planned);
+
+    // THEN
+    expect(finalized).toMatchObject({ shards: 2, records: SOURCE_OBJECTS, failures: 0 });
+    expectSameObjects(await shardObjects('killed/'), expected);
+    expect((await verifyDataset(dataset('killed/'))).problems).toEqual([]);
+    expect(await incompleteUploads('killed/')).toEqual([]);
+  });
+
+  test('an object deleted between plan and pack is listed as a failure and the totals still add up', async () => {
+    // GIVEN
+    const objects: Record<string, Buffer> = {};
+    for (let i = 0; i < 12; i++) objects[`gone/${CLASSES[i % 3]}/${i}.jpg`] = seededBytes(`gone-${i}`, 1000 + i);
+    await putTestObjects(client, sourceBucket, objects);
+    const planned = await plan('deleted/', { sourcePrefix: 'gone/' });
+    await client.send(new DeleteObjectCommand({ Bucket: sourceBucket, Key: 'gone/dog/4.jpg' }));
+
+    // WHEN
+    const packed = [];
+    for (const task of await tasksOf('deleted/')) packed.push(await pack('deleted/', task, { sourcePrefix: 'gone/' }));
+    const finalized = await finalize('deleted/', planned);
+
+    // THEN
+    expect(packed.reduce((sum, result) => sum + result.failureCount, 0)).toBe(1);
+    expect(finalized).toMatchObject({ shards: 2, records: 11, failures: 1 });
+    const manifest = await manifestOf('deleted/');
+    expect(manifest.source.objects).toBe(12);
+    expect(manifest.failures).toEqual([{ key: 'dog/4.jpg', reason: expect.stringMatching(/gone\/dog\/4\.jpg/) }]);
+    expect((await verifyDataset(dataset('deleted/'))).problems).toEqual([]);
+  });
+
+  test('planning again over an unchanged source is up to date and writes nothing', async () => {
+    // GIVEN
+    await clean();
+    const manifestBefore = await dataset('clean/').get(MANIFEST_KEY);
+    const writes: string[] = [];
+    proxy.onRequest((request) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') writes.push(`${request.method} ${request.url}`);
+    });
+
+    // WHEN
+    const rerun = await plan('clean/', { s3: proxied });
+
+    // THEN
+    expect(rerun).toMatchObject({ upToDate: true, shardCount: 2, source: { objects: SOURCE_OBJECTS } });
+    expect(writes).toEqual([]);
+    expect((await dataset('clean/').get(MANIFEST_KEY)).equals(manifestBefore)).toBe(true);
+  });
+});
+
+describe('bundled shard-packer handler against a local S3 server', () => {
+  const BUNDLE = path.join(__dirname, '..', '..', 'lambda', 'dist', 'shard-packer', 'index.js');
+
+  test('packs each shard from its environment, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {
+    // GIVEN
+    const { objects: expected } = await clean();
+    const planned = await plan('bundled/');
+    const environment: Record<string, string> = {
+      SOURCE_BUCKET: sourceBucket,
+      SOURCE_PREFIX,
+      DESTINATION_BUCKET: datasetBucket,
+      DESTINATION_PREFIX: 'bundled/',
+      SHARD_FORMAT: SETTINGS.format,
+      READ_CONCURRENCY: '16',
+      // The SDK's own settings, read by `new S3Client({})`: nothing in the handler knows of the test.
+      AWS_ENDPOINT_URL_S3: server.endpoint,
+      AWS_REGION: server.region,
+      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
+      AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+      AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_METRICS_NAMESPACE: 'test',
+    };
+    const saved = Object.fromEntries(Object.keys(environment).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, environment);
+    try {
+      let handler!: (event: ShardPackerEvent) => Promise<ShardPackerResult>;
+      jest.isolateModules(() => {
+        handler = (require(BUNDLE) as { handler: typeof handler }).handler;
+      });
+
+      // WHEN
+      const results = [];
+      for (const task of await tasksOf('bundled/')) results.push(await handler(task));
+
+      // THEN
+      expect(results.map((result) => result.failureCount)).toEqual([0, 0]);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(await finalize('bundled/', planned)).toMatchObject({ shards: 2, records: SOURCE_OBJECTS, failures: 0 });
+    expectSameObjects(await shardObjects('bundled/'), expected);
+    expect((await verifyDataset(dataset('bundled/'))).problems).toEqual([]);
+  });
+});
