@@ -53,9 +53,15 @@ export async function writeShard(planned: PlannedShard, options: ShardWriterOpti
       failures: written.failures,
     };
   } catch (error) {
-    await writer.abort();
-    throw error;
+    // The write's own error says what went wrong; a failed abort (the store is down) must not hide it.
+    const abortError = await writer.abort().then(() => undefined, (problem: unknown) => problem);
+    if (abortError === undefined) throw error;
+    throw new Error(`${describe(error)}; aborting ${key} failed too: ${describe(abortError)}`, { cause: error });
   }
+}
+
+function describe(error: unknown): string {
+  return types.isNativeError(error) ? error.message : String(error);
 }
 
 interface WrittenRecords {

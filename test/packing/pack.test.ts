@@ -537,6 +537,36 @@ describe('packDataset on a local folder', () => {
     expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
   });
 
+  test('when the abort after a failed write fails too, the error still carries the write\'s own reason', async () => {
+    // GIVEN a sink whose writes and aborts both fail (the store went away)
+    const outDir = folder('out');
+    const inner = new LocalDirectorySink(outDir);
+    const broken: PackingSink = {
+      uri: inner.uri,
+      get: (key) => inner.get(key),
+      put: (key, data) => inner.put(key, data),
+      list: (prefix) => inner.list(prefix),
+      delete: (key) => inner.delete(key),
+      create: async (key) => {
+        const writer = await inner.create(key);
+        return {
+          ...writer,
+          write: () => Promise.reject(new Error('ECONNRESET: socket hang up')),
+          abort: async () => {
+            await writer.abort();
+            throw new Error('ECONNREFUSED: connection refused');
+          },
+        };
+      },
+    };
+
+    // WHEN
+    const packing = packDataset({ source: new LocalDirectorySource(sourceDir), sink: broken, format: 'tfrecord', seed: 1, shardCount: 1 });
+
+    // THEN
+    await expect(packing).rejects.toThrow(/ECONNRESET: socket hang up; aborting shards\/part-00000-of-00001\.tfrecord failed too: ECONNREFUSED/);
+  });
+
   test('a shard whose write fails leaves neither the shard nor a partial file nor a manifest', async () => {
     // GIVEN
     const outDir = folder('out');
