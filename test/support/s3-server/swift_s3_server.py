@@ -95,8 +95,8 @@ def check_xattrs(folder):
     try:
         os.setxattr(probe, 'user.test', b'1')
     except OSError as error:
-        sys.exit('%s has no user extended attributes (%s): the object server needs them; '
-                 'use a folder on ext4, xfs or btrfs' % (folder, error))
+        raise SystemExit('%s has no user extended attributes (%s): the object server needs them; '
+                         'use a folder on ext4, xfs or btrfs' % (folder, error))
     finally:
         os.unlink(probe)
 
