@@ -75,6 +75,11 @@ class MemoryCache(object):
         return [self.get(key) for key in keys]
 
 
+
+class NoUserXattrs(Exception):
+    """The data folder's file system cannot store the user extended attributes Swift needs."""
+
+
 def _expiry(seconds):
     if not seconds:
         return 0
@@ -95,7 +100,7 @@ def check_xattrs(folder):
     try:
         os.setxattr(probe, 'user.test', b'1')
     except OSError as error:
-        raise SystemExit('%s has no user extended attributes (%s): the object server needs them; '
+        raise NoUserXattrs('%s has no user extended attributes (%s): the object server needs them; '
                          'use a folder on ext4, xfs or btrfs' % (folder, error))
     finally:
         os.unlink(probe)
