@@ -1,9 +1,9 @@
 import { finalizeDataset } from '../packing/finalize';
-import { PackingSink } from '../packing/io/storage';
+import { isObjectNotFound, PackingSink } from '../packing/io/storage';
 import { MANIFEST_KEY, ManifestFailure, ManifestShard } from '../packing/manifest';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
 import {
-  isNotFound, PackedShardResult, parseJsonObject, PLAN_KEY, PlanSummary, resultKey, ShardTask, TASKS_KEY,
+  PackedShardResult, parseJsonObject, PLAN_KEY, PlanSummary, resultKey, ShardTask, TASKS_KEY,
 } from '../shard-planner/plan-layout';
 import { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 
@@ -68,7 +68,7 @@ async function readResult(sink: PackingSink, task: ShardTask): Promise<PackedSha
   try {
     data = await sink.get(key);
   } catch (error) {
-    if (isNotFound(error)) throw new HandlerInputError(`shard ${task.shardName} has no result at ${key}: its packer did not finish`);
+    if (isObjectNotFound(error)) throw new HandlerInputError(`shard ${task.shardName} has no result at ${key}: its packer did not finish`);
     throw error;
   }
   const result = parseJsonObject<PackedShardResult>(key, data);

@@ -1,10 +1,10 @@
-import { PackingSink, PackingSource } from '../packing/io/storage';
+import { isObjectNotFound, PackingSink, PackingSource } from '../packing/io/storage';
 import { Manifest, MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
 import { planShards } from '../packing/planning/plan-shards';
 import { ShardPlan } from '../packing/planning/plan-types';
 import { ShardPlannerResult } from './contract';
 import { BucketLocation, PlanSettings } from './dataset-settings';
-import { isNotFound, membersKey, parseJsonObject, PLAN_KEY, PlanSummary, serializeMembers, ShardTask, TASKS_KEY } from './plan-layout';
+import { membersKey, parseJsonObject, PLAN_KEY, PlanSummary, serializeMembers, ShardTask, TASKS_KEY } from './plan-layout';
 
 /** What the planner works on. */
 export interface PlanDatasetOptions {
@@ -83,7 +83,7 @@ async function readManifest(sink: PackingSink): Promise<Manifest | undefined> {
   try {
     data = await sink.get(MANIFEST_KEY);
   } catch (error) {
-    if (isNotFound(error)) return undefined;
+    if (isObjectNotFound(error)) return undefined;
     throw error;
   }
   return parseJsonObject<Manifest>(MANIFEST_KEY, data);

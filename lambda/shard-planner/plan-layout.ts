@@ -105,13 +105,3 @@ export function parseJsonObject<T>(key: string, data: Buffer): T {
   }
   throw new HandlerInputError(`${key} is not the JSON this run writes: ${data.subarray(0, 80).toString('utf8')}`);
 }
-
-/**
- * True for "no such object" from the S3 sink (an `S3StorageError` whose `code` is `NoSuchKey`), the
- * S3 SDK or the local file system.
- */
-export function isNotFound(error: unknown): boolean {
-  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
-  return e?.code === 'ENOENT' || e?.code === 'NoSuchKey' || e?.code === 'NotFound'
-    || e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
-}

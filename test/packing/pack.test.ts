@@ -159,6 +159,18 @@ function sourceWith(inner: PackingSource, replace: Partial<Pick<PackingSource, '
   };
 }
 
+/** Wraps a sink, replacing how it creates objects (to fail or observe writes). */
+function sinkWithCreate(inner: PackingSink, create: PackingSink['create']): PackingSink {
+  return {
+    uri: inner.uri,
+    get: (key) => inner.get(key),
+    put: (key, data) => inner.put(key, data),
+    list: (prefix) => inner.list(prefix),
+    delete: (key) => inner.delete(key),
+    create,
+  };
+}
+
 /** A sink that notes which keys become visible, in order, and whether a key showed while it was still being written. */
 class RecordingSink implements PackingSink {
   public readonly completed: string[] = [];
@@ -520,14 +532,7 @@ describe('packDataset on a local folder', () => {
     const outDir = folder('out');
     await packDataset({ source: new LocalDirectorySource(sourceDir), sink: new LocalDirectorySink(outDir), format: 'tfrecord', seed: 1, shardCount: 2 });
     const inner = new LocalDirectorySink(outDir);
-    const failing: PackingSink = {
-      uri: inner.uri,
-      get: (key) => inner.get(key),
-      put: (key, data) => inner.put(key, data),
-      list: (prefix) => inner.list(prefix),
-      delete: (key) => inner.delete(key),
-      create: async () => { throw new Error('EIO: i/o error'); },
-    };
+    const failing = sinkWithCreate(inner, async () => { throw new Error('EIO: i/o error'); });
 
     // WHEN a rerun fails while writing shards
     const rerun = packDataset({ source: new LocalDirectorySource(sourceDir), sink: failing, format: 'tfrecord', seed: 1, shardCount: 2 });
@@ -541,24 +546,17 @@ describe('packDataset on a local folder', () => {
     // GIVEN a sink whose writes and aborts both fail (the store went away)
     const outDir = folder('out');
     const inner = new LocalDirectorySink(outDir);
-    const broken: PackingSink = {
-      uri: inner.uri,
-      get: (key) => inner.get(key),
-      put: (key, data) => inner.put(key, data),
-      list: (prefix) => inner.list(prefix),
-      delete: (key) => inner.delete(key),
-      create: async (key) => {
-        const writer = await inner.create(key);
-        return {
-          ...writer,
-          write: () => Promise.reject(new Error('ECONNRESET: socket hang up')),
-          abort: async () => {
-            await writer.abort();
-            throw new Error('ECONNREFUSED: connection refused');
-          },
-        };
-      },
-    };
+    const broken = sinkWithCreate(inner, async (key) => {
+      const writer = await inner.create(key);
+      return {
+        ...writer,
+        write: () => Promise.reject(new Error('ECONNRESET: socket hang up')),
+        abort: async () => {
+          await writer.abort();
+          throw new Error('ECONNREFUSED: connection refused');
+        },
+      };
+    });
 
     // WHEN
     const packing = packDataset({ source: new LocalDirectorySource(sourceDir), sink: broken, format: 'tfrecord', seed: 1, shardCount: 1 });
@@ -571,18 +569,11 @@ describe('packDataset on a local folder', () => {
     // GIVEN
     const outDir = folder('out');
     const inner = new LocalDirectorySink(outDir);
-    const failing: PackingSink = {
-      uri: inner.uri,
-      get: (key) => inner.get(key),
-      put: (key, data) => inner.put(key, data),
-      list: (prefix) => inner.list(prefix),
-      delete: (key) => inner.delete(key),
-      create: async (key) => {
-        const writer = await inner.create(key);
-        if (!key.includes('part-00001-')) return writer;
-        return { ...writer, write: () => Promise.reject(new Error('ENOSPC: no space left on device')) };
-      },
-    };
+    const failing = sinkWithCreate(inner, async (key) => {
+      const writer = await inner.create(key);
+      if (!key.includes('part-00001-')) return writer;
+      return { ...writer, write: () => Promise.reject(new Error('ENOSPC: no space left on device')) };
+    });
 
     // WHEN
     const packing = packDataset({
@@ -604,32 +595,25 @@ describe('packDataset on a local folder', () => {
     const open = new Set<string>();
     let shard1Dropped!: () => void;
     const afterShard1Dropped = new Promise<void>((resolve) => { shard1Dropped = resolve; });
-    const sink: PackingSink = {
-      uri: inner.uri,
-      get: (key) => inner.get(key),
-      put: (key, data) => inner.put(key, data),
-      list: (prefix) => inner.list(prefix),
-      delete: (key) => inner.delete(key),
-      create: async (key) => {
-        created.push(key);
-        open.add(key);
-        if (key.includes('part-00000-')) await afterShard1Dropped;
-        const writer = await inner.create(key);
-        const failing = key.includes('part-00001-');
-        return {
-          write: failing ? () => Promise.reject(new Error('EIO: write failed')) : (chunks) => writer.write(chunks),
-          complete: async () => {
-            await writer.complete();
-            open.delete(key);
-          },
-          abort: async () => {
-            await writer.abort();
-            open.delete(key);
-            if (failing) shard1Dropped();
-          },
-        };
-      },
-    };
+    const sink = sinkWithCreate(inner, async (key) => {
+      created.push(key);
+      open.add(key);
+      if (key.includes('part-00000-')) await afterShard1Dropped;
+      const writer = await inner.create(key);
+      const failing = key.includes('part-00001-');
+      return {
+        write: failing ? () => Promise.reject(new Error('EIO: write failed')) : (chunks) => writer.write(chunks),
+        complete: async () => {
+          await writer.complete();
+          open.delete(key);
+        },
+        abort: async () => {
+          await writer.abort();
+          open.delete(key);
+          if (failing) shard1Dropped();
+        },
+      };
+    });
 
     // WHEN
     const packing = packDataset({

@@ -3,12 +3,13 @@ import * as os from 'os';
 import * as path from 'path';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { S3StorageError } from '../../lambda/packing/io/s3-retry';
+import { isObjectNotFound } from '../../lambda/packing/io/storage';
 import { MANIFEST_KEY, sourceFingerprint } from '../../lambda/packing/manifest';
 import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
 import { readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
-import { isNotFound, parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'shard-handlers-'));
@@ -54,10 +55,11 @@ describe('shard handlers: event and environment parsing', () => {
     expect(() => parseMembers(task, Buffer.from('["a/1.jpg",1,0,0]\n{"key":"b"}\n'))).toThrow(/part-00000-of-00001\.jsonl line 2/);
   });
 
-  test('a missing object is recognised from the S3 storage classes as from the SDK and the file system', () => {
-    expect(isNotFound(new S3StorageError('s3://b/_plan/results/x.json', 'NoSuchKey', 1, 'no such object (NoSuchKey)', undefined))).toBe(true);
-    expect(isNotFound(Object.assign(new Error('gone'), { code: 'ENOENT' }))).toBe(true);
-    expect(isNotFound(new S3StorageError('s3://b/k', 'SlowDown', 6, 'SlowDown (HTTP 503)', undefined))).toBe(false);
+  test('a missing object is told apart from other read errors, for the local sink as for S3 errors', async () => {
+    const missing = await new LocalDirectorySink(fs.mkdtempSync(path.join(os.tmpdir(), 'missing-'))).get('_plan/results/x.json').catch((e: unknown) => e);
+    expect(isObjectNotFound(missing)).toBe(true);
+    expect(isObjectNotFound(Object.assign(new Error('gone'), { code: 'EACCES' }))).toBe(false);
+    expect(isObjectNotFound(new S3StorageError('s3://b/k', 'SlowDown', 6, 'SlowDown (HTTP 503)', undefined))).toBe(false);
   });
 
   test('the source fingerprint does not depend on listing order and changes with any file', () => {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ListedFile, ObjectWriter, PackingSink, PackingSource } from './storage';
+import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource } from './storage';
 
 /** A folder as the source of a packing run. Keys are `/`-separated paths relative to it. */
 /**
@@ -123,7 +123,9 @@ export class LocalDirectorySink implements PackingSink {
   }
 
   public get(key: string): Promise<Buffer> {
-    return fsp.readFile(this.pathOf(key));
+    return fsp.readFile(this.pathOf(key)).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new ObjectNotFoundError(`${this.uri}${key}`, error.code, error.message) : error;
+    });
   }
 
   public async list(prefix: string): Promise<string[]> {

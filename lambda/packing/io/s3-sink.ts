@@ -6,9 +6,9 @@ import {
 import { crc32c } from '@node-rs/crc32';
 import { crc32cBase64 } from '../manifest';
 import { getObjectBytes, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
-import { isS3NotFound, S3RetryOptions, withS3Retry } from './s3-retry';
+import { isS3NotFound, s3ErrorCode, S3RetryOptions, withS3Retry } from './s3-retry';
 import { listPages } from './s3-source';
-import { ObjectWriter, PackingSink } from './storage';
+import { ObjectNotFoundError, ObjectWriter, PackingSink } from './storage';
 
 const MIB = 1024 * 1024;
 /** S3's smallest part (all but the last) and largest part. */
@@ -69,7 +69,10 @@ export class S3Sink implements PackingSink {
   }
 
   public get(key: string): Promise<Buffer> {
-    return getObjectBytes(this.client, this.bucket, this.prefix + key, this.retry);
+    return getObjectBytes(this.client, this.bucket, this.prefix + key, this.retry).catch((error: unknown) => {
+      if (!isS3NotFound(error)) throw error;
+      throw new ObjectNotFoundError(s3Uri(this.bucket, this.prefix + key), s3ErrorCode(error) ?? 'NoSuchKey', (error as Error).message);
+    });
   }
 
   public async list(prefix: string): Promise<string[]> {

@@ -41,10 +41,24 @@ export interface PackingSink {
   create(key: string): Promise<ObjectWriter>;
   /** Writes a small object whole, atomically. */
   put(key: string, data: Buffer): Promise<void>;
-  /** Reads back an object of the dataset (indexes at finalize time, everything at verify time). */
+  /** Reads back an object of the dataset (indexes at finalize time, everything at verify time); rejects with an ObjectNotFoundError when there is none. */
   get(key: string): Promise<Buffer>;
   /** Keys of the objects under a prefix of the dataset (e.g. `shards/`), at any depth. */
   list(prefix: string): Promise<string[]>;
   /** Removes an object; no error when there is none. */
   delete(key: string): Promise<void>;
+}
+
+/** What every sink's `get` rejects with for a key that holds no object, whatever the store calls it. */
+export class ObjectNotFoundError extends Error {
+  /** Keeps the store's own message and code (`ENOENT`, `NoSuchKey`…); only the name is common. */
+  constructor(public readonly uri: string, public readonly code: string, message: string) {
+    super(message);
+    this.name = 'ObjectNotFoundError';
+  }
+}
+
+/** By name, not instanceof: the error may come from another copy of this module (a bundle, a test realm). */
+export function isObjectNotFound(error: unknown): boolean {
+  return (error as { name?: string } | undefined)?.name === 'ObjectNotFoundError';
 }
