@@ -8,9 +8,10 @@ import { S3Source } from '../../lambda/packing/io/s3-source';
 import { crc32cBase64 } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { verifyDataset } from '../../lambda/packing/verify';
-import { FaultProxy, startFaultProxy } from '../support/fault-proxy';
+import { FaultProxy } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
-import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
+import { createTestBucket, putTestObjects, s3TestClient, S3TestServer } from '../support/s3-server';
 
 const MIB = 1024 * 1024;
 const CLASSES = ['cat', 'dog', 'eel'];
@@ -37,6 +38,7 @@ function captureCalls(client: S3Client, refuse = false): CapturedCall[] {
   return calls;
 }
 
+let fixture: S3Fixture;
 let server: S3TestServer;
 let client: S3Client;
 let proxy: FaultProxy;
@@ -45,10 +47,8 @@ let bucket: string;
 const sourceObjects: Record<string, Buffer> = {};
 
 beforeAll(async () => {
-  server = await startS3Server();
-  client = s3TestClient(server);
-  proxy = await startFaultProxy(server.port);
-  proxied = s3TestClient(server, { endpoint: proxy.endpoint });
+  fixture = await startS3Fixture();
+  ({ server, client, proxy, proxied } = fixture);
   bucket = await createTestBucket(client, 's3-storage');
   for (let i = 0; i < SOURCE_OBJECTS; i++) {
     const cls = CLASSES[i % CLASSES.length];
@@ -63,17 +63,9 @@ beforeAll(async () => {
   }, 32);
 }, 60_000);
 
-afterAll(async () => {
-  client?.destroy();
-  proxied?.destroy();
-  await proxy?.close();
-  await server?.stop();
-});
+afterAll(() => fixture?.stop());
 
-afterEach(() => {
-  proxy.passThrough();
-  proxy.onRequest(undefined);
-});
+afterEach(() => fixture.reset());
 
 function source(s3: S3Client = client, retry: S3RetryOptions = FAST_RETRY): S3Source {
   return new S3Source({ client: s3, bucket, prefix: 'raw', retry, listPageSize: 100 });

@@ -16,9 +16,10 @@ import { ShardPlannerResult } from '../../lambda/shard-planner/contract';
 import { PlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
 import { resultKey, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
-import { FaultProxy, ProxiedRequest, startFaultProxy } from '../support/fault-proxy';
+import { FaultProxy, ProxiedRequest } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
-import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
+import { createTestBucket, putTestObjects, S3TestServer } from '../support/s3-server';
 
 const MIB = 1024 * 1024;
 const CLASSES = ['cat', 'dog', 'eel'];
@@ -30,6 +31,7 @@ const SETTINGS: PlanSettings = { format: 'tfrecord', seed: 7, labels: 'folder', 
 /** Short backoffs: the tests inject many faults and must stay fast. */
 const FAST_RETRY: S3RetryOptions = { maxAttempts: 6, baseDelayMs: 5, maxDelayMs: 50 };
 
+let fixture: S3Fixture;
 let server: S3TestServer;
 let client: S3Client;
 let proxy: FaultProxy;
@@ -38,10 +40,8 @@ let sourceBucket: string;
 let datasetBucket: string;
 
 beforeAll(async () => {
-  server = await startS3Server();
-  client = s3TestClient(server);
-  proxy = await startFaultProxy(server.port);
-  proxied = s3TestClient(server, { endpoint: proxy.endpoint });
+  fixture = await startS3Fixture();
+  ({ server, client, proxy, proxied } = fixture);
   sourceBucket = await createTestBucket(client, 'shard-source');
   datasetBucket = await createTestBucket(client, 'shard-dataset');
   const objects: Record<string, Buffer> = {};
@@ -52,17 +52,9 @@ beforeAll(async () => {
   await putTestObjects(client, sourceBucket, objects, 32);
 }, 90_000);
 
-afterAll(async () => {
-  client?.destroy();
-  proxied?.destroy();
-  await proxy?.close();
-  await server?.stop();
-});
+afterAll(() => fixture?.stop());
 
-afterEach(() => {
-  proxy.passThrough();
-  proxy.onRequest(undefined);
-});
+afterEach(() => fixture.reset());
 
 function source(s3: S3Client = client, prefix = SOURCE_PREFIX, retry: S3RetryOptions = FAST_RETRY): S3Source {
   return new S3Source({ client: s3, bucket: sourceBucket, prefix, retry, listPageSize: 100 });

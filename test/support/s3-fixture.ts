@@ -1,0 +1,37 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { FaultProxy, startFaultProxy } from './fault-proxy';
+import { s3TestClient, S3TestServer, startS3Server } from './s3-server';
+
+/** The local S3 server, a fault proxy in front of it, and a client for each path. */
+export interface S3Fixture {
+  readonly server: S3TestServer;
+  /** Talks to the server directly: set-up and checks. */
+  readonly client: S3Client;
+  readonly proxy: FaultProxy;
+  /** Talks through the proxy: the code under test, so faults can be injected. */
+  readonly proxied: S3Client;
+  /** Clears the faults a test set up. */
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+/** Starts the server and the proxy; call `reset` after each test and `stop` after all. */
+export async function startS3Fixture(): Promise<S3Fixture> {
+  const server = await startS3Server();
+  const client = s3TestClient(server);
+  const proxy = await startFaultProxy(server.port);
+  const proxied = s3TestClient(server, { endpoint: proxy.endpoint });
+  return {
+    server, client, proxy, proxied,
+    reset: () => {
+      proxy.passThrough();
+      proxy.onRequest(undefined);
+    },
+    stop: async () => {
+      client.destroy();
+      proxied.destroy();
+      await proxy.close();
+      await server.stop();
+    },
+  };
+}
