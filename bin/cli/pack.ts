@@ -109,7 +109,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   let manifest: Manifest;
   try {
     manifest = await packDataset({
-      source: openSource(source, client),
+      source: openSource(source, client, pool),
       sink: openSink(output, client),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: pool ? threads : S3_PARALLEL_SHARDS,
@@ -156,9 +156,9 @@ function checkLocations(source: DatasetLocation, output: DatasetLocation): void 
   }
 }
 
-function openSource(location: DatasetLocation, client: S3Client | undefined): PackingSource {
+function openSource(location: DatasetLocation, client: S3Client | undefined, pool: LocalShardPool | undefined): PackingSource {
   return location.kind === 'local'
-    ? new LocalDirectorySource(location.dir)
+    ? new LocalDirectorySource(location.dir, { statFiles: pool?.statFiles })
     : new S3Source({ client: client!, bucket: location.bucket, prefix: location.prefix });
 }
 

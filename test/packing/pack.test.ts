@@ -5,7 +5,7 @@ import {
   ShardRecord, unpackImageRecord,
 } from '../../lambda/packing/formats';
 import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource, statFiles } from '../../lambda/packing/io/local-directory';
 import { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { GLOBAL_INDEX_KEY, Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset, PackOptions } from '../../lambda/packing/pack';
@@ -151,13 +151,17 @@ async function expectEachFileOnce(
 }
 
 /** Wraps a source, replacing some of its methods. */
-function sourceWith(inner: PackingSource, replace: Partial<Pick<PackingSource, 'list' | 'read'>>): PackingSource {
+function sourceWith(inner: PackingSource, replace: Partial<Pick<PackingSource, 'list' | 'read'>>, readsInPlace = false): PackingSource {
   return {
     uri: inner.uri,
     list: replace.list ?? (() => inner.list()),
     read: replace.read ?? ((key) => inner.read(key)),
+    readInto: readsInPlace ? inner.readInto?.bind(inner) : undefined,
   };
 }
+
+/** The two ways the shard writer reads: into one reused buffer (local sources), or concurrently with read-ahead (S3). */
+const READ_PATHS: Array<[string, boolean]> = [['in place', true], ['with read-ahead', false]];
 
 /** Wraps a sink, replacing how it creates objects (to fail or observe writes). */
 function sinkWithCreate(inner: PackingSink, create: PackingSink['create']): PackingSink {
@@ -644,7 +648,7 @@ describe('packDataset on a local folder', () => {
       expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
     });
 
-    test('a file deleted between listing and reading is a failure; the other files are packed', async () => {
+    test.each(READ_PATHS)('a file deleted between listing and reading (%s) is a failure; the other files are packed', async (_path, inPlace) => {
       // GIVEN
       const present = randomDataset(9, 12, ['cat', 'dog']);
       const dir = sourceFolder(present);
@@ -656,7 +660,7 @@ describe('packDataset on a local folder', () => {
           fs.rmSync(path.join(dir, vanishing));
           return listed;
         },
-      });
+      }, inPlace);
 
       // WHEN
       const { manifest, outDir } = await packFolder(dir, { format: 'tfrecord', source });
@@ -666,6 +670,56 @@ describe('packDataset on a local folder', () => {
       expect(manifest.records + manifest.failures.length).toBe(manifest.source.objects);
       const { [vanishing]: _gone, ...packed } = present;
       await expectEachFileOnce(outDir, dir, packed, { format: 'tfrecord' });
+    });
+
+    test.each(READ_PATHS)('files that grew or shrank after listing (%s) are packed whole, as they are when read', async (_path, inPlace) => {
+      // GIVEN one file grows past the reused buffer's first size, one shrinks, one is emptied
+      const original = randomDataset(11, 30, ['cat', 'dog']);
+      const dir = sourceFolder(original);
+      const local = new LocalDirectorySource(dir);
+      const [growing, shrinking, emptied] = Object.keys(original);
+      const changed = {
+        ...original,
+        [growing]: seededBytes('grown', 200_000),
+        [shrinking]: original[shrinking].subarray(0, 10),
+        [emptied]: Buffer.alloc(0),
+      };
+      const source = sourceWith(local, {
+        list: async () => {
+          const listed = await local.list();
+          writeFiles(dir, { [growing]: changed[growing], [shrinking]: changed[shrinking], [emptied]: changed[emptied] });
+          return listed;
+        },
+      }, inPlace);
+
+      // WHEN
+      const { manifest, outDir } = await packFolder(dir, { format: 'tfrecord', shardCount: 3, source });
+
+      // THEN
+      expect(manifest.failures).toEqual([]);
+      await expectEachFileOnce(outDir, dir, changed, { format: 'tfrecord' });
+      expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
+    });
+
+    test('a file gone between the folder read and its stat is listed, then reported as a failure', async () => {
+      // GIVEN the stat of the listing runs after one file was deleted
+      const present = randomDataset(12, 10, ['cat']);
+      const dir = sourceFolder(present);
+      const [vanishing] = Object.keys(present).sort();
+      const source = new LocalDirectorySource(dir, {
+        statFiles: async (paths) => {
+          fs.rmSync(path.join(dir, vanishing));
+          return statFiles(paths);
+        },
+      });
+
+      // WHEN
+      const { manifest } = await packFolder(dir, { format: 'tfrecord', source });
+
+      // THEN
+      expect(manifest.source.objects).toBe(10);
+      expect(manifest.failures).toEqual([{ key: vanishing, reason: expect.stringMatching(/^ENOENT/) }]);
+      expect(manifest.records).toBe(9);
     });
 
     test('failures are listed in key order with the error code and message of each read', async () => {

@@ -200,6 +200,25 @@ describe('S3Sink', () => {
     expect(calls[0].headers).toMatchObject({ 'x-amz-checksum-crc32c': crc32cBase64(crc32c(data)) });
   });
 
+  test('copies what it is given: a caller that reuses its buffer after each write still gets its bytes stored', async () => {
+    // GIVEN one 3 MiB buffer refilled for every write, as the shard writer reuses its blocks
+    const out = sink('reused/');
+    const data = seededBytes('reused', 19 * MIB + 777);
+    const reused = Buffer.alloc(3 * MIB);
+
+    // WHEN
+    const writer = await out.create('shards/reused.rec');
+    for (let offset = 0; offset < data.length; offset += reused.length) {
+      const filled = data.copy(reused, 0, offset, offset + reused.length);
+      await writer.write([reused.subarray(0, filled)]);
+    }
+    reused.fill(0);
+    await writer.complete();
+
+    // THEN
+    expect((await out.get('shards/reused.rec')).equals(data)).toBe(true);
+  });
+
   test('abort leaves no object and no incomplete upload', async () => {
     // GIVEN
     const out = sink('aborted/');

