@@ -6,6 +6,7 @@ import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
+import { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import { PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
@@ -29,6 +30,9 @@ TFRecord or MXNet RecordIO shards with index files and a manifest.json (written 
   --concurrency N              files read ahead per shard (default: 32, or 64 with S3)
   --allow-missing              exit 0 even when some files could not be read
                                (they are listed in the manifest's failures either way)
+  --inventory S3URI            list an S3 source from its S3 Inventory report (CSV) instead of
+                               ListObjectsV2: the report's folder s3://bucket/<prefix>/<source
+                               bucket>/<config id>/ (its newest manifest) or one manifest.json
   --endpoint-url URL           S3 endpoint (an S3-compatible server); path-style addressing
   --region R                   S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
 
@@ -67,6 +71,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'labels': { type: 'string', default: 'folder' },
       'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
+      'inventory': { type: 'string' },
       'endpoint-url': { type: 'string' },
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
@@ -87,6 +92,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
   checkS3Flags(s3Flags);
   checkLocations(source, output);
+  const inventory = values.inventory === undefined ? undefined : parseInventory(values.inventory, source);
 
   const format = parseChoice('--format', values.format!, ['tfrecord', 'recordio'] as const);
   const seed = parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1);
@@ -109,7 +115,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   let manifest: Manifest;
   try {
     manifest = await packDataset({
-      source: openSource(source, client, pool),
+      source: openSource(source, client, pool, inventory),
       sink: openSink(output, client),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: pool ? threads : S3_PARALLEL_SHARDS,
@@ -156,10 +162,20 @@ function checkLocations(source: DatasetLocation, output: DatasetLocation): void 
   }
 }
 
-function openSource(location: DatasetLocation, client: S3Client | undefined, pool: LocalShardPool | undefined): PackingSource {
+function openSource(location: DatasetLocation, client: S3Client | undefined, pool: LocalShardPool | undefined,
+  inventory: S3InventoryLocation | undefined): PackingSource {
   return location.kind === 'local'
     ? new LocalDirectorySource(location.dir, { statFiles: pool?.statFiles })
-    : new S3Source({ client: client!, bucket: location.bucket, prefix: location.prefix });
+    : new S3Source({ client: client!, bucket: location.bucket, prefix: location.prefix, inventory });
+}
+
+/** `--inventory`: an S3 report folder, or one manifest.json, of an S3 source. */
+function parseInventory(raw: string, source: DatasetLocation): S3InventoryLocation {
+  if (source.kind !== 's3') throw new UsageError(`--inventory lists an S3 source; the source '${describeLocation(source)}' is a local folder`);
+  const location = parseLocation('--inventory', raw);
+  if (location.kind !== 's3') throw new UsageError(`--inventory '${raw}' is not an S3 URI: give the report's folder or manifest.json as s3://bucket/key`);
+  const manifest = /\/manifest\.json$/.test(raw);
+  return { bucket: location.bucket, key: manifest ? location.prefix.slice(0, -1) : location.prefix };
 }
 
 function openSink(location: DatasetLocation, client: S3Client | undefined): PackingSink {

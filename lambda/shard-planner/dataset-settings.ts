@@ -18,6 +18,8 @@ export const ENV = {
   shardCount: 'SHARD_COUNT',
   consumers: 'CONSUMERS',
   readConcurrency: 'READ_CONCURRENCY',
+  inventoryBucket: 'INVENTORY_BUCKET',
+  inventoryKey: 'INVENTORY_KEY',
 } as const;
 
 /** A bucket and a key prefix (empty, or ending in `/`). */
@@ -57,6 +59,21 @@ export function readFormat(env: Environment): ShardFormatName {
     throw new HandlerInputError(`environment variable ${ENV.format} must be 'tfrecord' or 'recordio', got '${format}'`);
   }
   return format;
+}
+
+/**
+ * The S3 Inventory report to list the source from (`INVENTORY_BUCKET`, `INVENTORY_KEY`: a
+ * manifest.json key or the report's folder), or undefined to list with ListObjectsV2.
+ */
+export function readInventory(env: Environment): BucketLocation | undefined {
+  const bucket = env[ENV.inventoryBucket];
+  if (bucket === undefined || bucket === '') return undefined;
+  const key = env[ENV.inventoryKey] ?? '';
+  if (key.startsWith('/') || !(key === '' || key.endsWith('/') || key.endsWith('manifest.json'))) {
+    throw new HandlerInputError(`environment variable ${ENV.inventoryKey} must be an inventory report folder ending in '/' `
+      + `or the key of its manifest.json, got '${key}'`);
+  }
+  return { bucket, prefix: key };
 }
 
 /** The planner's settings. */

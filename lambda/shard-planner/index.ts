@@ -4,7 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
 import { ShardPlannerEvent, ShardPlannerResult } from './contract';
-import { readLocation, readPlanSettings } from './dataset-settings';
+import { readInventory, readLocation, readPlanSettings } from './dataset-settings';
 import { booleanField, eventObject } from './handler-input';
 import { planDataset } from './plan-dataset';
 
@@ -14,6 +14,7 @@ const client = new S3Client({});
 const source = readLocation(process.env, 'source');
 const destination = readLocation(process.env, 'destination');
 const settings = readPlanSettings(process.env);
+const inventory = readInventory(process.env);
 
 /** Lists the source, plans the shards, writes the plan; or says the dataset is up to date. */
 export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerResult> {
@@ -21,7 +22,10 @@ export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerRes
   const started = Date.now();
   try {
     const result = await planDataset({
-      source: new S3Source({ client, bucket: source.bucket, prefix: source.prefix }),
+      source: new S3Source({
+        client, bucket: source.bucket, prefix: source.prefix,
+        inventory: inventory && { bucket: inventory.bucket, key: inventory.prefix },
+      }),
       sink: new S3Sink({ client, bucket: destination.bucket, prefix: destination.prefix }),
       destination,
       settings,

@@ -48,6 +48,20 @@ export interface IShardedDataset {
 }
 
 /**
+ * Where the S3 Inventory report of the source bucket is delivered.
+ */
+export interface SourceInventory {
+  /** The inventory's destination bucket; the planner is granted read on `prefix`. */
+  readonly bucket: s3.IBucket;
+
+  /**
+   * The report's folder, `<destination prefix>/<source bucket>/<configuration id>/`, whose newest
+   * `<YYYY-MM-DDTHH-MMZ>/manifest.json` each execution reads; or the key of one `manifest.json`.
+   */
+  readonly prefix: string;
+}
+
+/**
  * Properties of a {@link ShardedDataset}.
  */
 export interface ShardedDatasetProps {
@@ -61,6 +75,16 @@ export interface ShardedDatasetProps {
    * @default '' - the whole bucket
    */
   readonly sourcePrefix?: string;
+
+  /**
+   * List the source from an S3 Inventory report (CSV, with the Size and LastModifiedDate fields)
+   * instead of with ListObjectsV2. For buckets of many millions of objects: listing ten million
+   * keys takes 10,000 sequential ListObjectsV2 calls, reading the report a few large GETs.
+   * Objects written after the report are not packed; objects deleted since are listed as failures.
+   *
+   * @default - the planner lists the source with ListObjectsV2
+   */
+  readonly sourceInventory?: SourceInventory;
 
   /**
    * The bucket the shards are written to.
@@ -223,6 +247,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...(props.targetShardSize ? { TARGET_SHARD_BYTES: numberVariable(props.targetShardSize.toBytes()) } : {}),
       ...(props.shardCount !== undefined ? { SHARD_COUNT: numberVariable(props.shardCount) } : {}),
       CONSUMERS: numberVariable(props.consumers ?? 1),
+      ...(props.sourceInventory ? { INVENTORY_BUCKET: props.sourceInventory.bucket.bucketName, INVENTORY_KEY: props.sourceInventory.prefix } : {}),
     }, 'lists the source, shuffles and balances it into shards, writes the plan');
     this.packerFunction = this.createFunction('Packer', 'shard-packer', props.packerMemorySize ?? Size.gibibytes(2), {
       ...source,
@@ -234,6 +259,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       'merges the shard results, writes the merged index and the manifest');
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
+    if (props.sourceInventory) this.grantInventory(props.sourceInventory);
     this.stateMachine = this.createStateMachine(props.maxConcurrency ?? 100);
   }
 
@@ -279,6 +305,13 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       this.destinationBucket.grantReadWrite(fn, `${this.destinationPrefix}*`);
       acknowledgePrefixGrant(fn, this.destinationBucket, this.destinationPrefix, 'writes the packed dataset and its plan');
     }
+  }
+
+  /** The planner reads the report: its manifests and data files all lie under the report's folder. */
+  private grantInventory(inventory: SourceInventory): void {
+    const folder = inventory.prefix.endsWith('manifest.json') ? reportFolderOf(inventory.prefix) : inventory.prefix;
+    inventory.bucket.grantRead(this.plannerFunction, `${folder}*`);
+    acknowledgePrefixGrant(this.plannerFunction, inventory.bucket, folder, 'reads the S3 Inventory report of the source');
   }
 
   private createStateMachine(maxConcurrency: number): sfn.StateMachine {
@@ -390,6 +423,12 @@ function acknowledgeDistributedMapPolicy(stateMachine: sfn.StateMachine): void {
   }
 }
 
+/** `inv/src/cfg/2026-11-20T00-00Z/manifest.json` → `inv/src/cfg/`: the data files lie beside the dated folders. */
+function reportFolderOf(manifestKey: string): string {
+  const parts = manifestKey.split('/');
+  return parts.length > 2 ? `${parts.slice(0, -2).join('/')}/` : '';
+}
+
 /** An environment variable's value must be a string, also when the number is a token. */
 function numberVariable(value: number): string {
   return Token.isUnresolved(value) ? Token.asString(value) : String(value);
@@ -408,6 +447,17 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateWholeNumber(scope, 'InvalidMaxConcurrency', 'maxConcurrency', props.maxConcurrency, 1, MAX_MAP_CONCURRENCY);
   validateMemorySize(scope, 'packerMemorySize', props.packerMemorySize);
   validateMemorySize(scope, 'plannerMemorySize', props.plannerMemorySize);
+  validateInventory(scope, props.sourceInventory);
+}
+
+function validateInventory(scope: Construct, inventory: SourceInventory | undefined): void {
+  if (!inventory || !isResolved(inventory.prefix)) return;
+  const { prefix } = inventory;
+  if (prefix.startsWith('/') || !(prefix === '' || prefix.endsWith('/') || prefix.endsWith('/manifest.json') || prefix === 'manifest.json')) {
+    throw new ValidationError('InvalidInventoryPrefix',
+      `sourceInventory.prefix must be the report's folder ending in '/' (e.g. 'inventory/my-bucket/daily/') or the key of one of its `
+      + `manifest.json files, got '${prefix}'`, scope);
+  }
 }
 
 function validatePrefix(scope: Construct, name: string, prefix: string | undefined): void {

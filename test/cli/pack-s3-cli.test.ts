@@ -5,6 +5,7 @@ import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { FaultProxy, startFaultProxy } from '../support/fault-proxy';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
+import { currentInventoryLines, writeInventoryReport } from '../support/s3-inventory-report';
 import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
 
 const CLASSES = ['cat', 'dog', 'eel'];
@@ -129,6 +130,53 @@ describe('training-io pack and verify with S3', () => {
     expect(withoutSourceUri(s3Manifest)).toEqual(withoutSourceUri(localManifest));
   });
 
+  test('through connection resets and SlowDown bursts on listing, reads and writes, pack writes the same bytes as without faults', async () => {
+    // GIVEN every fifth request reset and every seventh answered 503 SlowDown, whatever its kind;
+    // a request is faulted once at most, so its retry goes through (the retry budget is not the test)
+    let seen = 0;
+    const faulted = new Set<string>();
+    proxy.onRequest((request) => {
+      seen++;
+      const name = `${request.method} ${request.url}`;
+      if (faulted.has(name) || (seen % 5 !== 0 && seen % 7 !== 0)) return;
+      faulted.add(name);
+      if (seen % 5 === 0) proxy.resetNext(1);
+      else proxy.slowDownNext(1);
+    });
+    const faultsBefore = proxy.faults;
+
+    // WHEN
+    const withFaults = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-faults/`, ...s3Flags(proxy.endpoint), '--shards', '3', '--seed', '5');
+    proxy.onRequest(undefined);
+    const clean = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-no-faults/`, ...s3Flags(), '--shards', '3', '--seed', '5');
+
+    // THEN
+    expect([withFaults.code, clean.code]).toEqual([0, 0]);
+    expect(proxy.faults - faultsBefore).toBeGreaterThanOrEqual(10);
+    const keys = await listKeys('packed-no-faults/');
+    expect(await listKeys('packed-faults/')).toEqual(keys);
+    for (const key of keys) expect({ key, same: (await getObject(`packed-faults/${key}`)).equals(await getObject(`packed-no-faults/${key}`)) }).toEqual({ key, same: true });
+  });
+
+  test('--inventory lists the source from its S3 Inventory report: the same dataset as a listing', async () => {
+    // GIVEN a report of the bucket, as S3 Inventory delivers it into the bucket itself
+    const folder = `inventory/${bucket}/daily/`;
+    const lines = await currentInventoryLines(client, bucket, 'raw/');
+    const manifestKey = await writeInventoryReport(client, bucket, { folder, stamp: '2026-11-20T00-00Z', lines });
+
+    // WHEN
+    const byFolder = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-a/`, ...s3Flags(), '--inventory', `s3://${bucket}/${folder}`, '--seed', '3');
+    const byManifest = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-b/`, ...s3Flags(), '--inventory', `s3://${bucket}/${manifestKey}`, '--seed', '3');
+    const listed = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-c/`, ...s3Flags(), '--seed', '3');
+
+    // THEN
+    expect([byFolder.code, byManifest.code, listed.code]).toEqual([0, 0, 0]);
+    const manifests = await Promise.all(['a', 'b', 'c'].map(async (run) => JSON.parse((await getObject(`packed-inv-${run}/${MANIFEST_KEY}`)).toString('utf8')) as Manifest));
+    expect(manifests[0]).toEqual(manifests[2]);
+    expect(manifests[1]).toEqual(manifests[2]);
+    expect(manifests[0].records).toBe(SOURCE_OBJECTS);
+  });
+
   test('pack a local folder to S3, then verify S3', async () => {
     // WHEN
     const packed = await runCli('pack', localSource, `s3://${bucket}/from-local/`, ...s3Flags(), '--shards', '2');
@@ -194,6 +242,10 @@ describe('training-io pack and verify with S3', () => {
       ['--endpoint-url that is not a URL', () => ['pack', `s3://${bucket}/raw/`, folder('out'), '--endpoint-url', 'localhost-9000'],
         /--endpoint-url must be an http:\/\/ or https:\/\/ URL, got 'localhost-9000'/],
       ['a dataset URI to verify without a bucket', () => ['verify', 's3:///packed/'], /dataset 's3:\/\/\/packed\/' does not name a valid bucket/],
+      ['--inventory for a local source', () => ['pack', localSource, folder('out'), '--inventory', `s3://${bucket}/inventory/`],
+        /--inventory lists an S3 source; the source '.*' is a local folder/],
+      ['--inventory that is not an S3 URI', () => ['pack', `s3://${bucket}/raw/`, folder('out'), '--inventory', 'inventory/manifest.json'],
+        /--inventory 'inventory\/manifest.json' is not an S3 URI/],
     ])('%s', async (_what, argv, message) => {
       // GIVEN
       const args = argv();

@@ -12,13 +12,14 @@ import { verifyDataset } from '../../lambda/packing/verify';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
 import { ShardPackerEvent, ShardPackerResult } from '../../lambda/shard-packer/contract';
 import { packShard } from '../../lambda/shard-packer/pack-shard';
-import { ShardPlannerResult } from '../../lambda/shard-planner/contract';
+import { ShardPlannerEvent, ShardPlannerResult } from '../../lambda/shard-planner/contract';
 import { PlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
 import { resultKey, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 import { FaultProxy, ProxiedRequest } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
 import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
+import { currentInventoryLines, writeInventoryReport } from '../support/s3-inventory-report';
 import { createTestBucket, putTestObjects, S3TestServer } from '../support/s3-server';
 
 const MIB = 1024 * 1024;
@@ -329,53 +330,96 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
   });
 });
 
-describe('bundled shard-packer handler against a local S3 server', () => {
-  const BUNDLE = path.join(__dirname, '..', '..', 'lambda', 'dist', 'shard-packer', 'index.js');
+/** The SDK's own settings, read by `new S3Client({})`: nothing in a handler knows of the test. */
+function sdkEnvironment(): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL_S3: server.endpoint,
+    AWS_REGION: server.region,
+    AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_METRICS_NAMESPACE: 'test',
+  };
+}
 
-  test('packs each shard from its environment, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {
+/** Loads a handler's bundle (`lambda/dist/<name>/index.js`) with `environment` set, runs `use`, then restores the environment. */
+async function withBundledHandler<E, R>(name: string, environment: Record<string, string>,
+  use: (handler: (event: E) => Promise<R>) => Promise<void>): Promise<void> {
+  const bundle = path.join(__dirname, '..', '..', 'lambda', 'dist', name, 'index.js');
+  const saved = Object.fromEntries(Object.keys(environment).map((variable) => [variable, process.env[variable]]));
+  Object.assign(process.env, environment);
+  try {
+    let handler!: (event: E) => Promise<R>;
+    jest.isolateModules(() => {
+      handler = (require(bundle) as { handler: typeof handler }).handler;
+    });
+    await use(handler);
+  } finally {
+    for (const [variable, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[variable];
+      else process.env[variable] = value;
+    }
+  }
+}
+
+describe('bundled handlers against a local S3 server', () => {
+  test('the packer packs each shard from its environment, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {
     // GIVEN
     const { objects: expected } = await clean();
     const planned = await plan('bundled/');
-    const environment: Record<string, string> = {
+    const environment = {
       SOURCE_BUCKET: sourceBucket,
       SOURCE_PREFIX,
       DESTINATION_BUCKET: datasetBucket,
       DESTINATION_PREFIX: 'bundled/',
       SHARD_FORMAT: SETTINGS.format,
       READ_CONCURRENCY: '16',
-      // The SDK's own settings, read by `new S3Client({})`: nothing in the handler knows of the test.
-      AWS_ENDPOINT_URL_S3: server.endpoint,
-      AWS_REGION: server.region,
-      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-      AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-      AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      POWERTOOLS_METRICS_NAMESPACE: 'test',
+      ...sdkEnvironment(),
     };
-    const saved = Object.fromEntries(Object.keys(environment).map((name) => [name, process.env[name]]));
-    Object.assign(process.env, environment);
-    try {
-      let handler!: (event: ShardPackerEvent) => Promise<ShardPackerResult>;
-      jest.isolateModules(() => {
-        handler = (require(BUNDLE) as { handler: typeof handler }).handler;
-      });
 
-      // WHEN
-      const results = [];
+    // WHEN
+    const results: ShardPackerResult[] = [];
+    await withBundledHandler<ShardPackerEvent, ShardPackerResult>('shard-packer', environment, async (handler) => {
       for (const task of await tasksOf('bundled/')) results.push(await handler(task));
+    });
 
-      // THEN
-      expect(results.map((result) => result.failureCount)).toEqual([0, 0]);
-    } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    }
+    // THEN
+    expect(results.map((result) => result.failureCount)).toEqual([0, 0]);
     expect(await finalize('bundled/', planned)).toMatchObject({ shards: 2, records: SOURCE_OBJECTS, failures: 0 });
     expectSameObjects(await shardObjects('bundled/'), expected);
     expect((await verifyDataset(dataset('bundled/'))).problems).toEqual([]);
+  });
+
+  test('the planner lists the source from the S3 Inventory report its environment names, and plans what a listing plans', async () => {
+    // GIVEN a report of the source bucket delivered to the dataset bucket
+    const folder = `inventory/${sourceBucket}/daily/`;
+    const lines = await currentInventoryLines(client, sourceBucket, '');
+    await writeInventoryReport(client, datasetBucket, { folder, stamp: '2026-11-20T00-00Z', lines, sourceBucket });
+    const listed = await plan('listed/');
+    const environment = {
+      SOURCE_BUCKET: sourceBucket,
+      SOURCE_PREFIX,
+      DESTINATION_BUCKET: datasetBucket,
+      DESTINATION_PREFIX: 'inventoried/',
+      SHARD_FORMAT: SETTINGS.format,
+      SHUFFLE_SEED: String(SETTINGS.seed),
+      SHARD_COUNT: String(SETTINGS.shardCount),
+      INVENTORY_BUCKET: datasetBucket,
+      INVENTORY_KEY: folder,
+      ...sdkEnvironment(),
+    };
+
+    // WHEN
+    let result: ShardPlannerResult | undefined;
+    await withBundledHandler<ShardPlannerEvent, ShardPlannerResult>('shard-planner', environment, async (handler) => {
+      result = await handler({});
+    });
+
+    // THEN
+    expect(result).toEqual({ ...listed, tasksKey: `inventoried/${TASKS_KEY}` });
+    expect(await tasksOf('inventoried/')).toEqual(await tasksOf('listed/'));
   });
 });

@@ -7,7 +7,7 @@ import { isObjectNotFound } from '../../lambda/packing/io/storage';
 import { MANIFEST_KEY, sourceFingerprint } from '../../lambda/packing/manifest';
 import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
-import { readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
+import { readInventory, readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
 import { parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 
@@ -48,6 +48,15 @@ describe('shard handlers: event and environment parsing', () => {
     expect(() => readLocation({ DESTINATION_BUCKET: 'b', DESTINATION_PREFIX: 'packed' }, 'destination')).toThrow(/DESTINATION_PREFIX/);
     expect(() => readPlanSettings({ SHARD_FORMAT: 'zip' })).toThrow(/SHARD_FORMAT must be 'tfrecord' or 'recordio', got 'zip'/);
     expect(() => readPlanSettings({ SHARD_FORMAT: 'tfrecord', CONSUMERS: '0' })).toThrow(/CONSUMERS must be a whole number of at least 1/);
+    expect(() => readInventory({ INVENTORY_BUCKET: 'inv', INVENTORY_KEY: 'inventory/raw/daily' }))
+      .toThrow(/INVENTORY_KEY must be an inventory report folder ending in '\/' or the key of its manifest.json, got 'inventory\/raw\/daily'/);
+  });
+
+  test('the planner lists with ListObjectsV2 unless INVENTORY_BUCKET names a report', () => {
+    expect(readInventory({})).toBeUndefined();
+    expect(readInventory({ INVENTORY_BUCKET: 'inv', INVENTORY_KEY: 'inventory/raw/daily/' })).toEqual({ bucket: 'inv', prefix: 'inventory/raw/daily/' });
+    expect(readInventory({ INVENTORY_BUCKET: 'inv', INVENTORY_KEY: 'a/2026-11-20T00-00Z/manifest.json' }))
+      .toEqual({ bucket: 'inv', prefix: 'a/2026-11-20T00-00Z/manifest.json' });
   });
 
   test('a malformed member list is reported with its key and line', () => {

@@ -75,7 +75,12 @@ describe('ShardedDataset', () => {
     ['shard-finalizer', SHARD_FINALIZER_ENVIRONMENT],
   ])('%s gets the environment its contract reads', (handler, names) => {
     // GIVEN
-    const { template } = dataset({ shardCount: 16, consumers: 8, seed: 7, labels: RecordLabels.NONE, format: ShardFormat.RECORDIO });
+    const { stack, source } = fixture();
+    new ShardedDataset(stack, 'Packing', {
+      sourceBucket: source, sourcePrefix: 'raw/', shardCount: 16, consumers: 8, seed: 7, labels: RecordLabels.NONE, format: ShardFormat.RECORDIO,
+      sourceInventory: { bucket: new s3.Bucket(stack, 'Inventory'), prefix: 'inventory/raw/daily/' },
+    });
+    const template = Template.fromStack(stack);
     // WHEN
     const variables = functionNamed(template, handler).Properties.Environment.Variables;
     const ours = Object.keys(variables).filter((name) => !name.startsWith('POWERTOOLS_'));
@@ -203,6 +208,28 @@ describe('ShardedDataset', () => {
     for (const resource of objectResources) expect(resource).toMatch(/\/(raw|packed)\/(\*|_plan\/tasks\.json)"/);
   });
 
+  test.each([
+    ['the report folder', 'inventory/raw/daily/', 'inventory/raw/daily/'],
+    ['one manifest', 'inventory/raw/daily/2026-11-20T00-00Z/manifest.json', 'inventory/raw/daily/'],
+  ])('with an S3 Inventory report (%s) the planner gets its location and read on the report\'s folder only', (_case, prefix, folder) => {
+    // GIVEN
+    const { stack, source } = fixture();
+    const inventory = new s3.Bucket(stack, 'Inventory');
+    // WHEN
+    new ShardedDataset(stack, 'Packing', { sourceBucket: source, sourcePrefix: 'raw/', sourceInventory: { bucket: inventory, prefix } });
+    const template = Template.fromStack(stack);
+    // THEN
+    const planner = functionNamed(template, 'shard-planner');
+    expect(planner.Properties.Environment.Variables).toMatchObject({ INVENTORY_BUCKET: { Ref: expect.stringMatching(/^Inventory/) }, INVENTORY_KEY: prefix });
+    const inventoryResources = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((policy: any) => policy.Properties.PolicyDocument.Statement)
+      .flatMap((statement: any) => (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]))
+      .map((resource: unknown) => JSON.stringify(resource))
+      .filter((resource: string) => resource.includes('Inventory'));
+    expect(inventoryResources.filter((resource) => resource.includes('/'))).toEqual([expect.stringContaining(`/${folder}*`)]);
+    expect(functionNamed(template, 'shard-packer').Properties.Environment.Variables.INVENTORY_BUCKET).toBeUndefined();
+  });
+
   test('the default destination bucket is encrypted, SSL only, private and aborts incomplete multipart uploads', () => {
     const { template } = dataset();
     template.hasResourceProperties('AWS::S3::Bucket', {
@@ -290,6 +317,12 @@ describe('ShardedDataset', () => {
       expect(() => dataset({ [name]: prefix })).toThrow(new RegExp(`InvalidPrefix.*${name}`));
     });
 
+    test.each(['inventory/raw/daily', '/inventory/', 'inventory/raw/daily/manifest.csv'])('sourceInventory.prefix %p is rejected', (prefix) => {
+      const { stack, source } = fixture();
+      expect(() => new ShardedDataset(stack, 'Packing', { sourceBucket: source, sourceInventory: { bucket: source, prefix } }))
+        .toThrow(/InvalidInventoryPrefix.*sourceInventory.prefix must be the report's folder ending in '\/'/);
+    });
+
     test('a destination inside the source prefix of the same bucket is rejected', () => {
       const { stack, source } = fixture();
       expect(() => new ShardedDataset(stack, 'Packing', {
@@ -321,6 +354,7 @@ describe('ShardedDataset', () => {
         packerMemorySize: Size.mebibytes(number),
         sourcePrefix: prefix,
         destinationPrefix: other,
+        sourceInventory: { bucket: source, prefix: other },
       })).not.toThrow();
       expect(() => new ShardedDataset(stack, 'BySize', { sourceBucket: source, targetShardSize: Size.bytes(number) })).not.toThrow();
       expect(() => Template.fromStack(stack)).not.toThrow();

@@ -1,4 +1,4 @@
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { S3RetryOptions, withS3Retry } from './s3-retry';
 
 /** A bucket and a key prefix: the root of an S3 source or sink. */
@@ -41,4 +41,17 @@ export function getObjectBytes(client: S3Client, bucket: string, key: string, re
     const bytes = await response.Body.transformToByteArray();
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }, retry);
+}
+
+/** Every ListObjectsV2 page under `prefix`, each page retried on its own. */
+export async function* listPages(client: S3Client, bucket: string, prefix: string, pageSize: number,
+  retry: S3RetryOptions | undefined): AsyncGenerator<ListObjectsV2CommandOutput> {
+  let continuationToken: string | undefined;
+  do {
+    const page = await withS3Retry(s3Uri(bucket, prefix), () => client.send(new ListObjectsV2Command({
+      Bucket: bucket, Prefix: prefix, MaxKeys: pageSize, ContinuationToken: continuationToken,
+    })), retry);
+    yield page;
+    continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (continuationToken);
 }

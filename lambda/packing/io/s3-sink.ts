@@ -5,9 +5,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { crc32cBase64 } from '../manifest';
-import { getObjectBytes, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
+import { getObjectBytes, listPages, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
 import { isS3NotFound, s3ErrorCode, S3RetryOptions, withS3Retry } from './s3-retry';
-import { listPages } from './s3-source';
 import { ObjectNotFoundError, ObjectWriter, PackingSink } from './storage';
 
 const MIB = 1024 * 1024;

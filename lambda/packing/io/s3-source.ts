@@ -1,14 +1,18 @@
-import { ListObjectsV2Command, ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
-import { getObjectBytes, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
-import { S3RetryOptions, withS3Retry } from './s3-retry';
+import { S3Client } from '@aws-sdk/client-s3';
+import { getObjectBytes, listPages, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
+import { S3RetryOptions } from './s3-retry';
+import { listFromInventory, S3InventoryLocation } from './s3-inventory';
 import { ListedFile, PackingSource } from './storage';
 
 /** Options of an `S3Source`. */
-export type S3SourceOptions = S3Location;
+export interface S3SourceOptions extends S3Location {
+  /** List from this S3 Inventory report instead of ListObjectsV2 (for very large buckets). @default - ListObjectsV2 */
+  readonly inventory?: S3InventoryLocation;
+}
 
 /**
- * An S3 prefix as the source of a packing run. Keys are relative to the prefix; "folder" marker
- * objects (keys ending in `/`) are skipped. Reads fetch one object each, with retries; how many run
+ * An S3 prefix as the source of a packing run, listed with ListObjectsV2 or from an S3 Inventory
+ * report. Keys are relative to the prefix; "folder" marker objects (keys ending in `/`) are skipped. Reads fetch one object each, with retries; how many run
  * at once is the shard writer's choice.
  */
 export class S3Source implements PackingSource {
@@ -18,6 +22,7 @@ export class S3Source implements PackingSource {
   private readonly prefix: string;
   private readonly retry: S3RetryOptions | undefined;
   private readonly pageSize: number;
+  private readonly inventory: S3InventoryLocation | undefined;
 
   constructor(options: S3SourceOptions) {
     this.client = options.client;
@@ -25,10 +30,12 @@ export class S3Source implements PackingSource {
     this.prefix = normalizePrefix(options.prefix);
     this.retry = options.retry;
     this.pageSize = listPageSize(options.listPageSize);
+    this.inventory = options.inventory;
     this.uri = s3Uri(this.bucket, this.prefix);
   }
 
   public async list(): Promise<ListedFile[]> {
+    if (this.inventory) return listFromInventory(this.client, this.inventory, this.bucket, this.prefix, this.retry);
     const files: ListedFile[] = [];
     for await (const page of listPages(this.client, this.bucket, this.prefix, this.pageSize, this.retry)) {
       for (const object of page.Contents ?? []) {
@@ -42,17 +49,4 @@ export class S3Source implements PackingSource {
   public read(key: string): Promise<Buffer> {
     return getObjectBytes(this.client, this.bucket, this.prefix + key, this.retry);
   }
-}
-
-/** Every ListObjectsV2 page under `prefix`, each page retried on its own. */
-export async function* listPages(client: S3Client, bucket: string, prefix: string, pageSize: number,
-  retry: S3RetryOptions | undefined): AsyncGenerator<ListObjectsV2CommandOutput> {
-  let continuationToken: string | undefined;
-  do {
-    const page = await withS3Retry(s3Uri(bucket, prefix), () => client.send(new ListObjectsV2Command({
-      Bucket: bucket, Prefix: prefix, MaxKeys: pageSize, ContinuationToken: continuationToken,
-    })), retry);
-    yield page;
-    continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (continuationToken);
 }
