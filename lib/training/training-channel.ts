@@ -5,6 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ValidationError } from '../private/errors';
+import { LUSTRE_PORTS } from '../private/lustre-ports';
 import { acknowledgePrefixGrant } from '../private/nag';
 import { isResolved } from '../private/validation';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
@@ -219,9 +220,9 @@ export interface ChannelConfig {
 const CHANNEL_NAME_PATTERN = /^[A-Za-z0-9.\-_]+$/;
 const FILE_SYSTEM_ID_PATTERN = /^fs-[0-9a-f]{8,}$/;
 
-/** Client ports per file system type (FSx Lustre guide: 988 and 1018–1023; EFS: NFS 2049). */
-const FILE_SYSTEM_PORTS: Record<FileSystemType, ec2.Port[]> = {
-  [FileSystemType.FSX_LUSTRE]: [ec2.Port.tcp(988), ec2.Port.tcpRange(1018, 1023)],
+/** Client ports per file system type (Lustre: 988 and 1018–1023; EFS: NFS 2049). */
+const FILE_SYSTEM_PORTS: Record<FileSystemType, readonly ec2.Port[]> = {
+  [FileSystemType.FSX_LUSTRE]: LUSTRE_PORTS,
   [FileSystemType.EFS]: [ec2.Port.tcp(2049)],
 };
 
