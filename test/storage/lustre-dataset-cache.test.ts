@@ -4,6 +4,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { CacheSource, ShardedDataset } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { cacheTestStack, newCache, onlyResourceProperties } from './support';
@@ -440,6 +441,22 @@ describe('LustreDatasetCache', () => {
         SourceSecurityGroupId: context.stack.resolve(client.securityGroupId),
       });
     });
+  });
+
+  test('raises no cdk-nag AwsSolutions finding of its own, with an SSE-KMS source and a key of its own', () => {
+    // GIVEN
+    const context = cacheTestStack();
+    const key = new kms.Key(context.stack, 'DataKey', { enableKeyRotation: true });
+    const bucket = new s3.Bucket(context.stack, 'EncryptedData', { encryption: s3.BucketEncryption.KMS, encryptionKey: key });
+    newCache(context, { source: CacheSource.fromBucket(bucket, 'data/'), kmsKey: new kms.Key(context.stack, 'CacheKey', { enableKeyRotation: true }) });
+
+    // WHEN
+    const report = new AwsSolutionsChecks(context.stack).validateScope(context.stack.node.root);
+
+    // THEN: findings about the test's own VPC and buckets are not the cache's
+    const findings = report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`));
+    expect(findings.filter((f) => /\/(Cache|DataKey|CacheKey)\//.test(f))).toEqual([]);
+    expect(findings.length).toBeGreaterThan(0);
   });
 
   describe('validation', () => {
