@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The reference app: `npx cdk synth [-c scenario=pipe|nvme|fastfile]` builds the example
+// The reference app: `npx cdk synth [-c scenario=pipe|nvme|fastfile|packed|fsx]` builds the example
 // training stack offline, environment-agnostic, with no AWS account.
 import { App } from 'aws-cdk-lib';
 import { ReferenceTrainingStack, Scenario, SCENARIOS } from './reference-stack';

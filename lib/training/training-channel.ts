@@ -5,9 +5,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ValidationError } from '../private/errors';
+import { LUSTRE_PORTS } from '../private/lustre-ports';
 import { acknowledgePrefixGrant } from '../private/nag';
 import { isResolved } from '../private/validation';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
+import type { ILustreDatasetCache } from '../storage/lustre-dataset-cache';
 
 /**
  * How a channel's data reaches the training container.
@@ -182,6 +184,27 @@ export interface FileSystemChannelOptions {
 }
 
 /**
+ * Options of a channel that reads a `LustreDatasetCache`.
+ */
+export interface DatasetCacheChannelOptions {
+  /**
+   * MIME type of the data.
+   *
+   * @default - none
+   */
+  readonly contentType?: string;
+}
+
+/**
+ * Where a job must run to read a channel: file systems are reached through the VPC.
+ * @internal
+ */
+export interface ChannelPlacement {
+  readonly vpc: ec2.IVpc;
+  readonly subnet: ec2.ISubnet;
+}
+
+/**
  * What a job needs to know about it to bind a channel.
  * @internal
  */
@@ -219,9 +242,9 @@ export interface ChannelConfig {
 const CHANNEL_NAME_PATTERN = /^[A-Za-z0-9.\-_]+$/;
 const FILE_SYSTEM_ID_PATTERN = /^fs-[0-9a-f]{8,}$/;
 
-/** Client ports per file system type (FSx Lustre guide: 988 and 1018–1023; EFS: NFS 2049). */
-const FILE_SYSTEM_PORTS: Record<FileSystemType, ec2.Port[]> = {
-  [FileSystemType.FSX_LUSTRE]: [ec2.Port.tcp(988), ec2.Port.tcpRange(1018, 1023)],
+/** Client ports per file system type (Lustre: 988 and 1018–1023; EFS: NFS 2049). */
+const FILE_SYSTEM_PORTS: Record<FileSystemType, readonly ec2.Port[]> = {
+  [FileSystemType.FSX_LUSTRE]: LUSTRE_PORTS,
   [FileSystemType.EFS]: [ec2.Port.tcp(2049)],
 };
 
@@ -263,12 +286,42 @@ export abstract class TrainingChannel {
     return new FileSystemChannel(channelName, options);
   }
 
+  /**
+   * A channel that mounts a directory of a `LustreDatasetCache` read-only in File mode, with
+   * `DirectoryPath` = `/<MountName>/<path>`. The job runs in the cache's VPC, pinned to its subnet
+   * (FSx for Lustre is single-AZ), and may reach it on the Lustre ports; many jobs can read one cache.
+   *
+   * @param channelName the channel's name: the directory is mounted at `/opt/ml/input/data/<channelName>`
+   * @param cache the cache to read
+   * @param path a directory below the cache's root, which mirrors its S3 source, e.g. `shards`; empty for the root
+   */
+  public static fromDatasetCache(channelName: string, cache: ILustreDatasetCache, path: string,
+    options: DatasetCacheChannelOptions = {}): TrainingChannel {
+    const relative = relativeCachePath(channelName, cache, path);
+    return new FileSystemChannel(channelName, {
+      fileSystemId: cache.fileSystemId,
+      directoryPath: relative ? `/${cache.mountName}/${relative}` : `/${cache.mountName}`,
+      fileSystemType: FileSystemType.FSX_LUSTRE,
+      accessMode: FileSystemAccessMode.READ_ONLY,
+      connections: cache,
+      contentType: options.contentType,
+    }, { vpc: cache.vpc, subnet: cache.subnet });
+  }
+
   /** The channel's name: the container sees its data at `/opt/ml/input/data/<channelName>`. */
   public readonly channelName: string;
 
   protected constructor(channelName: string) {
     validateChannelName(channelName);
     this.channelName = channelName;
+  }
+
+  /**
+   * Where a job must run to read this channel; undefined when any subnet will do.
+   * @internal
+   */
+  public get _placement(): ChannelPlacement | undefined {
+    return undefined;
   }
 
   /** @internal */
@@ -317,9 +370,13 @@ class S3Channel extends TrainingChannel {
 }
 
 class FileSystemChannel extends TrainingChannel {
-  constructor(channelName: string, private readonly options: FileSystemChannelOptions) {
+  constructor(channelName: string, private readonly options: FileSystemChannelOptions, private readonly placement?: ChannelPlacement) {
     super(channelName);
     validateFileSystemOptions(channelName, options);
+  }
+
+  public get _placement(): ChannelPlacement | undefined {
+    return this.placement;
   }
 
   public _bind(context: ChannelBindContext): ChannelConfig {
@@ -406,4 +463,23 @@ function validateFileSystemOptions(channelName: string, options: FileSystemChann
       `channel '${channelName}': directoryPath must be an absolute path of at most 4096 characters ` +
       `(for FSx for Lustre '/<MountName>/<path>'), got '${path}'`);
   }
+}
+
+/** `path` relative to the cache's root, checked to lie under (or above) a directory linked to S3. */
+function relativeCachePath(channelName: string, cache: ILustreDatasetCache, path: string): string {
+  if (!isResolved(path)) return path;
+  const relative = path.replace(/^\/+|\/+$/g, '');
+  if (relative.split('/').some((segment) => segment === '.' || segment === '..' || (relative !== '' && segment === ''))) {
+    throw new ValidationError('InvalidCachePath',
+      `channel '${channelName}': path must be a directory below the cache's root without '.', '..' or empty segments, got '${path}'`);
+  }
+  const linked = cache.linkedPaths.map((p) => p.replace(/^\/+|\/+$/g, ''));
+  const reachesData = (dir: string) => dir === '' || relative === '' || relative === dir
+    || relative.startsWith(`${dir}/`) || dir.startsWith(`${relative}/`);
+  if (!linked.some(reachesData)) {
+    throw new ValidationError('CachePathNotLinked',
+      `channel '${channelName}': path '${path}' is outside the directories the cache links to S3 ` +
+      `(${cache.linkedPaths.join(', ')}), so it would be empty; use a path under one of them`);
+  }
+  return relative;
 }

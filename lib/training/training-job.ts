@@ -6,6 +6,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { placeNearChannels } from './private/channel-placement';
 import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
 import { validateHyperparameters, validateJobProps } from './private/job-rules';
 import { createTrainingNetwork } from './private/training-network';
@@ -110,7 +111,8 @@ export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
   /**
    * The VPC the job runs in. Training always runs in a VPC, in private subnets.
    *
-   * @default - a VPC with isolated subnets in 2 AZs, an S3 gateway endpoint and flow logs
+   * @default - the VPC of the dataset cache a channel reads; else a VPC with isolated subnets in
+   * 2 AZs, an S3 gateway endpoint and flow logs
    */
   readonly vpc?: ec2.IVpc;
 
@@ -125,7 +127,7 @@ export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
    * Pin the job to this one subnet, e.g. the subnet of an FSx for Lustre file system
    * (single-AZ: reading it from another AZ adds latency and cross-AZ charges).
    *
-   * @default - not pinned
+   * @default - the subnet of the dataset cache a channel reads (unless `vpcSubnets` is set); else not pinned
    */
   readonly subnet?: ec2.ISubnet;
 
@@ -316,7 +318,8 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       memoryPerWorker: props.memoryPerLoaderWorker,
     });
 
-    const network = createTrainingNetwork(this, props);
+    const placements = (props.channels ?? []).flatMap((channel) => (channel._placement ? [channel._placement] : []));
+    const network = createTrainingNetwork(this, placeNearChannels(this, props, placements));
     this.vpc = network.vpc;
     this.connections = network.connections;
     this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', props.encryptionKey);

@@ -1,5 +1,5 @@
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
 import { ApiModel } from '../support/api-model';
@@ -70,6 +70,31 @@ describe('reference app', () => {
     expect(JSON.stringify(request.InputDataConfig[0].DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
     expect(request.InputDataConfig[0]).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 42 } });
     Template.fromStack(stack).resourceCountIs('AWS::Lambda::Function', 3);
+  });
+
+  test('fsx: 2 × ml.p3dn.24xlarge read the shards in File mode from a PERSISTENT_2 cache, pinned to its subnet', () => {
+    const stack = synthScenario(Scenario.FSX);
+    const request = renderedRequest(stack) as any;
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p3dn.24xlarge', InstanceCount: 2 });
+    expect(request.InputDataConfig[0]).toMatchObject({
+      ChannelName: 'train',
+      InputMode: 'File',
+      DataSource: { FileSystemDataSource: { FileSystemType: 'FSxLustre', FileSystemAccessMode: 'ro' } },
+    });
+    expect(JSON.stringify(request.InputDataConfig[0].DataSource.FileSystemDataSource.DirectoryPath)).toMatch(/LustreMountName.*"\/shards"/);
+    expect(request.VpcConfig.Subnets).toEqual([stack.resolve(stack.cache!.subnet.subnetId)]);
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::FSx::FileSystem', {
+      FileSystemTypeVersion: '2.15',
+      StorageCapacity: 2400,
+      LustreConfiguration: Match.objectLike({ DeploymentType: 'PERSISTENT_2', PerUnitStorageThroughput: 1000 }),
+    });
+    template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', {
+      FileSystemPath: '/',
+      DataRepositoryPath: { 'Fn::Join': ['', ['s3://', Match.anyValue(), '/packed/']] },
+      BatchImportMetaDataOnCreate: true,
+    });
+    template.resourceCountIs('AWS::EC2::VPC', 1);
   });
 
   test.each(SCENARIOS)('scenario %s runs the job from a state machine with tracing and full logging', (scenario) => {

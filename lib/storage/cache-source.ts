@@ -1,0 +1,67 @@
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { ValidationError } from '../private/errors';
+import { isResolved } from '../private/validation';
+import type { IShardedDataset } from '../sharding/sharded-dataset';
+
+/**
+ * One data repository association: a directory of the file system mirrors an S3 prefix.
+ * @internal
+ */
+export interface CacheLink {
+  readonly bucket: s3.IBucket;
+  /** Key prefix, empty or ending in `/`. */
+  readonly prefix: string;
+  /** Directory of the file system, with a leading `/`. */
+  readonly fileSystemPath: string;
+}
+
+/**
+ * The S3 data a `LustreDatasetCache` presents as files. The root of the file system mirrors the
+ * source's prefix: `s3://<bucket>/<prefix>train/x.rec` is `/<MountName>/train/x.rec`.
+ */
+export abstract class CacheSource {
+  /**
+   * The objects under a prefix of a bucket, linked at the root of the file system.
+   *
+   * @param bucket the bucket holding the data
+   * @param prefix the key prefix, empty (the whole bucket) or ending in `/`, e.g. `imagenet/packed/`
+   */
+  public static fromBucket(bucket: s3.IBucket, prefix: string = ''): CacheSource {
+    validatePrefix(prefix);
+    return new LinkedPrefixes([{ bucket, prefix, fileSystemPath: '/' }]);
+  }
+
+  /**
+   * The shards and index files of a packed dataset (e.g. a `ShardedDataset`), linked at
+   * `/shards` and `/index`: exactly what training reads, without the packer's working files.
+   */
+  public static fromShards(dataset: IShardedDataset): CacheSource {
+    const bucket = dataset.destinationBucket;
+    return new LinkedPrefixes([
+      { bucket, prefix: dataset.shardsPrefix, fileSystemPath: '/shards' },
+      { bucket, prefix: dataset.indexPrefix, fileSystemPath: '/index' },
+    ]);
+  }
+
+  /** @internal */
+  public abstract _links(): CacheLink[];
+}
+
+class LinkedPrefixes extends CacheSource {
+  constructor(private readonly links: CacheLink[]) {
+    super();
+  }
+
+  public _links(): CacheLink[] {
+    return this.links;
+  }
+}
+
+function validatePrefix(prefix: string): void {
+  if (!isResolved(prefix)) return;
+  if (prefix.startsWith('/') || (prefix !== '' && !prefix.endsWith('/')) || prefix.length > 1024) {
+    throw new ValidationError('InvalidCachePrefix',
+      `prefix must be empty or a key prefix ending in '/' without a leading '/' (at most 1024 characters), got '${prefix}'; ` +
+      'a data repository association links whole folders');
+  }
+}
