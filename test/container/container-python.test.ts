@@ -57,8 +57,11 @@ function runPython(args: string[], env: Record<string, string> = {}): PythonRun 
     cwd: REPO,
     encoding: 'utf8',
     timeout: 180_000,
-    // No __pycache__ in container/: it would ship in the code tarball.
-    env: { ...process.env, PYTHONPATH: path.join(REPO, 'container'), PYTHONDONTWRITEBYTECODE: '1', ...env },
+    // No __pycache__ in container/ (it would ship in the code tarball); the Pipe fan-out's FIFOs
+    // under a temporary folder of this run.
+    env: {
+      ...process.env, PYTHONPATH: path.join(REPO, 'container'), PYTHONDONTWRITEBYTECODE: '1', TMPDIR: folder('container-tmp'), ...env,
+    },
   });
   if (run.error) throw new Error(`cannot run ${PYTHON}: ${run.error.message}`);
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
