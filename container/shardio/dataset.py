@@ -8,14 +8,13 @@ kept in shared memory so that persistent workers, started once, see it change.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from typing import Any, Callable, Iterator, Optional
 
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .channels import open_channel
-from .environment import INPUT_DIR, hyperparameter, placement_from_env
+from .environment import INPUT_DIR, placement_from_env, sized_workers
 from .records import ImageRecord
 from .split import Placement
 from .stream import RecordSource, consumer_images
@@ -58,13 +57,6 @@ class ShardDataset(IterableDataset):
         if self.transform is None:
             return records
         return map(self.transform, records)
-
-
-def sized_workers(input_dir: str = INPUT_DIR) -> int:
-    """The `num_workers` hyperparameter TrainingJob sizes for the instance (vCPUs per process − 1,
-    capped by memory); outside a job, the CPUs of this machine less one."""
-    value = hyperparameter("num_workers", input_dir=input_dir)
-    return int(value) if value is not None else max(1, (os.cpu_count() or 2) - 1)
 
 
 def make_data_loader(

@@ -68,6 +68,20 @@ def hyperparameter(name: str, default: Optional[str] = None, input_dir: str = IN
     return default if value is None else str(value)
 
 
+def sized_workers(input_dir: str = INPUT_DIR) -> int:
+    """DataLoader workers per process: the `num_workers` hyperparameter TrainingJob sizes for the
+    instance (vCPUs per process − 1, capped by memory); outside a job, this machine's CPUs − 1."""
+    value = hyperparameter("num_workers", input_dir=input_dir)
+    return int(value) if value is not None else max(1, (os.cpu_count() or 2) - 1)
+
+
+def sized_dali_threads(input_dir: str = INPUT_DIR) -> int:
+    """DALI CPU threads per process: `dali_threads`, which TrainingJob passes with the DALI
+    container (the CPU rule without the memory cap: threads share memory), else as many as workers."""
+    value = hyperparameter("dali_threads", input_dir=input_dir)
+    return int(value) if value is not None else max(1, sized_workers(input_dir))
+
+
 def placement_from_env(environ: Optional[Dict[str, str]] = None) -> Placement:
     """This process's place from RANK / WORLD_SIZE / LOCAL_RANK / LOCAL_WORLD_SIZE (torchrun's
     variables, which train.py sets for the processes it starts); one process when unset."""
