@@ -16,7 +16,7 @@ from typing import Dict
 EXTERNAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "testdata", "external")
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-NO_TORCH = "PyTorch is not installed for this Python (CI has none): the PyTorch dataset and DataLoader are not run"
+NO_TORCH = "PyTorch is not installed for this Python (CI has none): the PyTorch dataset, DataLoader, transforms and train.py are not run"
 
 _PACKED = os.environ.get("SHARDIO_TEST_PACKED")
 NO_PACKED = "SHARDIO_TEST_PACKED is not set: run through `npx jest test/container`, which packs the shards first"
