@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
+import { TrainingCode } from '../../lib';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { packDataset } from '../../lambda/packing/pack';
 import { temporaryFolders, writeFiles } from '../support/local-files';
@@ -94,5 +95,18 @@ describe('container/ Python (test/python, standard library unittest)', () => {
     const reasons = [...new Set(skipped.map((m) => m[3]))];
     // Say in the jest output which tests did not run here, and why.
     console.log(`Python ${PYTHON}: ran ${summary![1]} tests, ${skipped.length} skipped${reasons.map((r) => `\n  skipped: ${r}`).join('')}`);
+  });
+
+  test('the reference code\'s metric definitions capture the line train.py prints every interval', () => {
+    // GIVEN
+    const definitions = TrainingCode.reference().metricDefinitions;
+
+    // WHEN
+    const run = runPython(['-c', 'from shardio.metrics import interval_line; print(interval_line(2, 300, 1234.56, 0.0456, 2.71828))']);
+
+    // THEN
+    expect(run).toEqual({ status: 0, output: 'epoch=2 step=300 samples/s=1234.6 data_wait=0.046 loss=2.7183\n' });
+    const captured = Object.fromEntries(definitions.map((m) => [m.name, new RegExp(m.regex).exec(run.output)?.[1]]));
+    expect(captured).toEqual({ 'train:samples_per_second': '1234.6', 'train:data_wait_fraction': '0.046', 'train:loss': '2.7183' });
   });
 });
