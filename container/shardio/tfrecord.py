@@ -57,22 +57,21 @@ def tfrecord_image(record: FramedRecord, name: str) -> ImageRecord:
     """The image record of a tf.train.Example as the packer writes it (DESIGN.md "Records")."""
     where = f"{name} at offset {record.offset}"
     features = parse_example(record.payload, where)
-    encoded = features.get("image/encoded")
-    if not encoded or len(encoded) != 1 or not isinstance(encoded[0], bytes):
-        raise FormatError(f"{where}: expected one bytes value in image/encoded, got {_describe(encoded)}")
-    labels = features.get("image/class/label", [-1])
-    if len(labels) != 1 or not isinstance(labels[0], int):
-        raise FormatError(f"{where}: expected one int64 in image/class/label, got {_describe(labels)}")
-    filenames = features.get("image/filename")
-    filename = None
-    if filenames:
-        if len(filenames) != 1 or not isinstance(filenames[0], bytes):
-            raise FormatError(f"{where}: expected one bytes value in image/filename, got {_describe(filenames)}")
-        filename = filenames[0].decode("utf-8")
-    return ImageRecord(image=encoded[0], label=labels[0], filename=filename)
+    image = _single(features, "image/encoded", bytes, where)
+    label = _single(features, "image/class/label", int, where, default=-1)
+    filename = _single(features, "image/filename", bytes, where, default=None)
+    return ImageRecord(image=image, label=label, filename=filename.decode("utf-8") if filename is not None else None)
 
 
-def _describe(values: object) -> str:
-    if values is None:
-        return "nothing"
-    return f"{len(values)} value(s) of type {type(values[0]).__name__ if values else 'none'}"  # type: ignore[arg-type,index]
+_MISSING = object()
+
+
+def _single(features: dict, key: str, kind: type, where: str, default: object = _MISSING):
+    """The one value of a feature; `default` when it is absent (an error when there is none)."""
+    values = features.get(key)
+    if values is None and default is not _MISSING:
+        return default
+    if not values or len(values) != 1 or not isinstance(values[0], kind):
+        found = "no value" if not values else f"{len(values)} value(s) of type {type(values[0]).__name__}"
+        raise FormatError(f"{where}: expected one {kind.__name__} value in {key}, got {found}")
+    return values[0]

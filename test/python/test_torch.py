@@ -12,13 +12,13 @@ import unittest
 from typing import List
 
 from shardio import Placement, ShardDirectory, pipe_path
-from support import HAS_TORCH, NO_PACKED, needs_packed, needs_torch, packed
+from support import HAS_TORCH, needs_packed, needs_torch, packed
 from test_pipe import concatenated_shards, feed
 
 if HAS_TORCH:
     import torch
 
-    from shardio.dataset import ShardDataset, channel_data_loader, make_data_loader
+    from shardio.dataset import ShardDataset, make_data_loader
     from shardio.images import CpuTrainTransform, collate_encoded, encoded, normalize
 
 CONTAINER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "container")
