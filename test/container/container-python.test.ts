@@ -95,7 +95,7 @@ describe('container/ Python (test/python, standard library unittest)', () => {
     const reasons = [...new Set(skipped.map((m) => m[3]))];
     // Say in the jest output which tests did not run here, and why.
     console.log(`Python ${PYTHON}: ran ${summary![1]} tests, ${skipped.length} skipped${reasons.map((r) => `\n  skipped: ${r}`).join('')}`);
-  });
+  }, 200_000);
 
   test('the reference code\'s metric definitions capture the line train.py prints every interval', () => {
     // GIVEN
