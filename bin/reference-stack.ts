@@ -1,4 +1,3 @@
-import * as path from 'path';
 import { Size, Stack, StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
@@ -6,7 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
-  CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel, TrainingCode,
+  CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel,
   TrainingContainer, TrainingInstance, TrainingJob,
 } from '../lib';
 import { acknowledge } from '../lib/private/nag';
@@ -59,11 +58,8 @@ export class ReferenceTrainingStack extends Stack {
       gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
       flowLogs: { rejected: { trafficType: ec2.FlowLogTrafficType.REJECT } },
     });
-    const code = TrainingCode.fromAsset(path.join(__dirname, '..', 'container'), {
-      program: 'train.py',
-      exclude: ['dali', 'tests', '__pycache__'],
-    });
-    const common = { vpc, code, container: TrainingContainer.pytorch() };
+    // The PyTorch container runs the library's reference code (TrainingCode.reference()) by default.
+    const common = { vpc, container: TrainingContainer.pytorch() };
 
     switch (props.scenario) {
       case Scenario.PIPE:

@@ -4,6 +4,7 @@ export * from './sharding/sharded-dataset';
 export * from './storage/cache-source';
 export * from './storage/lustre-dataset-cache';
 export * from './storage/read-rate';
+export * from './training/metric-definition';
 export * from './training/training-channel';
 export * from './training/training-code';
 export * from './training/training-container';

@@ -7,6 +7,8 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3_assets from 'aws-cdk-lib/aws-s3-assets';
 import { Construct } from 'constructs';
 import * as tar from 'tar';
+import { MetricDefinition } from './metric-definition';
+import { containerDirectory } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
 
@@ -38,6 +40,14 @@ export interface TrainingCodeOptions {
    * @default - every file of the directory is shipped
    */
   readonly exclude?: string[];
+
+  /**
+   * The metrics the code prints to its log, which a job running it publishes unless the job sets
+   * its own `metricDefinitions`.
+   *
+   * @default - none
+   */
+  readonly metricDefinitions?: MetricDefinition[];
 }
 
 /**
@@ -50,6 +60,23 @@ export interface TrainingCodeOptions {
  * @see https://github.com/aws/sagemaker-training-toolkit
  */
 export abstract class TrainingCode {
+  /**
+   * The library's reference training code (`container/` of this package): the `shardio` shard
+   * readers, the PyTorch DataLoader and DALI pipeline over packed shards, and `train.py`, which
+   * trains a torchvision ResNet and prints the samples per second and the fraction of time spent
+   * waiting for data every interval. Its metric definitions publish those lines.
+   *
+   * The default code of a job on `TrainingContainer.pytorch()` or `TrainingContainer.dali()`.
+   */
+  public static reference(): TrainingCode {
+    return new AssetTrainingCode(containerDirectory('code'), {
+      program: 'train.py',
+      // The DALI Dockerfile is the image's build context, not code; compiled files differ per machine.
+      exclude: ['dali', '__pycache__', '*.pyc'],
+      metricDefinitions: REFERENCE_METRICS,
+    });
+  }
+
   /**
    * A local directory, packed at synth time into a deterministic `sourcedir.tar.gz` file asset.
    *
@@ -71,12 +98,27 @@ export abstract class TrainingCode {
   }
 
   /**
+   * The metrics the code prints, published by a job that sets no `metricDefinitions` of its own.
+   */
+  public abstract readonly metricDefinitions: MetricDefinition[];
+
+  /**
    * Stages the code in the scope's stack and grants the grantee read on it.
    *
    * @internal
    */
   public abstract _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig;
 }
+
+/**
+ * What `container/train.py` prints every interval (shardio/metrics.py `interval_line`):
+ * `epoch=0 step=100 samples/s=1234.5 data_wait=0.123 loss=2.3456`.
+ */
+const REFERENCE_METRICS: MetricDefinition[] = [
+  { name: 'train:samples_per_second', regex: 'samples/s=([0-9.]+)' },
+  { name: 'train:data_wait_fraction', regex: 'data_wait=([0-9.]+)' },
+  { name: 'train:loss', regex: ' loss=([0-9.]+)' },
+];
 
 /**
  * Name of the tarball in the bundling output. The staged file keeps `.tar.gz`; the S3 object key
@@ -92,6 +134,7 @@ const TARBALL_NAME = 'sourcedir.tar.gz';
 const UNUSED_BUNDLING_IMAGE = DockerImage.fromRegistry('public.ecr.aws/docker/library/alpine');
 
 class AssetTrainingCode extends TrainingCode {
+  public readonly metricDefinitions: MetricDefinition[];
   private readonly directory: string;
   private readonly exclude: string[];
 
@@ -99,6 +142,7 @@ class AssetTrainingCode extends TrainingCode {
     super();
     this.directory = path.resolve(directory);
     this.exclude = options.exclude ?? [];
+    this.metricDefinitions = options.metricDefinitions ?? [];
     validateDirectory(this.directory);
     validateProgram(options.program);
     validateProgramInDirectory(this.directory, options.program, this.exclude);
@@ -124,6 +168,8 @@ class AssetTrainingCode extends TrainingCode {
 }
 
 class BucketTrainingCode extends TrainingCode {
+  public readonly metricDefinitions: MetricDefinition[] = [];
+
   constructor(private readonly bucket: s3.IBucket, private readonly key: string, private readonly program: string) {
     super();
     validateTarballKey(key);

@@ -1,12 +1,11 @@
 import * as crypto from 'crypto';
-import * as fs from 'fs';
-import * as path from 'path';
 import { Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as ecr_assets from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { Construct } from 'constructs';
+import { containerDirectory } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
 import { DLC_REGISTRY_ACCOUNTS, DlcRegistry, PYTORCH_TRAINING_REPOSITORY, dlcRegistryFor } from './private/dlc-registry';
@@ -25,6 +24,10 @@ export interface TrainingContainerConfig {
   readonly arguments?: string[];
   /** Whether the sagemaker-training toolkit runs the job (`sagemaker_program`, `SM_*` apply). */
   readonly usesTrainingToolkit: boolean;
+  /** Whether the image has PyTorch and torchvision, which the reference training code needs. */
+  readonly providesPyTorch: boolean;
+  /** Whether the image has NVIDIA DALI, whose CPU threads the job then sizes (`dali_threads`). */
+  readonly providesDali: boolean;
 }
 
 /**
@@ -205,7 +208,7 @@ class DlcPyTorchContainer extends TrainingContainer {
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingContainerConfig {
     const registry = stackDlcRegistry(scope);
     grantEcrPull(grantee, `arn:${registry.partition}:ecr:${registry.region}:${registry.account}:repository/${PYTORCH_TRAINING_REPOSITORY}`);
-    return { imageUri: dlcImageUri(registry, this.tag), usesTrainingToolkit: true };
+    return { imageUri: dlcImageUri(registry, this.tag), usesTrainingToolkit: true, providesPyTorch: true, providesDali: false };
   }
 }
 
@@ -229,12 +232,12 @@ class DaliContainer extends TrainingContainer {
     };
     const id = `TrainingIoDaliImage${crypto.createHash('sha256').update(JSON.stringify(buildArgs)).digest('hex').slice(0, 16)}`;
     const asset = (stack.node.tryFindChild(id) as ecr_assets.DockerImageAsset | undefined) ?? new ecr_assets.DockerImageAsset(stack, id, {
-      directory: daliDockerDirectory(),
+      directory: containerDirectory('dali'),
       buildArgs,
       platform: ecr_assets.Platform.LINUX_AMD64,
     });
     asset.repository.grantPull(grantee);
-    return { imageUri: asset.imageUri, usesTrainingToolkit: true };
+    return { imageUri: asset.imageUri, usesTrainingToolkit: true, providesPyTorch: true, providesDali: true };
   }
 }
 
@@ -334,23 +337,10 @@ function customConfig(imageUri: string, options: CustomContainerOptions): Traini
     entrypoint: options.entrypoint,
     arguments: options.arguments,
     usesTrainingToolkit: options.usesTrainingToolkit ?? options.entrypoint === undefined,
+    // What a custom image holds is unknown: it gets no default code.
+    providesPyTorch: false,
+    providesDali: false,
   };
-}
-
-/**
- * `container/dali/` of this package: the nearest folder above this file with a package.json is
- * the package root, both in the source tree (`lib/training`) and once compiled (`dist/lib/training`).
- */
-function daliDockerDirectory(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw new ValidationError('PackageRootNotFound', `cannot find the cdk-training-io package root above ${__dirname}`);
-    }
-    dir = parent;
-  }
-  return path.join(dir, 'container', 'dali');
 }
 
 function validateFrameworkVersion(frameworkVersion: string): void {

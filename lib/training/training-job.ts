@@ -6,6 +6,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { MetricDefinition } from './metric-definition';
 import { placeNearChannels } from './private/channel-placement';
 import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
 import { validateHyperparameters, validateJobProps } from './private/job-rules';
@@ -19,16 +20,6 @@ import { TrainingInstance } from '../instances/training-instance';
 import { ValidationError } from '../private/errors';
 import { acknowledge, acknowledgePrefixGrant } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
-
-/**
- * A metric SageMaker extracts from the training log with a regular expression.
- */
-export interface MetricDefinition {
-  /** Metric name, 1–255 characters. */
-  readonly name: string;
-  /** Regular expression whose first group is the value, 1–500 characters. */
-  readonly regex: string;
-}
 
 /**
  * Properties of a `TrainingJob`.
@@ -61,7 +52,9 @@ export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
   /**
    * The training script directory, run by the SageMaker training toolkit in the container.
    *
-   * @default - the image runs its own code
+   * @default - `TrainingCode.reference()` on `TrainingContainer.pytorch()` and `TrainingContainer.dali()`
+   * (ResNet training over packed shards, reporting throughput and data wait); none on other images,
+   * which run their own code
    */
   readonly code?: TrainingCode;
 
@@ -104,7 +97,8 @@ export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
   /**
    * Metrics SageMaker extracts from the log and publishes to CloudWatch.
    *
-   * @default - none
+   * @default - the metrics the code declares (`TrainingCode.reference()`: samples per second, the
+   * fraction of time waiting for data, loss); none otherwise
    */
   readonly metricDefinitions?: MetricDefinition[];
 
@@ -361,7 +355,8 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     const volumeKey = this.volumeKey(props);
     volumeKey?.grant(this.role, 'kms:CreateGrant');
     const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
-    const code = props.code?._bind(this, this.role);
+    const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
+    const code = codeSource?._bind(this, this.role);
     if (code && !container.usesTrainingToolkit) {
       throw new ValidationError('CodeIgnoredByEntrypoint',
         'code is run by the SageMaker training toolkit, which a custom container entrypoint bypasses; ' +
@@ -371,6 +366,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     const workers = props.dataLoaderWorkers ?? this.dataLoaderSizing.loaderWorkers;
     const hyperparameters: { [name: string]: string } = {
       num_workers: String(workers),
+      ...(container.providesDali ? { dali_threads: String(this.dataLoaderSizing.daliThreads) } : {}),
       ...(code ? {
         sagemaker_program: code.program,
         sagemaker_submit_directory: code.s3Uri,
@@ -379,6 +375,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       ...props.hyperparameters,
     };
     validateHyperparameters(this, hyperparameters);
+    const metricDefinitions = props.metricDefinitions ?? codeSource?.metricDefinitions ?? [];
 
     this.request = {
       TrainingJobName: '', // rendered per execution, see renderJobName
@@ -388,8 +385,8 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         TrainingInputMode: channels[0]?.inputMode ?? InputMode.FILE,
         ...(container.entrypoint ? { ContainerEntrypoint: container.entrypoint } : {}),
         ...(container.arguments ? { ContainerArguments: container.arguments } : {}),
-        ...(props.metricDefinitions?.length ? {
-          MetricDefinitions: props.metricDefinitions.map((m) => ({ Name: m.name, Regex: m.regex })),
+        ...(metricDefinitions.length ? {
+          MetricDefinitions: metricDefinitions.map((m) => ({ Name: m.name, Regex: m.regex })),
         } : {}),
       },
       HyperParameters: hyperparameters,

@@ -231,6 +231,38 @@ describe('TrainingCode.fromAsset', () => {
   });
 });
 
+describe('TrainingCode.reference', () => {
+  test('ships container/ (train.py and the shardio package) without the DALI build context or compiled files', () => {
+    // GIVEN
+    const cache = path.join(__dirname, '..', '..', 'container', 'shardio', '__pycache__');
+    const made = fs.mkdirSync(cache, { recursive: true });
+    const compiled = path.join(cache, 'stale.cpython-312.pyc');
+    fs.writeFileSync(compiled, 'compiled');
+
+    try {
+      // WHEN
+      const code = TrainingCode.reference();
+      const names = entryNames(synthTarball(code));
+
+      // THEN
+      expect(names).toContain('train.py');
+      expect(names).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/dataset.py', 'shardio/dali.py', 'shardio/pipe.py']));
+      expect(names.filter((name) => name.startsWith('dali/') || name.includes('__pycache__') || name.endsWith('.pyc'))).toEqual([]);
+      expect(code.metricDefinitions.map((m) => m.name)).toEqual(['train:samples_per_second', 'train:data_wait_fraction', 'train:loss']);
+    } finally {
+      fs.rmSync(made ?? compiled, { recursive: true });
+    }
+  });
+
+  test('binds to train.py', () => {
+    // WHEN
+    const config = bind(TrainingCode.reference(), makeStack());
+
+    // THEN
+    expect(config.program).toBe('train.py');
+  });
+});
+
 describe('TrainingCode.fromBucket', () => {
   test('points at the object and grants read on that key only', () => {
     // GIVEN

@@ -72,6 +72,8 @@ describe('TrainingContainer.pytorch', () => {
     expect(config).toEqual({
       imageUri: '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.8.0-gpu-py312',
       usesTrainingToolkit: true,
+      providesPyTorch: true,
+      providesDali: false,
     });
   });
 
@@ -272,7 +274,7 @@ describe('TrainingContainer.dali', () => {
       CUDA_MAJOR: '120',
     });
     expect(images[0].platform).toBe('linux/amd64');
-    expect(config.usesTrainingToolkit).toBe(true);
+    expect(config).toMatchObject({ usesTrainingToolkit: true, providesPyTorch: true, providesDali: true });
     expect(env.stack.resolve(config.imageUri)).toEqual({ 'Fn::Sub': expect.stringContaining('container-assets') });
     expect(spawnSync).not.toHaveBeenCalled();
     expect(spawn).not.toHaveBeenCalled();
@@ -399,7 +401,10 @@ describe('TrainingContainer.fromImageUri', () => {
     const config = bind(TrainingContainer.fromImageUri('public.ecr.aws/acme/trainer:1'), env);
 
     // THEN
-    expect(config).toEqual({ imageUri: 'public.ecr.aws/acme/trainer:1', entrypoint: undefined, arguments: undefined, usesTrainingToolkit: true });
+    expect(config).toEqual({
+      imageUri: 'public.ecr.aws/acme/trainer:1', entrypoint: undefined, arguments: undefined, usesTrainingToolkit: true,
+      providesPyTorch: false, providesDali: false,
+    });
     Template.fromStack(env.stack).resourceCountIs('AWS::IAM::Policy', 0);
   });
 
@@ -416,6 +421,8 @@ describe('TrainingContainer.fromImageUri', () => {
       entrypoint: ['python', '/opt/train.py'],
       arguments: ['--epochs', '3'],
       usesTrainingToolkit: false,
+      providesPyTorch: false,
+      providesDali: false,
     });
   });
 

@@ -1202,6 +1202,73 @@ describe('TrainingJob', () => {
       });
     });
 
+    test('runs the reference code on the PyTorch container by default, publishing the metrics it prints', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      const job = newJob(stack, { container: TrainingContainer.pytorch() });
+
+      // THEN
+      const request = requestOf(job);
+      expect(request.HyperParameters).toEqual({
+        num_workers: '7',
+        sagemaker_program: 'train.py',
+        sagemaker_submit_directory: expect.stringMatching(/^s3:\/\/cdk-[a-z0-9]+-assets-111111111111-us-east-1\/[0-9a-f]{64}\.gz$/),
+        sagemaker_region: 'us-east-1',
+      });
+      expect(request.AlgorithmSpecification.MetricDefinitions).toEqual([
+        { Name: 'train:samples_per_second', Regex: 'samples/s=([0-9.]+)' },
+        { Name: 'train:data_wait_fraction', Regex: 'data_wait=([0-9.]+)' },
+        { Name: 'train:loss', Regex: ' loss=([0-9.]+)' },
+      ]);
+      expect(apiViolations(job)).toEqual([]);
+    });
+
+    test('passes dali_threads sized for the instance with the DALI container', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, container: TrainingContainer.dali() });
+
+      // THEN
+      expect(requestOf(job).HyperParameters).toMatchObject({
+        num_workers: '11',
+        dali_threads: String(job.dataLoaderSizing.daliThreads),
+        sagemaker_program: 'train.py',
+      });
+    });
+
+    test('runs no code and publishes no metrics on a custom image unless given', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      const request = requestOf(newJob(stack));
+
+      // THEN
+      expect(request.HyperParameters).toEqual({ num_workers: '7' });
+      expect(request.AlgorithmSpecification).not.toHaveProperty('MetricDefinitions');
+    });
+
+    test('publishes the metrics the given code declares, and the job\'s own metric definitions win', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+      const code = TrainingCode.fromAsset(CODE_DIRECTORY, { program: 'train.py', metricDefinitions: [{ name: 'acc', regex: 'acc=([0-9.]+)' }] });
+
+      // WHEN
+      const declared = requestOf(newJob(stack, { code }, 'Declared'));
+      const own = requestOf(newJob(stack, { code, metricDefinitions: [] }, 'Own'));
+      const reference = requestOf(newJob(stack, { code: TrainingCode.reference() }, 'Reference'));
+
+      // THEN
+      expect(declared.AlgorithmSpecification.MetricDefinitions).toEqual([{ Name: 'acc', Regex: 'acc=([0-9.]+)' }]);
+      expect(own.AlgorithmSpecification).not.toHaveProperty('MetricDefinitions');
+      expect(reference.HyperParameters.sagemaker_program).toEqual('train.py');
+      expect(reference.AlgorithmSpecification.MetricDefinitions).toHaveLength(3);
+    });
+
     test('sizes num_workers from the instance (11 per GPU on ml.g4dn.12xlarge)', () => {
       // GIVEN
       const { stack } = trainingTestStack();

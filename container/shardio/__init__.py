@@ -1,0 +1,34 @@
+"""Readers for the shards cdk-training-io packs (TFRecord, MXNet RecordIO) inside the training
+container, in the standard library only.
+
+PyTorch lives in `shardio.dataset` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
+that the readers work where neither is installed.
+"""
+from .channels import open_channel
+from .crc32c import crc32c, mask, masked_crc32c, unmask
+from .directory import Shard, ShardDirectory
+from .environment import (
+    ChannelConfig, hyperparameter, input_channels, placement_from_env, sized_dali_threads, sized_workers,
+)
+from .errors import FormatError
+from .example import parse_example
+from .formats import read_records, to_image
+from .index import merge_recordio_indexes, parse_index, record_offsets
+from .metrics import Interval, ThroughputMeter, interval_line
+from .pipe import PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
+from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
+from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
+from .split import Consumer, Placement, Segment, consumer_of, epoch_slot, split_records, split_shards
+from .stream import RecordSource, consumer_images, shuffled
+from .tfrecord import read_tfrecords, tfrecord_image
+
+__all__ = [
+    "ChannelConfig", "Consumer", "consumer_images", "consumer_of", "crc32c", "epoch_slot", "format_of_path",
+    "FormatError", "FramedRecord", "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line",
+    "IR_HEADER", "IRHeader", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "parse_example",
+    "parse_index", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource", "Placement", "placement_from_env",
+    "read_recordio", "read_records", "read_tfrecords", "record_offsets", "recordio_image", "RECORDIO_MAGIC",
+    "RecordSource", "Segment", "Shard", "ShardDirectory", "ShardFormat", "shuffled", "sized_dali_threads",
+    "sized_workers", "sniff_format", "split_records", "split_shards", "tfrecord_image", "ThroughputMeter",
+    "to_image", "unmask", "unpack_ir_header", "wait_for_pipe",
+]

@@ -1,0 +1,52 @@
+"""A SageMaker channel as a record source, whatever its input mode."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Optional, Union
+
+from .directory import ShardDirectory
+from .environment import INPUT_DIR, input_channels
+from .errors import FormatError
+from .pipe import DEFAULT_PIPE_TIMEOUT, PipeFanOut, PipeSource
+from .split import Placement
+
+
+def open_channel(
+    channel: str,
+    placement: Placement,
+    workers: int,
+    *,
+    index_channel: Optional[str] = None,
+    input_dir: str = INPUT_DIR,
+    check_crc: bool = False,
+    pipe_timeout: float = DEFAULT_PIPE_TIMEOUT,
+) -> Union[ShardDirectory, PipeSource]:
+    """The records of `channel` for a process at `placement` whose DataLoader runs `workers` worker
+    processes (0 without): a shard directory in File/FastFile/file-system mode, a FIFO per epoch in
+    Pipe mode. `index_channel` is the channel holding the index files (index/ prefix), if any.
+
+    In Pipe mode with more than one consumer, local rank 0 starts the fan-out thread here: call this
+    in every process before its DataLoader starts.
+    """
+    config = input_channels(input_dir)[channel]
+    data_dir = os.path.join(input_dir, "data")
+    if config.input_mode != "Pipe":
+        index_dir = os.path.join(data_dir, index_channel) if index_channel else None
+        return ShardDirectory(os.path.join(data_dir, channel), index_dir, host_sharded=config.host_sharded, check_crc=check_crc)
+
+    if config.record_wrapper not in (None, "None"):
+        raise FormatError(f"channel {channel}: RecordWrapperType {config.record_wrapper} wraps every shard in one more "
+                          "RecordIO record; use RecordWrapperType None for channels of packed shards")
+    host_count = placement.host_count
+    if not config.host_sharded and config.shuffled and host_count > 1:
+        raise ValueError(f"channel {channel}: a FullyReplicated Pipe channel with a ShuffleConfig may stream a different "
+                         "order to each host, so hosts cannot split it by record number; use ShardedByS3Key")
+    local_consumers = placement.local_world_size * max(1, workers)
+    group_count = 1 if config.host_sharded else host_count
+    fanout_dir = os.path.join(tempfile.gettempdir(), "shardio-pipes", channel)
+    if local_consumers * group_count > 1 and placement.local_rank == 0:
+        PipeFanOut(data_dir, channel, fanout_dir, local_consumers, group_index=0 if config.host_sharded else placement.host_index,
+                   group_count=group_count, timeout=pipe_timeout).start()
+    return PipeSource(data_dir, channel, local_consumers=local_consumers, host_sharded=config.host_sharded,
+                      host_count=host_count, fanout_dir=fanout_dir, timeout=pipe_timeout, check_crc=check_crc)

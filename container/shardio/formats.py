@@ -1,0 +1,30 @@
+"""One entry per shard format: how to read its records and turn one into an image record."""
+from __future__ import annotations
+
+from typing import BinaryIO, Iterator, Optional
+
+from .records import FramedRecord, ImageRecord, ShardFormat
+from .recordio import read_recordio, recordio_image
+from .tfrecord import read_tfrecords, tfrecord_image
+
+
+def read_records(
+    shard_format: ShardFormat,
+    stream: BinaryIO,
+    name: str,
+    *,
+    offset: int = 0,
+    limit: Optional[int] = None,
+    check_crc: bool = False,
+) -> Iterator[FramedRecord]:
+    """The records of a stream in `shard_format` (`check_crc` applies to TFRecord, which has CRCs)."""
+    if shard_format is ShardFormat.TFRECORD:
+        return read_tfrecords(stream, name, offset=offset, limit=limit, check_crc=check_crc)
+    return read_recordio(stream, name, offset=offset, limit=limit)
+
+
+def to_image(shard_format: ShardFormat, record: FramedRecord, name: str) -> ImageRecord:
+    """The image and label a record carries."""
+    if shard_format is ShardFormat.TFRECORD:
+        return tfrecord_image(record, name)
+    return recordio_image(record, name)

@@ -1,0 +1,105 @@
+"""What the shard readers hand out: framed records (bytes and where they lie) and image records."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import BinaryIO, Optional, Tuple
+
+from .errors import FormatError
+
+
+@dataclass(frozen=True)
+class FramedRecord:
+    """One record as found in a shard or stream."""
+
+    offset: int
+    """Offset of the record's first framing byte: what the index files hold."""
+    size: int
+    """Bytes the record takes, framing and padding included."""
+    payload: bytes
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    """One packed file: its bytes and label, the same whichever format carried it."""
+
+    image: bytes
+    """The file's bytes, unchanged (an encoded JPEG, PNG, ...)."""
+    label: int
+    """Class index from the manifest's label map; -1 for an unlabeled file."""
+    filename: Optional[str] = None
+    """The source key (TFRecord `image/filename`); None in RecordIO, which does not store it."""
+    record_id: Optional[int] = None
+    """The global record id (RecordIO IRHeader id); None in TFRecord, which does not store it."""
+
+
+class ShardFormat(enum.Enum):
+    """The two shard formats the packer writes, by the extension it gives them."""
+
+    TFRECORD = ".tfrecord"
+    RECORDIO = ".rec"
+
+    @property
+    def extension(self) -> str:
+        return self.value
+
+
+# RecordIO files start with the magic word; a TFRecord starts with a u64 length whose low half
+# would have to be 3.4 GB to look like it, and shards hold records of at most 128 MiB.
+_RECORDIO_MAGIC_BYTES = b"\x0a\x23\xd7\xce"
+
+
+def format_of_path(path: str) -> Optional[ShardFormat]:
+    """The format a shard file name says, or None for other files (manifest, indexes, ...)."""
+    for shard_format in ShardFormat:
+        if path.endswith(shard_format.extension):
+            return shard_format
+    return None
+
+
+class _Prefixed:
+    """A stream whose first bytes were already read: Pipe-mode FIFOs cannot seek back."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self._head = head
+        self._stream = stream
+
+    def read(self, count: int) -> bytes:
+        head, self._head = self._head[:count], self._head[count:]
+        if len(head) == count:
+            return head
+        return head + (self._stream.read(count - len(head)) or b"")
+
+
+def sniff_format(stream: BinaryIO, name: str) -> Tuple[Optional[ShardFormat], BinaryIO]:
+    """The format of a stream from its first bytes (None when it is empty), and the stream to read
+    from instead of `stream`: the same bytes, the sniffed ones included."""
+    head = stream.read(4) or b""
+    while 0 < len(head) < 4:
+        more = stream.read(4 - len(head))
+        if not more:
+            raise FormatError(f"{name}: {len(head)} bytes are no TFRecord or RecordIO record")
+        head += more
+    if not head:
+        return None, stream
+    shard_format = ShardFormat.RECORDIO if head == _RECORDIO_MAGIC_BYTES else ShardFormat.TFRECORD
+    return shard_format, _Prefixed(head, stream)  # type: ignore[return-value]
+
+
+def read_exactly(stream: BinaryIO, count: int, name: str, offset: int, what: str) -> bytes:
+    """`count` bytes, or a FormatError naming what was cut short; raw streams may return less per read."""
+    data = stream.read(count)
+    if data is None:
+        data = b""
+    if len(data) == count:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < count:
+        more = stream.read(count - got)
+        if not more:
+            raise FormatError(f"{name}: truncated {what} at offset {offset}: {got} of {count} bytes")
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+

@@ -1,0 +1,57 @@
+"""What one consumer reads in one epoch: its part of the records (split.py), through a seeded
+shuffle buffer. Pure Python, so that the split is tested without PyTorch; dataset.py wraps it."""
+from __future__ import annotations
+
+import random
+from typing import Iterable, Iterator, Protocol, TypeVar
+
+from .records import ImageRecord
+from .split import Consumer, Placement, consumer_of
+
+T = TypeVar("T")
+
+
+class RecordSource(Protocol):
+    """Where a channel's records come from: a shard directory or a Pipe-mode channel."""
+
+    host_sharded: bool
+    """Each host holds only its own shards (ShardedByS3Key)."""
+
+    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
+        """The image records of `consumer`'s part in `epoch`."""
+        ...
+
+
+def shuffled(items: Iterable[T], buffer_size: int, rng: random.Random) -> Iterator[T]:
+    """The items in a random order within a window of `buffer_size`: once the buffer is full each
+    new item replaces a randomly chosen one, which is handed out. Memory stays bounded whatever
+    the stream's length; the pack-time shuffle already mixed the shards globally."""
+    buffer = []
+    for item in items:
+        if len(buffer) < buffer_size:
+            buffer.append(item)
+            continue
+        slot = rng.randrange(buffer_size)
+        yield buffer[slot]
+        buffer[slot] = item
+    rng.shuffle(buffer)
+    yield from buffer
+
+
+def consumer_images(
+    source: RecordSource,
+    placement: Placement,
+    epoch: int,
+    *,
+    seed: int = 0,
+    shuffle_buffer: int = 0,
+    worker: int = 0,
+    workers: int = 1,
+) -> Iterator[ImageRecord]:
+    """The records loader worker `worker` (of `workers`, 1 without worker processes) of the process
+    at `placement` reads in `epoch`, shuffled with a seed of (seed, epoch, consumer)."""
+    consumer = consumer_of(placement, worker, workers, source.host_sharded)
+    records = source.images(consumer, epoch, seed)
+    if shuffle_buffer <= 1:
+        return records
+    return shuffled(records, shuffle_buffer, random.Random(f"{seed}/{epoch}/{consumer.index}"))

@@ -1,0 +1,77 @@
+"""TFRecord streams: `u64 length | u32 masked crc(length) | data | u32 masked crc(data)`, no header.
+
+CRCs are not checked by default, as DALI's reader does not: the packer checks every record when it
+verifies, and a pure-Python CRC costs more than reading. `check_crc=True` checks both CRCs.
+"""
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO, Iterator, Optional
+
+from .crc32c import masked_crc32c
+from .errors import FormatError
+from .example import parse_example
+from .records import FramedRecord, ImageRecord, read_exactly
+
+HEADER_SIZE = 12
+FOOTER_SIZE = 4
+_HEADER = struct.Struct("<QI")
+_FOOTER = struct.Struct("<I")
+
+
+def read_tfrecords(
+    stream: BinaryIO,
+    name: str,
+    *,
+    offset: int = 0,
+    limit: Optional[int] = None,
+    check_crc: bool = False,
+) -> Iterator[FramedRecord]:
+    """The records of a TFRecord stream, from its current position to its end.
+
+    `offset` is where that position lies in the file, so that the offsets reported are the file's
+    (for an index-based start); `limit` stops after that many records.
+    """
+    count = 0
+    while limit is None or count < limit:
+        header = stream.read(HEADER_SIZE)
+        if not header:
+            return
+        if len(header) < HEADER_SIZE:
+            header += read_exactly(stream, HEADER_SIZE - len(header), name, offset, "TFRecord header")
+        length, length_crc = _HEADER.unpack(header)
+        if check_crc and masked_crc32c(header[:8]) != length_crc:
+            hint = " (is this a TFRecord file?)" if offset == 0 else ""
+            raise FormatError(f"{name}: corrupted TFRecord length at offset {offset}{hint}")
+        data = read_exactly(stream, length, name, offset, f"TFRecord of {length} bytes")
+        (data_crc,) = _FOOTER.unpack(read_exactly(stream, FOOTER_SIZE, name, offset, "TFRecord footer"))
+        if check_crc and masked_crc32c(data) != data_crc:
+            raise FormatError(f"{name}: corrupted TFRecord data at offset {offset}")
+        size = HEADER_SIZE + length + FOOTER_SIZE
+        yield FramedRecord(offset=offset, size=size, payload=data)
+        offset += size
+        count += 1
+
+
+def tfrecord_image(record: FramedRecord, name: str) -> ImageRecord:
+    """The image record of a tf.train.Example as the packer writes it (DESIGN.md "Records")."""
+    where = f"{name} at offset {record.offset}"
+    features = parse_example(record.payload, where)
+    image = _single(features, "image/encoded", bytes, where)
+    label = _single(features, "image/class/label", int, where, default=-1)
+    filename = _single(features, "image/filename", bytes, where, default=None)
+    return ImageRecord(image=image, label=label, filename=filename.decode("utf-8") if filename is not None else None)
+
+
+_MISSING = object()
+
+
+def _single(features: dict, key: str, kind: type, where: str, default: object = _MISSING):
+    """The one value of a feature; `default` when it is absent (an error when there is none)."""
+    values = features.get(key)
+    if values is None and default is not _MISSING:
+        return default
+    if not values or len(values) != 1 or not isinstance(values[0], kind):
+        found = "no value" if not values else f"{len(values)} value(s) of type {type(values[0]).__name__}"
+        raise FormatError(f"{where}: expected one {kind.__name__} value in {key}, got {found}")
+    return values[0]

@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
+import { TrainingCode } from '../../lib';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { packDataset } from '../../lambda/packing/pack';
+import { temporaryFolders, writeFiles } from '../support/local-files';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const IMAGES = path.join(REPO, 'test', 'fixtures', 'images');
+/** CI's Debian Python 3 unless PYTHON names another one (for example one with PyTorch). */
+const PYTHON = process.env.PYTHON ?? 'python3';
+const FORMATS: ShardFormatName[] = ['tfrecord', 'recordio'];
+/** RecordIO's magic word as it lies in a file: little-endian 0xced7230a. */
+const MAGIC = Buffer.from([0x0a, 0x23, 0xd7, 0xce]);
+const FILES = 37;
+const SHARDS = 5;
+
+const folder = temporaryFolders();
+
+/**
+ * A real JPEG with a comment segment (FF FE) right after its start marker, which decoders skip:
+ * it makes every file's bytes unique and, for some, holds the RecordIO magic word twice at
+ * 4-aligned offsets of the record (IRHeader + file), so the engine must split those records.
+ */
+function jpegWithComment(jpeg: Buffer, text: string, magicWords: boolean): Buffer {
+  // The comment starts at file offset 6 (SOI 2 + marker 2 + length 2); 2 bytes of padding put the
+  // magic words at file offsets 8 and 12, record offsets 32 and 36.
+  const body = Buffer.concat([Buffer.from('..'), magicWords ? Buffer.concat([MAGIC, MAGIC]) : Buffer.alloc(0), Buffer.from(text)]);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(body.length + 2);
+  return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xfe]), length, body, jpeg.subarray(2)]);
+}
+
+/** FILES JPEGs over three class folders (one nested deeper), every fifth one with magic words. */
+function sourceFolder(): string {
+  const dir = folder('container-src');
+  const jpegs = fs.readdirSync(IMAGES).filter((name) => name.endsWith('.jpg')).sort().map((name) => fs.readFileSync(path.join(IMAGES, name)));
+  const classes = ['cat', 'dog', 'fish'];
+  const files: Record<string, Buffer> = {};
+  for (let i = 0; i < FILES; i++) {
+    const cls = classes[i % classes.length];
+    const key = i % 11 === 0 ? `${cls}/nested/${i}.jpg` : `${cls}/${i}.jpg`;
+    files[key] = jpegWithComment(jpegs[i % jpegs.length], `shardio test file ${key}`, i % 5 === 0);
+  }
+  writeFiles(dir, files);
+  return dir;
+}
+
+interface PythonRun {
+  readonly status: number | null;
+  readonly output: string;
+}
+
+function runPython(args: string[], env: Record<string, string> = {}): PythonRun {
+  const run = spawnSync(PYTHON, args, {
+    cwd: REPO,
+    encoding: 'utf8',
+    timeout: 180_000,
+    // No __pycache__ in container/ (it would ship in the code tarball); the Pipe fan-out's FIFOs
+    // under a temporary folder of this run.
+    env: {
+      ...process.env, PYTHONPATH: path.join(REPO, 'container'), PYTHONDONTWRITEBYTECODE: '1', TMPDIR: folder('container-tmp'), ...env,
+    },
+  });
+  if (run.error) throw new Error(`cannot run ${PYTHON}: ${run.error.message}`);
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+describe('container/ Python (test/python, standard library unittest)', () => {
+  test('reads every record, label and index of shards the engine packs in this run, through files, FIFOs and the rank/worker split', async () => {
+    // GIVEN
+    const source = sourceFolder();
+    const packed: Record<string, string | number> = { source, shards: SHARDS, files: FILES };
+    for (const format of FORMATS) {
+      const output = folder(`container-${format}`);
+      await packDataset({
+        source: new LocalDirectorySource(source), sink: new LocalDirectorySink(output), format, seed: 3, shardCount: SHARDS,
+      });
+      packed[format] = output;
+    }
+    const description = path.join(folder('container-packed'), 'packed.json');
+    fs.writeFileSync(description, JSON.stringify(packed));
+
+    // WHEN
+    const run = runPython(['-m', 'unittest', 'discover', '-v', '-s', 'test/python', '-t', 'test/python'], { SHARDIO_TEST_PACKED: description });
+
+    // THEN
+    if (run.status !== 0) throw new Error(`python unittest failed (exit ${run.status}):\n${run.output}`);
+    const summary = /^Ran (\d+) tests? in .*\n\nOK(?: \(skipped=(\d+)\))?$/m.exec(run.output);
+    expect(summary).not.toBeNull();
+    const skipped = [...run.output.matchAll(/^(\S+) \(([\w.]+)\).*\.\.\. skipped '(.+)'$/gm)];
+    expect(skipped).toHaveLength(Number(summary![2] ?? 0));
+    const reasons = [...new Set(skipped.map((m) => m[3]))];
+    // Say in the jest output which tests did not run here, and why.
+    console.log(`Python ${PYTHON}: ran ${summary![1]} tests, ${skipped.length} skipped${reasons.map((r) => `\n  skipped: ${r}`).join('')}`);
+  }, 200_000);
+
+  test('the reference code\'s metric definitions capture the line train.py prints every interval', () => {
+    // GIVEN
+    const definitions = TrainingCode.reference().metricDefinitions;
+
+    // WHEN
+    const run = runPython(['-c', 'from shardio.metrics import interval_line; print(interval_line(2, 300, 1234.56, 0.0456, 2.71828))']);
+
+    // THEN
+    expect(run).toEqual({ status: 0, output: 'epoch=2 step=300 samples/s=1234.6 data_wait=0.046 loss=2.7183\n' });
+    const captured = Object.fromEntries(definitions.map((m) => [m.name, new RegExp(m.regex).exec(run.output)?.[1]]));
+    expect(captured).toEqual({ 'train:samples_per_second': '1234.6', 'train:data_wait_fraction': '0.046', 'train:loss': '2.7183' });
+  });
+});

@@ -1,0 +1,178 @@
+"""The readers against the real files TensorFlow and dmlc-core wrote, and published vectors."""
+from __future__ import annotations
+
+import base64
+import io
+import struct
+import unittest
+
+from shardio import (
+    FormatError, ShardFormat, crc32c, mask, masked_crc32c, parse_example, read_recordio, read_tfrecords,
+    recordio_image, sniff_format, tfrecord_image, unmask, unpack_ir_header,
+)
+from shardio.recordio import IR_HEADER, RECORDIO_MAGIC
+from support import external
+
+MAGIC = struct.pack("<I", RECORDIO_MAGIC)
+
+
+def tfrecords(data: bytes, **options):
+    return list(read_tfrecords(io.BytesIO(data), "test", **options))
+
+
+def recordio(data: bytes):
+    return list(read_recordio(io.BytesIO(data), "test"))
+
+
+def part(cflag: int, data: bytes) -> bytes:
+    """One RecordIO part as dmlc-core writes it."""
+    return MAGIC + struct.pack("<I", (cflag << 29) | len(data)) + data + b"\0" * (-len(data) % 4)
+
+
+class Crc32cTest(unittest.TestCase):
+    def test_rfc3720_vectors(self) -> None:
+        self.assertEqual(crc32c(b"\0" * 32), 0x8A9136AA)
+        self.assertEqual(crc32c(b"\xff" * 32), 0x62A8AB43)
+        self.assertEqual(crc32c(bytes(range(32))), 0x46DD794E)
+        self.assertEqual(crc32c(bytes(range(31, -1, -1))), 0x113FDB5C)
+        self.assertEqual(crc32c(b"123456789"), 0xE3069283)
+
+    def test_continues_from_a_previous_value(self) -> None:
+        self.assertEqual(crc32c(b"56789", crc32c(b"1234")), 0xE3069283)
+
+    def test_masked_vectors_of_apache_beam(self) -> None:
+        self.assertEqual(masked_crc32c(b"\0" * 32), 0x0FD7FFFA)
+        self.assertEqual(masked_crc32c(b"\xff" * 32), 0xF909B029)
+        self.assertEqual(masked_crc32c(b"foo"), 0xFEBE8A61)
+        self.assertEqual(masked_crc32c(struct.pack("<Q", 3)), 0x0E4999B0)
+
+    def test_unmask_inverts_mask(self) -> None:
+        for value in (0, 1, 0xFFFFFFFF, 0x8A9136AA, 0xA282EAD8):
+            self.assertEqual(unmask(mask(value)), value)
+
+
+class TfRecordTest(unittest.TestCase):
+    def test_reads_the_tensorflow_vectors_of_apache_beam_with_crc_checks(self) -> None:
+        foo_bar = base64.b64decode("AwAAAAAAAACwmUkOZm9vYYq+/gMAAAAAAAAAsJlJDmJhckYA5cg=")
+        records = tfrecords(foo_bar, check_crc=True)
+        self.assertEqual([(r.offset, r.size, r.payload) for r in records], [(0, 19, b"foo"), (19, 19, b"bar")])
+
+    def test_reads_the_file_tensorflow_wrote_offsets_crcs_and_examples(self) -> None:
+        records = tfrecords(external("tensorflow-singles.tfrecords"), check_crc=True)
+        self.assertEqual([(r.offset, r.size) for r in records], [(0, 40), (40, 45), (85, 45)])
+        features = [parse_example(r.payload, "singles") for r in records]
+        self.assertEqual(features[0], {"int_feature": [42]})
+        self.assertEqual(features[1], {"float_feature": [struct.unpack("<f", struct.pack("<f", 3.14))[0]]})
+        self.assertEqual(features[2], {"byte_feature": [b"@ABCD"]})
+
+    def test_crc_checks_are_off_by_default_and_catch_a_flipped_byte_when_on(self) -> None:
+        data = bytearray(external("tensorflow-singles.tfrecords"))
+        data[40 + 12 + 3] ^= 0x01
+        self.assertEqual(len(tfrecords(bytes(data))), 3)
+        with self.assertRaisesRegex(FormatError, r"test: corrupted TFRecord data at offset 40$"):
+            tfrecords(bytes(data), check_crc=True)
+
+    def test_a_corrupted_length_at_offset_0_asks_whether_it_is_a_tfrecord_file(self) -> None:
+        with self.assertRaisesRegex(FormatError, r"corrupted TFRecord length at offset 0 \(is this a TFRecord file\?\)"):
+            tfrecords(b"\x03" + b"\0" * 15 + b"foo" + b"\0" * 4, check_crc=True)
+
+    def test_a_truncated_record_names_the_offset(self) -> None:
+        data = external("tensorflow-singles.tfrecords")
+        with self.assertRaisesRegex(FormatError, r"test: truncated TFRecord of 29 bytes at offset 85"):
+            tfrecords(data[:-10])
+        with self.assertRaisesRegex(FormatError, r"truncated TFRecord header at offset 85"):
+            tfrecords(data[:90])
+
+    def test_offset_and_limit_read_from_the_middle(self) -> None:
+        data = external("tensorflow-singles.tfrecords")
+        stream = io.BytesIO(data)
+        stream.seek(40)
+        records = list(read_tfrecords(stream, "test", offset=40, limit=1))
+        self.assertEqual([(r.offset, r.size) for r in records], [(40, 45)])
+
+
+class ExampleTest(unittest.TestCase):
+    def test_decodes_negative_int64_and_unpacked_repeated_values(self) -> None:
+        minus_one = b"\xff" * 9 + b"\x01"
+        int64_list = b"\x08" + minus_one + b"\x08\x05"  # two unpacked values
+        float_list = b"\x0d" + struct.pack("<f", 1.5)  # one unpacked float
+        example = self.example({"a": b"\x1a" + self.length(int64_list), "b": b"\x12" + self.length(float_list)})
+        self.assertEqual(parse_example(example, "x"), {"a": [-1, 5], "b": [1.5]})
+
+    def test_skips_unknown_fields(self) -> None:
+        feature = b"\x0a" + self.length(b"\x0a\x02hi")
+        entry = b"\x0a\x01k" + b"\x12" + self.length(feature) + b"\x18\x07"  # field 3 varint: unknown
+        example = b"\x0a" + self.length(b"\x0a" + self.length(entry)) + b"\x15" + b"\0" * 4
+        self.assertEqual(parse_example(example, "x"), {"k": [b"hi"]})
+
+    def test_rejects_a_field_running_past_its_message(self) -> None:
+        with self.assertRaisesRegex(FormatError, r"^x: protobuf field 1 of 9 bytes runs past its message$"):
+            parse_example(b"\x0a\x09abc", "x")
+
+    @staticmethod
+    def length(data: bytes) -> bytes:
+        assert len(data) < 128
+        return bytes([len(data)]) + data
+
+    def example(self, features: dict) -> bytes:
+        entries = b""
+        for key, feature in features.items():
+            entry = b"\x0a" + self.length(key.encode()) + b"\x12" + self.length(feature)
+            entries += b"\x0a" + self.length(entry)
+        return b"\x0a" + self.length(entries)
+
+
+class RecordIoTest(unittest.TestCase):
+    def test_reads_the_file_dmlc_core_wrote(self) -> None:
+        records = recordio(external("dmlc-sample.rec"))
+        self.assertEqual([r.offset for r in records], [52 * i for i in range(10)])
+        self.assertEqual(records[-1].size, 64)
+        for i, record in enumerate(records, start=1):
+            header, labels, data = unpack_ir_header(record.payload, "sample")
+            self.assertEqual((header.flag, header.label, header.id, header.id2, labels), (0, float(i % 2), i, 0, ()))
+            self.assertEqual(data, f"{i}\n".encode() * 10)
+            image = recordio_image(record, "sample")
+            self.assertEqual((image.label, image.record_id, image.filename), (i % 2, i, None))
+
+    def test_joins_continuation_parts_with_the_magic_word_between_them(self) -> None:
+        # dmlc-core's split of b"ab" MAGIC MAGIC b"cd" (aligned hits at 4 and 8): an empty middle part.
+        stream = part(1, b"abcd") + part(2, b"") + part(3, b"cd") + part(0, b"xyz")
+        records = recordio(stream)
+        self.assertEqual([r.payload for r in records], [b"abcd" + MAGIC + MAGIC + b"cd", b"xyz"])
+        self.assertEqual([(r.offset, r.size) for r in records], [(0, 8 + 4 + 8 + 8 + 4), (32, 12)])
+
+    def test_rejects_a_bad_magic_word_and_a_part_out_of_sequence(self) -> None:
+        with self.assertRaisesRegex(FormatError, r"expected the RecordIO magic word at offset 12, got 0x00000000"):
+            recordio(part(0, b"abc") + b"\0" * 8)
+        with self.assertRaisesRegex(FormatError, r"RecordIO part with cflag 3 at offset 0, expected one of \(0, 1\)"):
+            recordio(part(3, b"abc"))
+        with self.assertRaisesRegex(FormatError, r"truncated RecordIO part header at offset 12"):
+            recordio(part(1, b"abcd"))
+
+    def test_unpacks_multi_label_headers(self) -> None:
+        payload = IR_HEADER.pack(2, 0.0, 7, 0) + struct.pack("<2f", 1.0, 2.5) + b"data"
+        header, labels, data = unpack_ir_header(payload, "x")
+        self.assertEqual((header.flag, header.id, labels, data), (2, 7, (1.0, 2.5), b"data"))
+
+
+class SniffTest(unittest.TestCase):
+    def test_tells_the_format_from_the_first_bytes_and_keeps_them(self) -> None:
+        for data, expected in ((external("dmlc-sample.rec"), ShardFormat.RECORDIO),
+                               (external("tensorflow-singles.tfrecords"), ShardFormat.TFRECORD)):
+            shard_format, stream = sniff_format(io.BytesIO(data), "x")
+            self.assertIs(shard_format, expected)
+            self.assertEqual(stream.read(len(data) + 1), data)
+
+    def test_an_empty_stream_has_no_format(self) -> None:
+        self.assertIsNone(sniff_format(io.BytesIO(b""), "x")[0])
+
+
+class ImageRecordTest(unittest.TestCase):
+    def test_a_tfrecord_example_without_image_encoded_is_refused(self) -> None:
+        records = tfrecords(external("tensorflow-singles.tfrecords"))
+        with self.assertRaisesRegex(FormatError, r"^singles at offset 0: expected one bytes value in image/encoded"):
+            tfrecord_image(records[0], "singles")
+
+
+if __name__ == "__main__":
+    unittest.main()
