@@ -1,8 +1,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-/** A service whose botocore-style API model is in `shared/reference/aws-api-models/`. */
-export type ApiService = 'sagemaker' | 'fsx' | 'stepfunctions';
+/**
+ * A service whose botocore-style API model is in `shared/reference/aws-api-models/`, or (CloudWatch
+ * and EventBridge, which the reference set lacks) in `test/support/aws-api-models/`.
+ */
+export type ApiService = 'sagemaker' | 'fsx' | 'stepfunctions' | 'cloudwatch' | 'events';
 
 /** One way a request object breaks its API model. */
 export interface ApiViolation {
@@ -30,12 +33,22 @@ interface Shape {
   readonly union?: boolean;
 }
 
+interface Operation {
+  readonly input?: MemberRef;
+  readonly output?: MemberRef;
+}
+
 interface ServiceModel {
+  readonly metadata: { readonly targetPrefix?: string; readonly jsonVersion?: string };
+  readonly operations: Record<string, Operation>;
   readonly shapes: Record<string, Shape>;
 }
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
-const MODELS_DIR = path.resolve(REPO_ROOT, '..', 'shared', 'reference', 'aws-api-models');
+const MODELS_DIRS = [
+  path.resolve(REPO_ROOT, '..', 'shared', 'reference', 'aws-api-models'),
+  path.resolve(__dirname, 'aws-api-models'),
+];
 
 /** Step Functions marks a field whose value is a JSONPath or intrinsic function with this suffix. */
 const DYNAMIC_FIELD_SUFFIX = '.$';
@@ -70,7 +83,8 @@ export class ApiModel {
   public static load(service: ApiService): ApiModel {
     let model = ApiModel.cache.get(service);
     if (!model) {
-      const file = path.join(MODELS_DIR, `${service}-service-2.json`);
+      const candidates = MODELS_DIRS.map((dir) => path.join(dir, `${service}-service-2.json`));
+      const file = candidates.find((candidate) => fs.existsSync(candidate)) ?? candidates[0];
       model = new ApiModel(service, JSON.parse(fs.readFileSync(file, 'utf-8')) as ServiceModel);
       ApiModel.cache.set(service, model);
     }
@@ -82,6 +96,27 @@ export class ApiModel {
   private readonly patterns = new Map<string, RegExp | Error>();
 
   private constructor(public readonly service: ApiService, private readonly model: ServiceModel) {}
+
+  /** The JSON-protocol target prefix, e.g. `SageMaker` in `X-Amz-Target: SageMaker.DescribeTrainingJob`. */
+  public get targetPrefix(): string | undefined {
+    return this.model.metadata.targetPrefix;
+  }
+
+  /** The JSON protocol version, `1.0` or `1.1`. */
+  public get jsonVersion(): string | undefined {
+    return this.model.metadata.jsonVersion;
+  }
+
+  /**
+   * The input and output shape names of an operation.
+   *
+   * @throws when the model has no such operation
+   */
+  public operation(name: string): { input?: string; output?: string } {
+    const operation = Object.prototype.hasOwnProperty.call(this.model.operations, name) ? this.model.operations[name] : undefined;
+    if (!operation) throw new Error(`${this.service} API model has no operation '${name}'`);
+    return { input: operation.input?.shape, output: operation.output?.shape };
+  }
 
   /** Names of every shape in the model. */
   public get shapeNames(): string[] {

@@ -1,4 +1,4 @@
-import { JobMetricSet, METRIC_SET_FORMAT, MetricSeries } from '../../lambda/job-diagnoser/metric-set';
+import { HostMetrics, JobMetricSet, METRIC_SET_FORMAT, MetricSeries } from '../../lambda/job-diagnoser/metric-set';
 import { SeededRandom } from '../../lambda/packing/planning/seeded-random';
 
 /** A level held through the training phase, per GPU / per vCPU (0–100), with uniform noise of ± `spread`. */
@@ -124,4 +124,97 @@ function definedOnly<T extends object>(value: T): T {
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
+}
+
+/** Epoch seconds, as the JSON protocol carries timestamps. */
+function epochSeconds(iso: string): number {
+  return Date.parse(iso) / 1000;
+}
+
+/** A DescribeTrainingJob response (JSON protocol) for the job of a metric set, as SageMaker would answer it. */
+export function describeTrainingJobResponse(set: JobMetricSet, outputPath: string, metricNames: string[] = []): Record<string, unknown> {
+  const { job } = set;
+  const phases = job.phases;
+  const first = phases[0];
+  const last = phases[phases.length - 1];
+  const training = phases.find((p) => p.status === 'Training');
+  return {
+    TrainingJobName: job.name,
+    TrainingJobArn: `arn:aws:sagemaker:us-east-1:111111111111:training-job/${job.name}`,
+    ModelArtifacts: { S3ModelArtifacts: `${outputPath}${job.name}/output/model.tar.gz` },
+    TrainingJobStatus: job.status,
+    SecondaryStatus: last.status,
+    HyperParameters: {
+      ...(job.dataLoaderWorkers !== undefined ? { num_workers: String(job.dataLoaderWorkers) } : {}),
+      sagemaker_program: 'train.py',
+    },
+    AlgorithmSpecification: {
+      TrainingImage: '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.8.0-gpu-py312',
+      TrainingInputMode: 'File',
+      ...(metricNames.length ? { MetricDefinitions: metricNames.map((Name) => ({ Name, Regex: `${Name}=([0-9.]+)` })) } : {}),
+    },
+    RoleArn: 'arn:aws:iam::111111111111:role/TrainingRole',
+    OutputDataConfig: { S3OutputPath: outputPath },
+    ResourceConfig: { InstanceType: job.instanceType, InstanceCount: job.instanceCount },
+    StoppingCondition: { MaxRuntimeInSeconds: 86400 },
+    CreationTime: epochSeconds(first.start),
+    ...(training ? { TrainingStartTime: epochSeconds(training.start) } : {}),
+    ...(last.end ? { TrainingEndTime: epochSeconds(last.end) } : {}),
+    LastModifiedTime: epochSeconds(last.end ?? last.start),
+    SecondaryStatusTransitions: phases.map((p) => ({
+      Status: p.status,
+      StartTime: epochSeconds(p.start),
+      ...(p.end ? { EndTime: epochSeconds(p.end) } : {}),
+      StatusMessage: `${p.status} the training job`,
+    })),
+    TrainingTimeInSeconds: 3000,
+    BillableTimeInSeconds: 3000,
+  };
+}
+
+/** The series a GetMetricData query asks for, from the metric set; undefined when the set has none. */
+function seriesFor(set: JobMetricSet, query: any, loaderNames: { samples: string; wait: string }): MetricSeries | undefined {
+  const metric = query.MetricStat.Metric;
+  const dimension = metric.Dimensions[0];
+  if (metric.Namespace === 'AWS/FSx') return set.cache?.fileSystemId === dimension.Value ? set.cache?.dataReadBytes : undefined;
+  if (dimension.Name === 'TrainingJobName') {
+    if (metric.MetricName === loaderNames.samples) return set.loader?.samplesPerSecond;
+    if (metric.MetricName === loaderNames.wait) return set.loader?.dataWaitFraction;
+    return undefined;
+  }
+  const host = set.hosts.find((h) => h.host === dimension.Value);
+  const fields: Record<string, Exclude<keyof HostMetrics, 'host'>> = {
+    GPUUtilization: 'gpuUtilization', GPUMemoryUtilization: 'gpuMemoryUtilization', CPUUtilization: 'cpuUtilization',
+    MemoryUtilization: 'memoryUtilization', DiskUtilization: 'diskUtilization',
+  };
+  const field = fields[metric.MetricName];
+  return host && field ? host[field] : undefined;
+}
+
+/**
+ * Answers GetMetricData (JSON protocol) from a metric set: each query's series within the window,
+ * split over pages of `pageSize` points per query to exercise NextToken.
+ */
+export function metricDataAnswerer(set: JobMetricSet, options: { pageSize?: number; loaderNames?: { samples: string; wait: string } } = {}) {
+  const pageSize = options.pageSize ?? 10_000;
+  const loaderNames = options.loaderNames ?? { samples: 'train:samples_per_second', wait: 'train:data_wait_fraction' };
+  return (input: any) => {
+    const page = input.NextToken ? Number(input.NextToken) : 0;
+    let more = false;
+    const results = input.MetricDataQueries.map((query: any) => {
+      const series = seriesFor(set, query, loaderNames);
+      const points = (series?.timestamps ?? []).map((t, i) => [epochSeconds(t), series!.values[i]] as const)
+        .filter(([t]) => t >= input.StartTime && t < input.EndTime);
+      const slice = points.slice(page * pageSize, (page + 1) * pageSize);
+      if (points.length > (page + 1) * pageSize) more = true;
+      return {
+        Id: query.Id,
+        Label: query.MetricStat.Metric.MetricName,
+        Timestamps: slice.map(([t]) => t),
+        Values: slice.map(([, v]) => v),
+        StatusCode: points.length > (page + 1) * pageSize ? 'PartialData' : 'Complete',
+      };
+    });
+    return { MetricDataResults: results, ...(more ? { NextToken: String(page + 1) } : {}), Messages: [] };
+  };
 }
