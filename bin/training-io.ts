@@ -16,6 +16,10 @@ Commands:
   verify <dataset>         re-read a packed dataset (folder or s3:// URI): CRCs, indexes,
                            manifest totals
   instances                the training instances and their sized data-loader workers
+  diagnose <job-name>      what held a training job's GPUs back, and what to change
+                           (live from SageMaker and CloudWatch, or --metrics FILE.json)
+  launch                   start a TrainingPipeline (--state-machine ARN) or one job
+                           (--request FILE.json) and follow it to the end
 
 Options:
   -h, --help      Show this help (or a command's: training-io <command> --help)
@@ -54,6 +58,10 @@ export async function main(argv: string[], out = process.stdout, err = process.s
         return await (await import('./cli/pack')).packCommand(rest, out, err);
       case 'verify':
         return await (await import('./cli/verify')).verifyCommand(rest, out);
+      case 'diagnose':
+        return await (await import('./cli/diagnose')).diagnoseCommand(rest, out, err);
+      case 'launch':
+        return await (await import('./cli/launch')).launchCommand(rest, out, err);
       default:
         throw new UsageError(`unknown command '${command}'`);
     }

@@ -1,0 +1,27 @@
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { checkS3Flags, S3ClientFlags } from './dataset-location';
+import { UsageError } from './usage-error';
+
+/**
+ * The SageMaker, CloudWatch and Step Functions clients of a command: region from `--region`, else
+ * AWS_REGION / AWS_DEFAULT_REGION; credentials from the SDK's default provider chain;
+ * `--endpoint-url` for every service (a test double or a private endpoint).
+ */
+export function createAwsClients(flags: S3ClientFlags, env: NodeJS.ProcessEnv = process.env) {
+  checkS3Flags(flags);
+  const region = flags.region ?? (env.AWS_REGION || undefined) ?? (env.AWS_DEFAULT_REGION || undefined);
+  if (!region) throw new UsageError('the AWS calls need a region: pass --region (e.g. --region us-east-1) or set AWS_REGION');
+  const config = { region, ...(flags.endpointUrl !== undefined ? { endpoint: flags.endpointUrl } : {}) };
+  return {
+    sagemaker: new SageMakerClient(config),
+    cloudwatch: new CloudWatchClient(config),
+    sfn: new SFNClient(config),
+  };
+}
+
+/** An error an AWS service answered with (the SDK's ServiceException): shown as the service's message. */
+export function isAwsServiceError(error: unknown): error is Error & { $metadata: unknown } {
+  return error instanceof Error && '$metadata' in error;
+}
