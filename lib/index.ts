@@ -9,3 +9,4 @@ export * from './training/training-channel';
 export * from './training/training-code';
 export * from './training/training-container';
 export * from './training/training-job';
+export * from './pipeline/pipeline-execution';

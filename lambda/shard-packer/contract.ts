@@ -23,3 +23,11 @@ export interface ShardPackerResult {
 export const SHARD_PACKER_ENVIRONMENT = [
   ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix, ENV.format, ENV.readConcurrency,
 ] as const;
+
+/** The metrics each packer publishes (namespace `cdk-training-io`, dimension `service` = `shard-packer`). */
+export const SHARD_PACKER_METRICS = {
+  records: 'Records',
+  recordsPerSecond: 'RecordsPerSecond',
+  inputMegabytesPerSecond: 'InputMegabytesPerSecond',
+  failures: 'Failures',
+} as const;

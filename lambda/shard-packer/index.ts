@@ -4,7 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
 import { readFormat, readLocation, readReadConcurrency } from '../shard-planner/dataset-settings';
-import { ShardPackerEvent, ShardPackerResult } from './contract';
+import { SHARD_PACKER_METRICS, ShardPackerEvent, ShardPackerResult } from './contract';
 import { packShard, parsePackerEvent } from './pack-shard';
 
 const logger = new Logger();
@@ -24,10 +24,10 @@ export async function handler(event: ShardPackerEvent): Promise<ShardPackerResul
   try {
     const result = await packShard(task, { source, sink, format, readConcurrency, onFile: (bytes) => { inputBytes += bytes; } });
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
-    metrics.addMetric('Records', MetricUnit.Count, result.shard.records);
-    metrics.addMetric('RecordsPerSecond', MetricUnit.CountPerSecond, result.shard.records / seconds);
-    metrics.addMetric('InputMegabytesPerSecond', MetricUnit.MegabytesPerSecond, inputBytes / 1e6 / seconds);
-    metrics.addMetric('Failures', MetricUnit.Count, result.failureCount);
+    metrics.addMetric(SHARD_PACKER_METRICS.records, MetricUnit.Count, result.shard.records);
+    metrics.addMetric(SHARD_PACKER_METRICS.recordsPerSecond, MetricUnit.CountPerSecond, result.shard.records / seconds);
+    metrics.addMetric(SHARD_PACKER_METRICS.inputMegabytesPerSecond, MetricUnit.MegabytesPerSecond, inputBytes / 1e6 / seconds);
+    metrics.addMetric(SHARD_PACKER_METRICS.failures, MetricUnit.Count, result.failureCount);
     if (result.failureCount > 0) logger.warn('inputs that did not become records', { failureCount: result.failureCount, resultKey: result.resultKey });
     logger.info('packed', { ...result.shard, failureCount: result.failureCount, seconds, inputBytes });
     return result;

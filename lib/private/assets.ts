@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 /** The Lambda handlers bundled by `scripts/bundle-lambdas.mjs`. */
-export type LambdaHandlerName = 'shard-planner' | 'shard-packer' | 'shard-finalizer';
+export type LambdaHandlerName = 'shard-planner' | 'shard-packer' | 'shard-finalizer' | 'job-diagnoser';
 
 /** The folders of `container/` the library uses: the training code and the DALI image's build context. */
 export type ContainerFolder = 'code' | 'dali';

@@ -7,8 +7,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { lambdaBundleDirectory, LambdaHandlerName } from '../private/assets';
+import { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
+import { createHandlerFunction } from '../private/handler-function';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved } from '../private/validation';
@@ -223,6 +224,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   /** Writes the merged index and the manifest. */
   public readonly finalizerFunction: lambda.Function;
 
+  private readonly maxConcurrency: number;
+
   constructor(scope: Construct, id: string, props: ShardedDatasetProps) {
     super(scope, id);
     validateProps(this, props);
@@ -260,7 +263,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
     if (props.sourceInventory) this.grantInventory(props.sourceInventory);
-    this.stateMachine = this.createStateMachine(props.maxConcurrency ?? 100);
+    this.maxConcurrency = props.maxConcurrency ?? 100;
+    this.stateMachine = this.createStateMachine();
   }
 
   private createDestinationBucket(encryptionKey: kms.IKey | undefined): s3.Bucket {
@@ -272,28 +276,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
 
   private createFunction(id: string, handler: LambdaHandlerName, memorySize: Size, environment: Record<string, string>,
     description: string): lambda.Function {
-    const fn = new lambda.Function(this, id, {
-      description: `cdk-training-io ${handler}: ${description}`,
-      runtime: lambda.Runtime.NODEJS_22_X,
-      // x86_64: the packers checksum every byte with @node-rs/crc32's SSE4.2 native addon, shipped as its linux-x64-gnu binary.
-      architecture: lambda.Architecture.X86_64,
-      code: lambda.Code.fromAsset(lambdaBundleDirectory(handler)),
-      handler: 'index.handler',
-      memorySize: memorySize.toMebibytes(),
-      timeout: Duration.minutes(15),
-      tracing: lambda.Tracing.ACTIVE,
-      environment: {
-        ...environment,
-        POWERTOOLS_SERVICE_NAME: handler,
-        POWERTOOLS_METRICS_NAMESPACE: 'cdk-training-io',
-      },
-      logGroup: new logs.LogGroup(this, `${id}Logs`, { retention: logs.RetentionDays.THREE_MONTHS }),
-    });
-    acknowledge(fn, 'AwsSolutions-L1', 'the handlers are bundled and tested for Node.js 22 (nodejs22.x, supported until 2027)');
-    acknowledge(fn, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'the Lambda basic execution policy only writes the function\'s own CloudWatch logs');
-    acknowledge(fn, 'AwsSolutions-IAM5[Resource::*]', 'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) has no resource-level permissions');
-    return fn;
+    return createHandlerFunction(this, id, handler, { memorySize, environment, description });
   }
 
   private grantAccess(sourceBucket: s3.IBucket, sourcePrefix: string): void {
@@ -314,15 +297,90 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     acknowledgePrefixGrant(this.plannerFunction, inventory.bucket, folder, 'reads the S3 Inventory report of the source');
   }
 
-  private createStateMachine(maxConcurrency: number): sfn.StateMachine {
-    const plan = new tasks.LambdaInvoke(this, 'Plan', {
-      lambdaFunction: this.plannerFunction,
+  /**
+   * A new copy of the packing steps (plan → Distributed Map of packers → finalize) for a state
+   * machine of your own, e.g. one that trains on the shards next. Chain from `finalize` (the
+   * dataset was packed) and `alreadyPacked` (it was up to date), or from the fragment itself, and
+   * call `grantPacking` on the state machine that runs them. Each state can be in one state
+   * machine only, hence a new copy per call.
+   *
+   * @param scope where the states are created
+   * @param id the fragment's construct id
+   */
+  public packingSteps(scope: Construct, id: string): PackingSteps {
+    return new PackingSteps(scope, id, this);
+  }
+
+  /**
+   * Lets a state machine that runs `packingSteps` read this dataset's Map items (the plan's task
+   * list, and the bucket's key), and accepts the cdk-nag findings of the policies aws-cdk-lib adds
+   * for the Lambda tasks and the Distributed Map. Call it after the state machine is created.
+   */
+  public grantPacking(stateMachine: sfn.StateMachine): void {
+    // The Map reads its items from the one task list of this dataset, nothing else.
+    stateMachine.addToRolePolicy(new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}tasks.json`)],
+    }));
+    this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
+    for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
+      acknowledge(stateMachine, wildcardResourceFinding(stateMachine, `${fn.functionArn}:*`),
+        'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
+    }
+    acknowledgeDistributedMapPolicy(stateMachine);
+  }
+
+  /** @internal */
+  public _maxConcurrency(): number {
+    return this.maxConcurrency;
+  }
+
+  private createStateMachine(): sfn.StateMachine {
+    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      definitionBody: sfn.DefinitionBody.fromChainable(this.packingSteps(this, 'Packing')),
+      tracingEnabled: true,
+      logs: {
+        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        level: sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+    this.grantPacking(stateMachine);
+    acknowledge(stateMachine, 'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) have no resource-level permissions');
+    return stateMachine;
+  }
+}
+
+/**
+ * The packing steps of a `ShardedDataset` as a state machine fragment: `Plan` (list, shuffle,
+ * balance, write the plan) → `UpToDate` → `PackShards` (a Distributed Map of packers, one shard
+ * each) → `Finalize` (merged index, manifest last); or `AlreadyPacked` when the source and options
+ * match the last manifest. The planner's result is at `$.plan`, the finalizer's at `$.dataset`.
+ * Create it with `ShardedDataset.packingSteps()`.
+ */
+export class PackingSteps extends sfn.StateMachineFragment {
+  public readonly startState: sfn.State;
+  public readonly endStates: sfn.INextable[];
+  /** Lists the source and writes the plan; reads `force` from the state's input. */
+  public readonly plan: tasks.LambdaInvoke;
+  /** Packs the shards, one packer each. */
+  public readonly packShards: sfn.DistributedMap;
+  /** Writes the merged index and the manifest: reached when the dataset was (re)packed. */
+  public readonly finalize: tasks.LambdaInvoke;
+  /** Reached when the dataset was up to date: nothing was packed. */
+  public readonly alreadyPacked: sfn.Pass;
+
+  constructor(scope: Construct, id: string, dataset: ShardedDataset) {
+    super(scope, id);
+    this.plan = new tasks.LambdaInvoke(this, 'Plan', {
+      lambdaFunction: dataset.plannerFunction,
       payloadResponseOnly: true,
       resultPath: '$.plan',
     });
 
     const pack = new tasks.LambdaInvoke(this, 'PackShard', {
-      lambdaFunction: this.packerFunction,
+      lambdaFunction: dataset.packerFunction,
       payloadResponseOnly: true,
       payload: sfn.TaskInput.fromObject({
         shardIndex: sfn.JsonPath.numberAt('$.shardIndex'),
@@ -348,7 +406,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       jitterStrategy: sfn.JitterType.FULL,
     });
 
-    const packShards = new sfn.DistributedMap(this, 'PackShards', {
+    this.packShards = new sfn.DistributedMap(this, 'PackShards', {
       itemReader: new sfn.S3JsonItemReader({
         bucketNamePath: sfn.JsonPath.stringAt('$.plan.tasksBucket'),
         key: sfn.JsonPath.stringAt('$.plan.tasksKey'),
@@ -358,16 +416,16 @@ export class ShardedDataset extends Construct implements IShardedDataset {
         shardName: sfn.JsonPath.stringAt('$$.Map.Item.Value.shardName'),
         membersKey: sfn.JsonPath.stringAt('$$.Map.Item.Value.membersKey'),
       },
-      maxConcurrency,
+      maxConcurrency: dataset._maxConcurrency(),
       toleratedFailurePercentage: 0,
       mapExecutionType: sfn.StateMachineType.STANDARD,
       // Results are in S3 (`_plan/results/`): the Map's output would outgrow a state's 256 KB.
       resultPath: sfn.JsonPath.DISCARD,
     });
-    packShards.itemProcessor(pack);
+    this.packShards.itemProcessor(pack);
 
-    const finalize = new tasks.LambdaInvoke(this, 'Finalize', {
-      lambdaFunction: this.finalizerFunction,
+    this.finalize = new tasks.LambdaInvoke(this, 'Finalize', {
+      lambdaFunction: dataset.finalizerFunction,
       payloadResponseOnly: true,
       payload: sfn.TaskInput.fromObject({
         shardCount: sfn.JsonPath.numberAt('$.plan.shardCount'),
@@ -376,33 +434,14 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       resultPath: '$.dataset',
     });
 
+    this.alreadyPacked = new sfn.Pass(this, 'AlreadyPacked');
     const upToDate = new sfn.Choice(this, 'UpToDate')
-      .when(sfn.Condition.booleanEquals('$.plan.upToDate', true), new sfn.Succeed(this, 'AlreadyPacked'))
-      .otherwise(packShards.next(finalize));
+      .when(sfn.Condition.booleanEquals('$.plan.upToDate', true), this.alreadyPacked)
+      .otherwise(this.packShards.next(this.finalize));
+    this.plan.next(upToDate);
 
-    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
-      definitionBody: sfn.DefinitionBody.fromChainable(plan.next(upToDate)),
-      tracingEnabled: true,
-      logs: {
-        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
-        level: sfn.LogLevel.ALL,
-        includeExecutionData: false,
-      },
-    });
-    // The Map reads its items from the one task list of this dataset, nothing else.
-    stateMachine.addToRolePolicy(new iam.PolicyStatement({
-      actions: ['s3:GetObject'],
-      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}tasks.json`)],
-    }));
-    this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
-    for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
-      acknowledge(stateMachine, wildcardResourceFinding(stateMachine, `${fn.functionArn}:*`),
-        'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
-    }
-    acknowledgeDistributedMapPolicy(stateMachine);
-    acknowledge(stateMachine, 'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) have no resource-level permissions');
-    return stateMachine;
+    this.startState = this.plan;
+    this.endStates = [this.alreadyPacked, this.finalize];
   }
 }
 

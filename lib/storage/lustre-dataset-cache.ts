@@ -29,15 +29,10 @@ export interface ILustreDatasetCache extends ec2.IConnectable {
 }
 
 /**
- * Properties of a {@link LustreDatasetCache}.
+ * How a {@link LustreDatasetCache} is built: everything but what it presents and where.
+ * `TrainingPipeline` takes these for the cache of its dataset.
  */
-export interface LustreDatasetCacheProps {
-  /** The S3 data the file system presents: `CacheSource.fromBucket(...)` or `CacheSource.fromShards(...)`. */
-  readonly source: CacheSource;
-
-  /** The VPC of the file system and of the training jobs that read it. */
-  readonly vpc: ec2.IVpc;
-
+export interface LustreDatasetCacheOptions {
   /**
    * The one subnet of the file system. Training jobs that read the cache are pinned to it.
    * Public subnets are refused.
@@ -124,6 +119,17 @@ export interface LustreDatasetCacheProps {
    * @default - the FSx default, 1 GiB
    */
   readonly importedFileChunkSize?: Size;
+}
+
+/**
+ * Properties of a {@link LustreDatasetCache}.
+ */
+export interface LustreDatasetCacheProps extends LustreDatasetCacheOptions {
+  /** The S3 data the file system presents: `CacheSource.fromBucket(...)` or `CacheSource.fromShards(...)`. */
+  readonly source: CacheSource;
+
+  /** The VPC of the file system and of the training jobs that read it. */
+  readonly vpc: ec2.IVpc;
 }
 
 /**

@@ -22,9 +22,24 @@ import { acknowledge, acknowledgePrefixGrant } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 
 /**
- * Properties of a `TrainingJob`.
+ * How each run of a `TrainingJob` task names its job.
  */
-export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
+export enum TrainingJobNaming {
+  /** `<prefix>-<uuid>`: a new name every time the task runs, also when it is retried. */
+  UNIQUE_ID = 'uniqueId',
+  /**
+   * `<prefix>-<execution name>`: one job per execution, and each finds the other by name. Execution
+   * names must then be job-name suffixes (letters, digits, hyphens; at most 62 characters minus the
+   * prefix): the UUIDs Step Functions gives unnamed executions are. The task must not be retried.
+   */
+  EXECUTION_NAME = 'executionName',
+}
+
+/**
+ * What a training job runs and how: everything of a `TrainingJob` but its input channels and its
+ * place in a state machine. `TrainingPipeline` takes these and adds the channel of its dataset.
+ */
+export interface TrainingJobOptions {
   /** The instance type, e.g. `TrainingInstance.G5_2XLARGE`. */
   readonly instance: TrainingInstance;
 
@@ -34,13 +49,6 @@ export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
    * @default 1
    */
   readonly instanceCount?: number;
-
-  /**
-   * The input channels, at most 20.
-   *
-   * @default - no input channels
-   */
-  readonly channels?: TrainingChannel[];
 
   /**
    * The training image.
@@ -255,6 +263,35 @@ export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps {
   readonly allowInstanceWithoutAccelerator?: boolean;
 }
 
+/**
+ * Properties of a `TrainingJob`.
+ */
+export interface TrainingJobProps extends sfn.TaskStateJsonPathBaseProps, TrainingJobOptions {
+  /**
+   * The input channels, at most 20.
+   *
+   * @default - no input channels
+   */
+  readonly channels?: TrainingChannel[];
+
+  /**
+   * How each run names its job.
+   *
+   * @default TrainingJobNaming.UNIQUE_ID
+   */
+  readonly jobNaming?: TrainingJobNaming;
+
+  /**
+   * The job's hyperparameters as the state machine computes them at run time: a JSONPath or an
+   * intrinsic function (`JsonPath.objectAt(...)`, `JsonPath.jsonMerge(...)`) giving an object of
+   * strings. It replaces the fixed ones in the request: place `TrainingJob.hyperparameters` in the
+   * state first (TrainingPipeline merges the execution's over them).
+   *
+   * @default - the fixed hyperparameters
+   */
+  readonly hyperparametersAtRunTime?: string;
+}
+
 const DEFAULT_MAX_RUNTIME = Duration.days(1);
 const DEFAULT_OUTPUT_PREFIX = 'training-output/';
 const CHECKPOINT_PREFIX = 'checkpoints/';
@@ -287,6 +324,12 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   public readonly instance: TrainingInstance;
   /** Instances in the job. */
   public readonly instanceCount: number;
+  /** Key prefix of the model artifacts in the output bucket: each job writes under `<outputPrefix><job name>/`. */
+  public readonly outputPrefix: string;
+  /** The hyperparameters the job sets: `num_workers`, the code's `sagemaker_*`, then `hyperparameters`. */
+  public readonly hyperparameters: { [name: string]: string };
+  /** The metrics SageMaker extracts from the job's log. */
+  public readonly metricDefinitions: MetricDefinition[];
 
   protected readonly taskMetrics?: sfn.TaskMetricsConfig;
   protected readonly taskPolicies?: iam.PolicyStatement[];
@@ -294,6 +337,8 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   private readonly request: CreateTrainingJobRequest;
   private readonly volumeSize?: Size;
   private readonly integration: sfn.IntegrationPattern;
+  private readonly jobNaming: TrainingJobNaming;
+  private readonly hyperparametersAtRunTime?: string;
 
   constructor(scope: Construct, id: string, props: TrainingJobProps) {
     super(scope, id, { ...props, queryLanguage: sfn.QueryLanguage.JSON_PATH });
@@ -307,6 +352,12 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     this.instanceCount = props.instanceCount ?? 1;
     this.volumeSize = props.volumeSize;
     this.jobNamePrefix = props.jobNamePrefix ?? defaultJobNamePrefix(this);
+    this.jobNaming = props.jobNaming ?? TrainingJobNaming.UNIQUE_ID;
+    this.hyperparametersAtRunTime = props.hyperparametersAtRunTime;
+    if (this.hyperparametersAtRunTime !== undefined && !sfn.JsonPath.isEncodedJsonPath(this.hyperparametersAtRunTime)) {
+      throw new ValidationError('HyperparametersAtRunTimeNotAPath',
+        `hyperparametersAtRunTime must be a JSONPath or intrinsic function (JsonPath.objectAt(...), JsonPath.jsonMerge(...)), got '${this.hyperparametersAtRunTime}'`, this);
+    }
     this.dataLoaderSizing = props.instance.sizeDataLoaders({
       processesPerInstance: props.processesPerInstance,
       memoryPerWorker: props.memoryPerLoaderWorker,
@@ -340,6 +391,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     }
 
     const outputPrefix = props.outputPrefix ?? DEFAULT_OUTPUT_PREFIX;
+    this.outputPrefix = outputPrefix;
     this.outputBucket.grantPut(this.role, `${outputPrefix}*`);
     acknowledgePrefixGrant(this, this.outputBucket, outputPrefix, 'the job writes its model artifacts');
     if (checkpoints) {
@@ -375,7 +427,9 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       ...props.hyperparameters,
     };
     validateHyperparameters(this, hyperparameters);
+    this.hyperparameters = hyperparameters;
     const metricDefinitions = props.metricDefinitions ?? codeSource?.metricDefinitions ?? [];
+    this.metricDefinitions = metricDefinitions;
 
     this.request = {
       TrainingJobName: '', // rendered per execution, see renderJobName
@@ -440,10 +494,11 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
    * and the checkpoint location are `.$` fields that Step Functions computes for each run.
    */
   public renderRequest(): any {
-    const { TrainingJobName: _name, CheckpointConfig, ...rest } = this.request;
+    const { TrainingJobName: _name, CheckpointConfig, HyperParameters, ...rest } = this.request;
     return sfn.FieldUtils.renderObject({
-      TrainingJobName: renderJobName(this.jobNamePrefix),
+      TrainingJobName: renderJobName(this.jobNamePrefix, this.jobNaming === TrainingJobNaming.EXECUTION_NAME),
       ...rest,
+      HyperParameters: this.hyperparametersAtRunTime ?? HyperParameters,
       ...(CheckpointConfig ? {
         CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, CHECKPOINT_PREFIX) },
       } : {}),

@@ -15,9 +15,12 @@ export function defaultJobNamePrefix(scope: Construct): string {
   return cleaned || 'training';
 }
 
-/** A unique job name per task run: `<prefix>-<uuid>`, computed by Step Functions. */
-export function renderJobName(prefix: string): string {
-  return sfn.JsonPath.format(`${prefix}-{}`, sfn.JsonPath.uuid());
+/**
+ * The job name of a task run, computed by Step Functions: `<prefix>-<uuid>`, unique per run, or
+ * `<prefix>-<execution name>`, one per execution.
+ */
+export function renderJobName(prefix: string, fromExecutionName = false): string {
+  return sfn.JsonPath.format(`${prefix}-{}`, fromExecutionName ? sfn.JsonPath.executionName : sfn.JsonPath.uuid());
 }
 
 /**

@@ -44,7 +44,8 @@ export function createTrainingNetwork(scope: Construct, props: TrainingNetworkPr
   };
 }
 
-function createTrainingVpc(scope: Construct): ec2.Vpc {
+/** The default VPC of training: isolated subnets in 2 AZs, an S3 gateway endpoint, flow logs of rejected traffic. */
+export function createTrainingVpc(scope: Construct): ec2.Vpc {
   return new ec2.Vpc(scope, 'Vpc', {
     maxAzs: 2,
     natGateways: 0,

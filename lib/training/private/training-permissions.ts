@@ -56,10 +56,7 @@ export interface OrchestrationOptions {
  */
 export function orchestrationPolicies(scope: Construct, options: OrchestrationOptions): iam.PolicyStatement[] {
   const stack = Stack.of(scope);
-  // SageMaker lower-cases resource names in its ARNs.
-  // Lower-casing a token would corrupt its marker: a prefix known only at deploy time is used as it is.
-  const prefix = Token.isUnresolved(options.jobNamePrefix) ? options.jobNamePrefix : options.jobNamePrefix.toLowerCase();
-  const jobs = stack.formatArn({ service: 'sagemaker', resource: 'training-job', resourceName: `${prefix}-*` });
+  const jobs = trainingJobArnPattern(scope, options.jobNamePrefix);
   const statements = [
     new iam.PolicyStatement({
       actions: ['sagemaker:CreateTrainingJob', 'sagemaker:DescribeTrainingJob', 'sagemaker:StopTrainingJob', 'sagemaker:ListTags'],
@@ -84,4 +81,12 @@ export function orchestrationPolicies(scope: Construct, options: OrchestrationOp
     }));
   }
   return statements;
+}
+
+/** The ARNs of the training jobs named `<prefix>-…`, as IAM sees them. */
+export function trainingJobArnPattern(scope: Construct, jobNamePrefix: string): string {
+  // SageMaker lower-cases resource names in its ARNs.
+  // Lower-casing a token would corrupt its marker: a prefix known only at deploy time is used as it is.
+  const prefix = Token.isUnresolved(jobNamePrefix) ? jobNamePrefix : jobNamePrefix.toLowerCase();
+  return Stack.of(scope).formatArn({ service: 'sagemaker', resource: 'training-job', resourceName: `${prefix}-*` });
 }

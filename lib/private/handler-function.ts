@@ -1,0 +1,49 @@
+import { Duration, Size } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { lambdaBundleDirectory, LambdaHandlerName } from './assets';
+import { acknowledge } from './nag';
+
+/** What differs between the library's Lambda functions. */
+export interface HandlerFunctionOptions {
+  readonly memorySize: Size;
+  readonly environment: Record<string, string>;
+  /** What the function does, after `cdk-training-io <handler>: `. */
+  readonly description: string;
+  /** @default Duration.minutes(15) */
+  readonly timeout?: Duration;
+}
+
+/**
+ * One of the library's Lambda functions, from its bundle: Node.js 22 on x86_64, traced, with its
+ * own log group kept three months, Powertools service name and metrics namespace set, and the
+ * cdk-nag findings of that setup accepted.
+ */
+export function createHandlerFunction(scope: Construct, id: string, handler: LambdaHandlerName, options: HandlerFunctionOptions): lambda.Function {
+  const fn = new lambda.Function(scope, id, {
+    description: `cdk-training-io ${handler}: ${options.description}`,
+    runtime: lambda.Runtime.NODEJS_22_X,
+    // x86_64: the packers checksum every byte with @node-rs/crc32's SSE4.2 native addon, shipped as its linux-x64-gnu binary.
+    architecture: lambda.Architecture.X86_64,
+    code: lambda.Code.fromAsset(lambdaBundleDirectory(handler)),
+    handler: 'index.handler',
+    memorySize: options.memorySize.toMebibytes(),
+    timeout: options.timeout ?? Duration.minutes(15),
+    tracing: lambda.Tracing.ACTIVE,
+    environment: {
+      ...options.environment,
+      POWERTOOLS_SERVICE_NAME: handler,
+      POWERTOOLS_METRICS_NAMESPACE: LIBRARY_METRICS_NAMESPACE,
+    },
+    logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.THREE_MONTHS }),
+  });
+  acknowledge(fn, 'AwsSolutions-L1', 'the handlers are bundled and tested for Node.js 22 (nodejs22.x, supported until 2027)');
+  acknowledge(fn, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    'the Lambda basic execution policy only writes the function\'s own CloudWatch logs');
+  acknowledge(fn, 'AwsSolutions-IAM5[Resource::*]', 'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) has no resource-level permissions');
+  return fn;
+}
+
+/** The CloudWatch namespace of the handlers' own metrics (Powertools, dimension `service` = the handler). */
+export const LIBRARY_METRICS_NAMESPACE = 'cdk-training-io';
