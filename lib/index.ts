@@ -10,3 +10,4 @@ export * from './training/training-code';
 export * from './training/training-container';
 export * from './training/training-job';
 export * from './pipeline/pipeline-execution';
+export * from './pipeline/training-pipeline';

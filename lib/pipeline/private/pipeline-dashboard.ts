@@ -1,0 +1,193 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { LIBRARY_METRICS_NAMESPACE } from '../../private/handler-function';
+
+/**
+ * What SageMaker publishes for each training instance: namespace, dimension `Host` =
+ * `<job name>/algo-<n>`, and the metric names (SageMaker developer guide, "SageMaker AI job metrics").
+ * Metrics from a job's MetricDefinitions carry the dimension `TrainingJobName` instead.
+ */
+export const SAGEMAKER_TRAINING_METRICS = {
+  namespace: '/aws/sagemaker/TrainingJobs',
+  hostDimension: 'Host',
+  jobDimension: 'TrainingJobName',
+  gpu: 'GPUUtilization',
+  gpuMemory: 'GPUMemoryUtilization',
+  cpu: 'CPUUtilization',
+  memory: 'MemoryUtilization',
+  disk: 'DiskUtilization',
+} as const;
+
+/** Bytes read by the clients of an FSx file system (namespace `AWS/FSx`, dimension `FileSystemId`, Sum per period). */
+export const FSX_DATA_READ_BYTES = { namespace: 'AWS/FSx', dimension: 'FileSystemId', name: 'DataReadBytes' } as const;
+
+/** The packer's own metrics (Powertools, dimension `service` = `shard-packer`). */
+export const PACKER_METRICS = { service: 'shard-packer', records: 'Records', inputMegabytesPerSecond: 'InputMegabytesPerSecond' } as const;
+
+/**
+ * The diagnosis's thresholds the graphs draw (lambda/job-diagnoser/thresholds.ts; lib/ does not
+ * import the handlers, a test keeps the two equal).
+ */
+export const DIAGNOSIS_LINES = { gpuLowPercent: 70, cpuHighPercent: 90, gpuMemoryHeadroomPercent: 70, dataWaitShare: 0.1 } as const;
+
+/** What the dashboard shows. */
+export interface PipelineDashboardProps {
+  readonly dashboardName?: string;
+  readonly stateMachine: sfn.StateMachine;
+  /** Prefix of the pipeline's job names: the SEARCH expressions find their hosts by it. */
+  readonly jobNamePrefix: string;
+  readonly gpusPerInstance: number;
+  readonly vcpusPerInstance: number;
+  /** Metric-definition names of the loader's samples/s and data wait, when the code defines them. */
+  readonly samplesPerSecondMetric?: string;
+  readonly dataWaitMetric?: string;
+  readonly cache?: { readonly fileSystemId: string; readonly baselineMBps?: number };
+}
+
+const PERIOD = Duration.minutes(1);
+
+/**
+ * The pipeline's dashboard: per-host GPU, CPU, memory and disk of its jobs (SEARCH expressions,
+ * since every run's job has a new name), the loader's samples/s and data wait, FSx read throughput
+ * against the cache's baseline, packer throughput, and the executions.
+ *
+ * Thresholds of the diagnosis are drawn as horizontal lines, scaled to the instance: GPUUtilization
+ * is 0–100 × GPUs and CPUUtilization 0–100 × vCPUs per host.
+ */
+export function createPipelineDashboard(scope: Construct, id: string, props: PipelineDashboardProps): cloudwatch.Dashboard {
+  const dashboard = new cloudwatch.Dashboard(scope, id, {
+    dashboardName: props.dashboardName,
+    defaultInterval: Duration.days(1),
+  });
+  const hostSearch = (metric: string) => new cloudwatch.SearchExpression({
+    expression: `SEARCH('{${SAGEMAKER_TRAINING_METRICS.namespace},${SAGEMAKER_TRAINING_METRICS.hostDimension}} `
+      + `MetricName="${metric}" ${SAGEMAKER_TRAINING_METRICS.hostDimension}=${props.jobNamePrefix}', 'Average', ${PERIOD.toSeconds()})`,
+    period: PERIOD,
+  });
+  const jobSearch = (metric: string) => new cloudwatch.SearchExpression({
+    expression: `SEARCH('{${SAGEMAKER_TRAINING_METRICS.namespace},${SAGEMAKER_TRAINING_METRICS.jobDimension}} `
+      + `MetricName="${metric}" ${SAGEMAKER_TRAINING_METRICS.jobDimension}=${props.jobNamePrefix}', 'Average', ${PERIOD.toSeconds()})`,
+    period: PERIOD,
+  });
+  const gpuMax = 100 * Math.max(props.gpusPerInstance, 1);
+  const cpuMax = 100 * props.vcpusPerInstance;
+
+  dashboard.addWidgets(new cloudwatch.TextWidget({
+    markdown: `## Training pipeline: jobs \`${props.jobNamePrefix}-*\`\n`
+      + `Per host, as SageMaker reports them: GPU ${props.gpusPerInstance} × 100 %, CPU ${props.vcpusPerInstance} × 100 %. `
+      + `Lines mark where the diagnosis calls the GPUs underused (${DIAGNOSIS_LINES.gpuLowPercent} % per GPU) and the CPUs `
+      + `saturated (${DIAGNOSIS_LINES.cpuHighPercent} %). `
+      + 'Each job\'s report is in its output folder, `<job>/diagnosis/report.md`.',
+    width: 24,
+    height: 2,
+  }));
+  dashboard.addWidgets(
+    new cloudwatch.GraphWidget({
+      title: `GPU utilization per host (0–${gpuMax} %)`,
+      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.gpu)],
+      leftYAxis: { min: 0, max: gpuMax, showUnits: false },
+      leftAnnotations: [{ value: DIAGNOSIS_LINES.gpuLowPercent / 100 * gpuMax, label: `GPU underused below ${DIAGNOSIS_LINES.gpuLowPercent} % per GPU`, color: cloudwatch.Color.ORANGE }],
+      width: 12,
+    }),
+    new cloudwatch.GraphWidget({
+      title: `CPU utilization per host (0–${cpuMax} %)`,
+      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.cpu)],
+      leftYAxis: { min: 0, max: cpuMax, showUnits: false },
+      leftAnnotations: [{ value: DIAGNOSIS_LINES.cpuHighPercent / 100 * cpuMax, label: `CPU saturated above ${DIAGNOSIS_LINES.cpuHighPercent} %`, color: cloudwatch.Color.RED }],
+      width: 12,
+    }),
+  );
+  dashboard.addWidgets(
+    new cloudwatch.GraphWidget({
+      title: `GPU memory per host (0–${gpuMax} %)`,
+      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.gpuMemory)],
+      leftYAxis: { min: 0, max: gpuMax, showUnits: false },
+      leftAnnotations: [{ value: DIAGNOSIS_LINES.gpuMemoryHeadroomPercent / 100 * gpuMax, label: `room for bigger batches below ${DIAGNOSIS_LINES.gpuMemoryHeadroomPercent} %`, color: cloudwatch.Color.GREY }],
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Host memory per host (%)',
+      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.memory)],
+      leftYAxis: { min: 0, max: 100, showUnits: false },
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Disk space used per host (%)',
+      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.disk)],
+      leftYAxis: { min: 0, max: 100, showUnits: false },
+      width: 8,
+    }),
+  );
+
+  const loader: cloudwatch.IWidget[] = [];
+  if (props.samplesPerSecondMetric) {
+    loader.push(new cloudwatch.GraphWidget({
+      title: 'Loader throughput (samples/s, as the training code logs it)',
+      left: [jobSearch(props.samplesPerSecondMetric)],
+      width: 12,
+    }));
+  }
+  if (props.dataWaitMetric) {
+    loader.push(new cloudwatch.GraphWidget({
+      title: 'Share of time the training loop waited for data',
+      left: [jobSearch(props.dataWaitMetric)],
+      leftYAxis: { min: 0, max: 1, showUnits: false },
+      leftAnnotations: [{ value: DIAGNOSIS_LINES.dataWaitShare, label: `input-bound above ${DIAGNOSIS_LINES.dataWaitShare}`, color: cloudwatch.Color.ORANGE }],
+      width: 12,
+    }));
+  }
+  if (loader.length) dashboard.addWidgets(...loader);
+
+  const dataPath: cloudwatch.IWidget[] = [];
+  if (props.cache) {
+    const readBytes = new cloudwatch.Metric({
+      namespace: FSX_DATA_READ_BYTES.namespace,
+      metricName: FSX_DATA_READ_BYTES.name,
+      dimensionsMap: { [FSX_DATA_READ_BYTES.dimension]: props.cache.fileSystemId },
+      statistic: cloudwatch.Stats.SUM,
+      period: PERIOD,
+    });
+    dataPath.push(new cloudwatch.GraphWidget({
+      title: 'FSx for Lustre read throughput (MB/s)',
+      left: [new cloudwatch.MathExpression({
+        expression: `readBytes / ${PERIOD.toSeconds()} / 1000000`,
+        usingMetrics: { readBytes },
+        label: 'read MB/s',
+        period: PERIOD,
+      })],
+      leftYAxis: { min: 0, showUnits: false },
+      leftAnnotations: props.cache.baselineMBps !== undefined
+        ? [{ value: props.cache.baselineMBps, label: 'provisioned baseline', color: cloudwatch.Color.RED }] : [],
+      width: 12,
+    }));
+  }
+  const packerMetric = (metricName: string, statistic: string) => new cloudwatch.Metric({
+    namespace: LIBRARY_METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service: PACKER_METRICS.service },
+    statistic,
+    period: PERIOD,
+  });
+  dataPath.push(new cloudwatch.GraphWidget({
+    title: 'Packing: records packed, and input MB/s per packer',
+    left: [packerMetric(PACKER_METRICS.records, cloudwatch.Stats.SUM)],
+    right: [packerMetric(PACKER_METRICS.inputMegabytesPerSecond, cloudwatch.Stats.AVERAGE)],
+    width: props.cache ? 12 : 24,
+  }));
+  dashboard.addWidgets(...dataPath);
+
+  dashboard.addWidgets(new cloudwatch.GraphWidget({
+    title: 'Pipeline executions',
+    left: [
+      props.stateMachine.metricStarted({ period: Duration.hours(1) }),
+      props.stateMachine.metricSucceeded({ period: Duration.hours(1) }),
+      props.stateMachine.metricFailed({ period: Duration.hours(1) }),
+      props.stateMachine.metricTimedOut({ period: Duration.hours(1) }),
+      props.stateMachine.metricAborted({ period: Duration.hours(1) }),
+    ],
+    width: 24,
+  }));
+  return dashboard;
+}

@@ -1,0 +1,322 @@
+import { App, Size, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, JobDiagnoserResult, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
+import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
+import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
+import {
+  InputMode, PipelineDiagnosis, PipelineExecutionOutput, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline,
+  TrainingPipelineProps,
+} from '../../lib';
+import { DIAGNOSIS_LINES } from '../../lib/pipeline/private/pipeline-dashboard';
+import { ApiModel } from '../support/api-model';
+import { testContainer } from '../support/stacks';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
+
+interface Built {
+  readonly stack: Stack;
+  readonly pipeline: TrainingPipeline;
+  readonly template: Template;
+}
+
+/** A pipeline over raw/ of a bucket, 2 × ml.p3dn.24xlarge with the reference code (PyTorch container). */
+function build(extra: Partial<TrainingPipelineProps> = {}, training: Partial<TrainingPipelineProps['training']> = {}): Built {
+  const app = new App();
+  const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+  const raw = new s3.Bucket(stack, 'Raw');
+  const dataset = new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw, destinationPrefix: 'packed/' });
+  const pipeline = new TrainingPipeline(stack, 'Pipeline', {
+    dataset,
+    training: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, hyperparameters: { epochs: '3' }, ...training },
+    ...extra,
+  });
+  return { stack, pipeline, template: Template.fromStack(stack) };
+}
+
+function withCache(extra: Partial<TrainingPipelineProps> = {}): Built {
+  return build({ datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 }, ...extra });
+}
+
+/** The pipeline's state machine definition as Step Functions sees it, with references as placeholders of the right kind. */
+function definitionOf(built: Built): any {
+  const machines = built.template.findResources('AWS::StepFunctions::StateMachine');
+  const id = built.stack.getLogicalId(built.pipeline.stateMachine.node.defaultChild as any);
+  const join = machines[id].Properties.DefinitionString['Fn::Join'];
+  const text = (join[1] as unknown[]).map((part) => (typeof part === 'string' ? part : placeholder(part))).join('');
+  return JSON.parse(text);
+}
+
+/** A plausible value for a reference: an ARN for a function, an ID for a file system, a name for the rest. */
+function placeholder(reference: any): string {
+  const target = JSON.stringify(reference);
+  if (/Diagnoser|Planner|Packer|Finalizer/.test(target) && /Arn/.test(target)) return 'arn:aws:lambda:us-east-1:111111111111:function:f';
+  if (/FileSystem/.test(target) && /Ref/.test(target)) return 'fs-0123456789abcdef0';
+  if (/Partition/.test(target)) return 'aws';
+  return 'ref';
+}
+
+function taskStates(definition: any): Array<[string, any]> {
+  return Object.entries(definition.States).filter(([, state]: [string, any]) => state.Type === 'Task' || state.Type === 'Map');
+}
+
+function functionNamed(template: Template, handler: string): any {
+  const found = Object.values(template.findResources('AWS::Lambda::Function', {
+    Properties: { Environment: { Variables: { POWERTOOLS_SERVICE_NAME: handler } } },
+  }));
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function policyStatementsOf(template: Template, rolePattern: RegExp): any[] {
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy: any) => policy.Properties.Roles.some((role: any) => rolePattern.test(role.Ref)))
+    .flatMap((policy: any) => policy.Properties.PolicyDocument.Statement);
+}
+
+function dashboardBody(built: Built): any {
+  const dashboard = Object.values(built.template.findResources('AWS::CloudWatch::Dashboard'))[0] as any;
+  const body = dashboard.Properties.DashboardBody;
+  const text = typeof body === 'string' ? body : (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'ref')).join('');
+  return JSON.parse(text);
+}
+
+describe('TrainingPipeline: the state machine', () => {
+  test.each([['with an FSx cache', withCache], ['reading S3', () => build()]])('%s passes the Amazon States Language validator', (_, make) => {
+    const result = aslValidator(definitionOf(make()));
+    expect(result.errors).toEqual([]);
+    expect(result.isValid).toBe(true);
+  });
+
+  test('applies the input defaults, plans, skips packing when up to date, imports into the cache after packing, trains, diagnoses', () => {
+    // GIVEN / WHEN
+    const definition = definitionOf(withCache());
+    const next = (state: string) => definition.States[state].Next;
+    // THEN
+    expect(definition.StartAt).toBe('ApplyDefaults');
+    expect(definition.States.ApplyDefaults.Parameters).toEqual({ 'defaults': { force: false, hyperparameters: {} }, 'input.$': '$' });
+    expect(definition.States.MergeInput).toMatchObject({ Parameters: { 'args.$': 'States.JsonMerge($.defaults, $.input, false)' }, OutputPath: '$.args' });
+    expect([next('ApplyDefaults'), next('MergeInput'), next('Plan')]).toEqual(['MergeInput', 'Plan', 'UpToDate']);
+    expect(definition.States.UpToDate.Choices[0]).toMatchObject({ Variable: '$.plan.upToDate', BooleanEquals: true, Next: 'AlreadyPacked' });
+    expect(definition.States.UpToDate.Default).toBe('PackShards');
+    expect(next('AlreadyPacked')).toBe('JobHyperparameters');
+    expect([next('PackShards'), next('Finalize'), next('ImportShards'), next('WaitForImport'), next('CheckImport')])
+      .toEqual(['Finalize', 'ImportShards', 'WaitForImport', 'CheckImport', 'ImportDone']);
+    expect(definition.States.ImportDone.Choices[0]).toMatchObject({ StringEquals: 'SUCCEEDED', Next: 'JobHyperparameters' });
+    expect(definition.States.ImportDone.Choices[1].Next).toBe('ImportFailed');
+    expect(definition.States.ImportDone.Default).toBe('WaitForImport');
+    expect([next('JobHyperparameters'), next('Train'), next('Diagnose')]).toEqual(['Train', 'Diagnose', 'Done']);
+    expect(definition.States.Done).toMatchObject({
+      Type: 'Pass', End: true, Parameters: { 'trainingJobName.$': '$.training.TrainingJobName', 'diagnosis.$': '$.diagnosis' },
+    });
+  });
+
+  test('without a cache the job trains right after packing, reading the shards from S3 with ShardedByS3Key', () => {
+    const built = build();
+    const definition = definitionOf(built);
+    expect(definition.States.Finalize.Next).toBe('JobHyperparameters');
+    expect(definition.States.ImportShards).toBeUndefined();
+    const channel = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig[0];
+    expect(channel).toMatchObject({ ChannelName: 'train', DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } } });
+    expect(JSON.stringify(channel.DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
+  });
+
+  test('every task notifies the topic on any error, naming the step, then fails the execution with the error', () => {
+    // GIVEN / WHEN
+    const definition = definitionOf(withCache());
+    // THEN
+    const tasks = taskStates(definition).filter(([name]) => name !== 'NotifyFailure');
+    expect(tasks.map(([name]) => name).sort()).toEqual(['CheckImport', 'Diagnose', 'Finalize', 'ImportShards', 'PackShards', 'Plan', 'Train']);
+    for (const [name, state] of tasks) {
+      expect(state.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'NotifyFailure', Assign: { failedStep: name } }]);
+    }
+    expect(definition.States.ImportFailed).toMatchObject({ ResultPath: '$.failure', Assign: { failedStep: 'ImportShards' }, Next: 'NotifyFailure' });
+    expect(definition.States.NotifyFailure).toMatchObject({
+      Resource: 'arn:aws:states:::sns:publish',
+      Parameters: {
+        'Message': { 'execution.$': '$$.Execution.Id', 'step.$': '$failedStep', 'error.$': '$.failure.Error', 'cause.$': '$.failure.Cause' },
+      },
+      ResultPath: null,
+      Next: 'Failed',
+    });
+    expect(definition.States.Failed).toEqual({ Type: 'Fail', ErrorPath: '$.failure.Error', CausePath: '$.failure.Cause' });
+  });
+
+  test('names each job after its execution and merges the execution\'s hyperparameters over the construct\'s', () => {
+    // GIVEN
+    const built = withCache();
+    // WHEN
+    const definition = definitionOf(built);
+    // THEN
+    const train = definition.States.Train;
+    expect(train.Resource).toBe('arn:aws:states:::sagemaker:createTrainingJob.sync');
+    expect(train.Parameters['TrainingJobName.$']).toBe("States.Format('pipeline-{}', $$.Execution.Name)");
+    expect(train.Parameters['HyperParameters.$']).toBe('States.JsonMerge($.jobHyperparameters.defaults, $.jobHyperparameters.overrides, false)');
+    expect(train.Parameters.HyperParameters).toBeUndefined();
+    expect(definition.States.JobHyperparameters).toMatchObject({
+      Parameters: { 'defaults': { num_workers: '11', epochs: '3', sagemaker_program: 'train.py' }, 'overrides.$': '$.hyperparameters' },
+      ResultPath: '$.jobHyperparameters',
+    });
+    expect(train.ResultSelector).toEqual({
+      'TrainingJobName.$': '$.TrainingJobName', 'TrainingJobArn.$': '$.TrainingJobArn', 'ModelArtifacts.$': '$.ModelArtifacts',
+    });
+  });
+
+  test('the training request and the FSx import request fit the SageMaker and FSx API models', () => {
+    const built = withCache();
+    const request = built.stack.resolve(built.pipeline.trainingJob.renderRequest());
+    expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', request)).toEqual([]);
+    const importShards = built.pipeline.node.findChild('ImportShards') as sfn.State;
+    const parameters = built.stack.resolve(importShards.toStateJson()).Parameters;
+    expect(ApiModel.load('fsx').validate('CreateDataRepositoryTaskRequest', parameters)).toEqual([]);
+    expect(parameters).toMatchObject({ Type: 'IMPORT_METADATA_FROM_REPOSITORY', Report: { Enabled: false } });
+    expect(JSON.stringify(parameters.Paths)).toMatch(/s3:\/\/.*packed\/shards\/.*s3:\/\/.*packed\/index\//);
+  });
+
+  test('the diagnoser gets exactly the event fields and environment of its contract; its result is what the execution returns', () => {
+    // GIVEN
+    const built = withCache();
+    // WHEN
+    const definition = definitionOf(built);
+    const variables = functionNamed(built.template, 'job-diagnoser').Properties.Environment.Variables;
+    // THEN
+    expect(Object.keys(definition.States.Diagnose.Parameters).map((k) => k.replace(/\.\$$/, ''))).toEqual([...JOB_DIAGNOSER_EVENT_FIELDS]);
+    expect(Object.keys(variables).filter((name) => !name.startsWith('POWERTOOLS_')).sort()).toEqual([...JOB_DIAGNOSER_ENVIRONMENT].sort());
+    expect(variables).toMatchObject({
+      GPUS_PER_INSTANCE: '8', VCPUS_PER_INSTANCE: '96', CACHE_BASELINE_MBPS: String(2.4 * 250), EVENT_BUS_NAME: 'default',
+      LOADER_SAMPLES_METRIC: 'train:samples_per_second', LOADER_DATA_WAIT_METRIC: 'train:data_wait_fraction',
+    });
+    // The types line up: what the diagnoser returns is what the execution's output promises.
+    const result: JobDiagnoserResult = { trainingJobName: 'j', verdict: 'healthy', summary: 's', reportUri: 'r', markdownUri: 'm', metricsUri: 'x' };
+    const output: PipelineExecutionOutput = { trainingJobName: result.trainingJobName, diagnosis: result satisfies PipelineDiagnosis };
+    expect(output.diagnosis.verdict).toBe('healthy');
+  });
+
+  test('reuses the dataset\'s packing steps: the dataset keeps its own packing state machine beside the pipeline\'s', () => {
+    const built = build();
+    built.template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    const definition = definitionOf(built);
+    expect(definition.States.PackShards).toMatchObject({ Type: 'Map', ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED' } } });
+    built.template.resourceCountIs('AWS::Lambda::Function', 4);
+  });
+});
+
+describe('TrainingPipeline: security', () => {
+  test('failures go to a topic encrypted with the AWS managed SNS key that refuses requests without SSL', () => {
+    const { template } = build();
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp('alias/aws/sns')])] },
+    });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  test('the diagnoser reads only the pipeline\'s jobs, writes only their report folders, and puts events on the bus', () => {
+    // GIVEN
+    const { template } = build({ eventBus: undefined });
+    // WHEN
+    const statements = policyStatementsOf(template, /Diagnoser/);
+    const text = JSON.stringify(statements);
+    // THEN
+    expect(statements).toContainEqual(expect.objectContaining({
+      Action: 'sagemaker:DescribeTrainingJob',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sagemaker:us-east-1:111111111111:training-job/pipeline-*']] },
+    }));
+    expect(statements).toContainEqual(expect.objectContaining({ Action: 'cloudwatch:GetMetricData', Resource: '*' }));
+    expect(statements).toContainEqual(expect.objectContaining({ Action: 'events:PutEvents' }));
+    expect(text).toContain('/training-output/pipeline-*/diagnosis/*');
+    expect(text).not.toMatch(/"s3:GetObject/);
+  });
+
+  test('the state machine starts FSx imports on its own file system and describes them', () => {
+    const { template } = withCache();
+    const statements = policyStatementsOf(template, /PipelineStateMachineRole/);
+    const create = statements.find((s) => s.Action === 'fsx:CreateDataRepositoryTask');
+    expect(JSON.stringify(create.Resource)).toMatch(/file-system\/.*task\/\*/);
+    expect(statements).toContainEqual(expect.objectContaining({ Action: 'fsx:DescribeDataRepositoryTasks', Resource: '*' }));
+    expect(statements).toContainEqual(expect.objectContaining({ Action: 'sns:Publish' }));
+  });
+
+  test.each([['with an FSx cache', withCache], ['reading S3', () => build()]])('%s passes cdk-nag AwsSolutions with every finding acknowledged', (_, make) => {
+    const { stack } = make();
+    const report = new AwsSolutionsChecks(stack).validateScope(stack.node.root);
+    // The test's own source bucket (Stack/Raw) is the user's: only the constructs' findings count.
+    const findings = report.violations.flatMap((v) => v.violatingResources
+      .filter((r) => !r.constructPath?.startsWith('Stack/Raw'))
+      .map((r) => `${v.ruleName} at ${r.constructPath}`));
+    expect(findings).toEqual([]);
+  });
+});
+
+describe('TrainingPipeline: dashboard', () => {
+  test('charts the metric names SageMaker, FSx, the packer and the training code publish', () => {
+    // GIVEN
+    const built = withCache();
+    // WHEN
+    const text = JSON.stringify(dashboardBody(built));
+    // THEN
+    for (const metric of SAGEMAKER_INSTANCE_METRICS.names) {
+      expect(text).toContain(`SEARCH('{${SAGEMAKER_INSTANCE_METRICS.namespace},${SAGEMAKER_INSTANCE_METRICS.hostDimension}} MetricName=\\"${metric}\\" Host=pipeline'`);
+    }
+    for (const definition of TrainingCode.reference().metricDefinitions.filter((d) => d.name !== 'train:loss')) {
+      expect(text).toContain(`{${SAGEMAKER_INSTANCE_METRICS.namespace},${SAGEMAKER_INSTANCE_METRICS.jobDimension}} MetricName=\\"${definition.name}\\"`);
+    }
+    expect(text).toContain(`"${FSX_READ_METRIC.namespace}","${FSX_READ_METRIC.name}","${FSX_READ_METRIC.dimension}"`);
+    expect(text).toContain(`"cdk-training-io","${SHARD_PACKER_METRICS.records}","service","shard-packer"`);
+    expect(text).toContain(`"cdk-training-io","${SHARD_PACKER_METRICS.inputMegabytesPerSecond}","service","shard-packer"`);
+    expect(text).toContain('"AWS/States","ExecutionsFailed"');
+  });
+
+  test('draws the diagnosis thresholds, scaled to the instance\'s GPUs and vCPUs, and the cache\'s baseline', () => {
+    // GIVEN: 8 GPUs and 96 vCPUs per instance, a 600 MB/s cache
+    const body = dashboardBody(withCache());
+    // WHEN
+    const annotations = body.widgets.flatMap((w: any) => w.properties.annotations?.horizontal ?? []).map((a: any) => a.value);
+    // THEN
+    expect(annotations).toEqual(expect.arrayContaining([0.7 * 800, 0.9 * 9600, 0.1, 600]));
+    expect(DIAGNOSIS_LINES).toEqual({
+      gpuLowPercent: THRESHOLDS.gpuLowPercent, cpuHighPercent: THRESHOLDS.cpuHighPercent,
+      gpuMemoryHeadroomPercent: THRESHOLDS.gpuMemoryHeadroomPercent, dataWaitShare: THRESHOLDS.dataWaitShare,
+    });
+  });
+
+  test('code that declares no loader metrics gets no loader graphs and no loader metrics in the diagnosis', () => {
+    const built = build({}, { container: testContainer() });
+    expect(JSON.stringify(dashboardBody(built))).not.toContain('train:samples_per_second');
+    const variables = functionNamed(built.template, 'job-diagnoser').Properties.Environment.Variables;
+    expect(variables.LOADER_SAMPLES_METRIC).toBeUndefined();
+  });
+});
+
+describe('TrainingPipeline: options', () => {
+  test('names the jobs with the given prefix and sends the diagnosis events to the given bus', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+    const raw = new s3.Bucket(stack, 'Raw');
+    const pipeline = new TrainingPipeline(stack, 'Pipeline', {
+      dataset: new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/' }),
+      training: { instance: TrainingInstance.G5_2XLARGE, jobNamePrefix: 'resnet' },
+      eventBus: new events.EventBus(stack, 'Bus'),
+      shardsChannel: { inputMode: InputMode.FAST_FILE },
+    });
+    const request = stack.resolve(pipeline.trainingJob.renderRequest());
+    expect(request['TrainingJobName.$']).toBe("States.Format('resnet-{}', $$.Execution.Name)");
+    expect(request.InputDataConfig[0]).toMatchObject({ InputMode: 'FastFile', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    const variables = functionNamed(Template.fromStack(stack), 'job-diagnoser').Properties.Environment.Variables;
+    expect(variables.EVENT_BUS_NAME).toEqual({ Ref: stack.getLogicalId(pipeline.eventBus.node.defaultChild as any) });
+  });
+
+  test('refuses shardsChannel together with datasetCache', () => {
+    expect(() => withCache({ shardsChannel: { inputMode: InputMode.PIPE } })).toThrow(/ShardsChannelWithCache/);
+  });
+
+  test('a TrainingJob refuses run-time hyperparameters that are not a path', () => {
+    const { stack } = build();
+    expect(() => new TrainingJob(stack, 'Other', { instance: TrainingInstance.G5_2XLARGE, hyperparametersAtRunTime: '$.hyperparameters' }))
+      .toThrow(/HyperparametersAtRunTimeNotAPath/);
+  });
+});
