@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The reference app: `npx cdk synth [-c scenario=pipe|nvme|fastfile|packed|fsx]` builds the example
+// The reference app: `npx cdk synth [-c scenario=pipeline|pipe|nvme|fastfile|packed|fsx]` builds the example
 // training stack offline, environment-agnostic, with no AWS account.
 import { App } from 'aws-cdk-lib';
-import { ReferenceTrainingStack, Scenario, SCENARIOS } from './reference-stack';
+import { DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from './reference-stack';
 
 const app = new App();
-const scenario = (app.node.tryGetContext('scenario') ?? Scenario.PIPE) as Scenario;
+const scenario = (app.node.tryGetContext('scenario') ?? DEFAULT_SCENARIO) as Scenario;
 if (!SCENARIOS.includes(scenario)) {
   throw new Error(`-c scenario=${scenario} is not a reference scenario; use one of: ${SCENARIOS.join(', ')}`);
 }

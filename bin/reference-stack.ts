@@ -1,4 +1,4 @@
-import { Size, Stack, StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Size, Stack, StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -6,13 +6,18 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
   CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel,
-  TrainingContainer, TrainingInstance, TrainingJob,
+  TrainingContainer, TrainingInstance, TrainingJob, TrainingPipeline,
 } from '../lib';
 import { acknowledge } from '../lib/private/nag';
 import { createSecureBucket } from '../lib/private/secure-bucket';
 
 /** The reference configurations `npx cdk synth -c scenario=<name>` builds. */
 export enum Scenario {
+  /**
+   * The whole flow in one state machine: raw/ packed into TFRecord shards, an FSx for Lustre cache
+   * linked to them (imported after each packing run), ml.p3dn.24xlarge × 2 in File mode, the diagnosis.
+   */
+  PIPELINE = 'pipeline',
   /** ml.g4dn.12xlarge × 4: Pipe mode + ShardedByS3Key + ShuffleConfig over a shard prefix. */
   PIPE = 'pipe',
   /** ml.g5.2xlarge × 1: File mode onto the instance's local NVMe. */
@@ -26,6 +31,9 @@ export enum Scenario {
 }
 
 export const SCENARIOS = Object.values(Scenario);
+
+/** What `npx cdk synth` builds without `-c scenario=...` (cdk.json names it too). */
+export const DEFAULT_SCENARIO = Scenario.PIPELINE;
 
 /** Shards written by the packing step: the train channel's prefix. */
 const SHARDS_PREFIX = 'packed/shards/';
@@ -43,8 +51,10 @@ export class ReferenceTrainingStack extends Stack {
   public readonly stateMachine: sfn.StateMachine;
   /** The packing state machine's construct (scenario `packed` only). */
   public readonly dataset?: ShardedDataset;
-  /** The FSx for Lustre cache of the shards (scenario `fsx` only). */
+  /** The FSx for Lustre cache of the shards (scenarios `fsx` and `pipeline`). */
   public readonly cache?: LustreDatasetCache;
+  /** The training pipeline (scenario `pipeline` only). */
+  public readonly pipeline?: TrainingPipeline;
 
   constructor(scope: Construct, id: string, props: ReferenceTrainingStackProps) {
     super(scope, id, props);
@@ -60,6 +70,40 @@ export class ReferenceTrainingStack extends Stack {
     });
     // The PyTorch container runs the library's reference code (TrainingCode.reference()) by default.
     const common = { vpc, container: TrainingContainer.pytorch() };
+
+    if (props.scenario === Scenario.PIPELINE) {
+      this.dataset = new ShardedDataset(this, 'Packing', {
+        sourceBucket: datasets,
+        sourcePrefix: 'raw/',
+        destinationBucket: datasets,
+        destinationPrefix: 'packed/',
+        format: ShardFormat.TFRECORD,
+        targetShardSize: Size.mebibytes(64),
+        // 2 instances × 8 GPU processes × 11 loader workers: every reader gets the same shards.
+        consumers: 2 * 8 * 11,
+        seed: 42,
+      });
+      this.pipeline = new TrainingPipeline(this, 'Pipeline', {
+        dataset: this.dataset,
+        training: { ...common, instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, hyperparameters: { epochs: '3' } },
+        datasetCache: {
+          deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
+          datasetSize: Size.gibibytes(150),
+          readRate: ReadRate.forTraining({
+            instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110),
+          }),
+        },
+      });
+      this.job = this.pipeline.trainingJob;
+      this.cache = this.pipeline.cache;
+      this.stateMachine = this.pipeline.stateMachine;
+      new CfnOutput(this, 'PipelineStateMachineArn', {
+        value: this.stateMachine.stateMachineArn,
+        description: 'training-io launch --state-machine <this ARN>',
+      });
+      new CfnOutput(this, 'PipelineDashboard', { value: this.pipeline.dashboard.dashboardName });
+      return;
+    }
 
     switch (props.scenario) {
       case Scenario.PIPE:

@@ -1,7 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
+import { DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
 import { ApiModel } from '../support/api-model';
 
 function synthScenario(scenario: Scenario): ReferenceTrainingStack {
@@ -97,10 +97,33 @@ describe('reference app', () => {
     template.resourceCountIs('AWS::EC2::VPC', 1);
   });
 
+  test('pipeline is the default scenario, in bin/app.ts and in cdk.json', () => {
+    expect(DEFAULT_SCENARIO).toBe(Scenario.PIPELINE);
+    expect(require('../../cdk.json').context.scenario).toBe(DEFAULT_SCENARIO);
+  });
+
+  test('pipeline: packs raw/ into shards, imports them into a PERSISTENT_2 cache, trains 2 × ml.p3dn.24xlarge on it, diagnoses', () => {
+    const stack = synthScenario(Scenario.PIPELINE);
+    const request = renderedRequest(stack) as any;
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p3dn.24xlarge', InstanceCount: 2 });
+    expect(request.InputDataConfig[0]).toMatchObject({
+      ChannelName: 'train', InputMode: 'File', DataSource: { FileSystemDataSource: { FileSystemType: 'FSxLustre' } },
+    });
+    expect(request['TrainingJobName.$']).toBe("States.Format('pipeline-{}', $$.Execution.Name)");
+    expect(stack.pipeline!.cache).toBe(stack.cache);
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', { FileSystemPath: '/shards' });
+    template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', { FileSystemPath: '/index' });
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.hasOutput('PipelineStateMachineArn', {});
+    template.resourceCountIs('AWS::EC2::VPC', 1);
+  });
+
   test.each(SCENARIOS)('scenario %s runs the job from a state machine with tracing and full logging', (scenario) => {
     const template = Template.fromStack(synthScenario(scenario));
-    // The packed scenario adds the packing state machine to the training one.
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', scenario === Scenario.PACKED ? 2 : 1);
+    // The packed and pipeline scenarios add the dataset's packing state machine to the training one.
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', scenario === Scenario.PACKED || scenario === Scenario.PIPELINE ? 2 : 1);
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL' },
