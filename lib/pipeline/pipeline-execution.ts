@@ -39,4 +39,6 @@ export interface PipelineDiagnosis {
   readonly markdownUri: string;
   /** The JSON report. */
   readonly reportUri: string;
+  /** The metric set the report was made from: `training-io diagnose --metrics` reads it. */
+  readonly metricsUri: string;
 }
