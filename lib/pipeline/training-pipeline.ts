@@ -122,7 +122,7 @@ const IMPORT_POLL = Duration.seconds(30);
  * dataset into shards, makes them visible on an FSx for Lustre cache (optional), trains on them
  * and says whether the GPUs were fed, and why not.
  *
- * `ApplyDefaults` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
+ * `ApplyDefaults` → `CheckInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
  * `WaitForImport` ⇄ `CheckImport`]) → `Train` (`createTrainingJob.sync`, job
  * `<prefix>-<execution name>`, hyperparameters of the execution input over the construct's) →
  * `Diagnose` (report beside the job's output, EventBridge event) → `Done`. Any failure goes to
@@ -275,6 +275,22 @@ export class TrainingPipeline extends Construct {
       outputPath: '$.args',
     });
 
+    // A malformed input would fail the merge in the Train state with States.Runtime, which no Catch
+    // sees: check it up front, so that it is notified like any other failure.
+    const invalidInput = new sfn.Pass(this, 'InvalidInput', {
+      parameters: {
+        Error: 'InvalidInput',
+        Cause: 'the execution input must be {"force": true|false, "hyperparameters": {"name": "value", ...}}, both optional',
+      },
+      resultPath: '$.failure',
+      assign: { failedStep: 'CheckInput' },
+    });
+    invalidInput.next(notify);
+    const notObject = (path: string) => sfn.Condition.or(
+      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path));
+    const checkInput = new sfn.Choice(this, 'CheckInput')
+      .when(sfn.Condition.or(sfn.Condition.not(sfn.Condition.isBoolean('$.force')), notObject('$.hyperparameters')), invalidInput);
+
     const packing = dataset.packingSteps(this, 'Packing');
     onFailure(packing.plan, 'Plan');
     onFailure(packing.packShards, 'PackShards');
@@ -308,7 +324,8 @@ export class TrainingPipeline extends Construct {
     } else {
       packing.finalize.next(train);
     }
-    return applyDefaults.next(mergeInput).next(packing.plan);
+    checkInput.otherwise(packing.plan);
+    return applyDefaults.next(mergeInput).next(checkInput);
   }
 
   /**
