@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { createS3Client } from '../bin/cli/dataset-location';
+import { createS3Client } from '../bin/cli/s3-storage';
 import { S3Sink } from '../lambda/packing/io/s3-sink';
 import { S3Source } from '../lambda/packing/io/s3-source';
 import { packDataset } from '../lambda/packing/pack';
