@@ -3,6 +3,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { DatasetLocation, S3ClientFlags } from './dataset-location';
 import { UsageError } from './usage-error';
+import { engineS3Client } from '../../lambda/packing/io/s3-client';
 import { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
@@ -11,21 +12,16 @@ type S3DatasetLocation = Extract<DatasetLocation, { kind: 's3' }>;
 
 /**
  * The one S3 client of a command: region from `--region`, else AWS_REGION / AWS_DEFAULT_REGION;
- * credentials from the SDK's default provider chain. The SDK computes no checksum of its own (our
- * sink hands S3 its CRC32C; the SDK's JavaScript CRC32C is slow) and makes one attempt per call,
- * since S3Source and S3Sink retry themselves.
+ * credentials from the SDK's default provider chain; an `engineS3Client` like the handlers'.
  */
 export function createS3Client(flags: S3ClientFlags, env: NodeJS.ProcessEnv = process.env): S3Client {
   const region = flags.region ?? (env.AWS_REGION || undefined) ?? (env.AWS_DEFAULT_REGION || undefined);
   if (!region) {
     throw new UsageError('an s3:// location needs a region: pass --region (e.g. --region us-east-1) or set AWS_REGION');
   }
-  return new S3Client({
+  return engineS3Client({
     region,
     ...(flags.endpointUrl !== undefined ? { endpoint: flags.endpointUrl, forcePathStyle: true } : {}),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
   });
 }
 
