@@ -186,7 +186,7 @@ function estimateReadRate(dataset: ResolvedDataset, cluster: ResolvedCluster, sa
     trainingSeconds: epochSeconds * epochs,
     reason: `${processes} processes × ${formatCount(samplesPerSecond)} samples/s × ${formatBytes(bytesPerRecord)} per sample: ` +
       `${formatBytes(bytesPerSecondPerInstance)}/s per instance; an epoch of ${formatCount(records)} samples takes ` +
-      `${formatSeconds(epochSeconds)}, ${epochs} take ${formatSeconds(epochSeconds * epochs)}`,
+      `${formatSeconds(epochSeconds)}${epochs > 1 ? `, ${epochs} take ${formatSeconds(epochSeconds * epochs)}` : ''}`,
   };
 }
 

@@ -19,7 +19,8 @@ export function formatMiB(bytes: number): string {
 
 /** `45 s`, `12 min`, `1.4 h`. */
 export function formatSeconds(seconds: number): string {
-  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 1) return seconds === 0 ? '0 s' : 'under 1 s';
+  if (seconds < 90) return `${Math.round(seconds)} s`;
   if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
   return `${(seconds / 3600).toFixed(1)} h`;
 }
