@@ -31,6 +31,7 @@ export function chooseInputMode(dataset: ResolvedDataset, cluster: ResolvedClust
   const { instance, instanceCount } = cluster;
   const size = formatBytes(dataset.totalBytes);
   const fitsLocalStorage = fitsFileMode(instance, dataset.totalBytes);
+  // After the first epoch the OS page cache serves reads from whatever RAM the loader workers leave.
   const pageCacheBytes = instance.memoryGiB * GIB - cluster.loaderMemoryBytes;
   const fitsInMemory = dataset.totalBytes <= pageCacheBytes;
   const advice = { fitsLocalStorage, fitsInMemory };
@@ -79,7 +80,7 @@ export function chooseInputMode(dataset: ResolvedDataset, cluster: ResolvedClust
     };
   }
   const why = instanceCount > 1
-    ? `the ${formatObjects(dataset)} are not record shards that Pipe mode could stream, so FastFile with ShardedByS3Key ` +
+    ? `the ${dataset.format} objects are not record shards that Pipe mode could stream, so FastFile with ShardedByS3Key ` +
       'gives each instance its part'
     : 'on one instance there is nothing to reshuffle across instances, and FastFile reads shards sequentially with a plain file interface';
   return {
@@ -90,8 +91,4 @@ export function chooseInputMode(dataset: ResolvedDataset, cluster: ResolvedClust
     shuffleConfig: false,
     reason: `FastFile: ${streamed}; ${why}`,
   };
-}
-
-function formatObjects(dataset: ResolvedDataset): string {
-  return `${dataset.format} objects`;
 }
