@@ -96,7 +96,9 @@ export class ReferenceTrainingStack extends Stack {
           })],
         });
         break;
-      case Scenario.PACKED:
+      case Scenario.PACKED: {
+        // 4 × 4 GPU processes × 11 sized loader workers: the shard count is a multiple of these 176 readers.
+        const cluster = { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4 };
         this.dataset = new ShardedDataset(this, 'Packing', {
           sourceBucket: datasets,
           sourcePrefix: 'raw/',
@@ -104,14 +106,12 @@ export class ReferenceTrainingStack extends Stack {
           destinationPrefix: 'packed/',
           format: ShardFormat.TFRECORD,
           targetShardSize: Size.mebibytes(64),
-          // 4 instances × 4 GPU processes × 11 loader workers: every reader gets the same shards.
-          consumers: 4 * 4 * 11,
+          cluster,
           seed: 42,
         });
         this.job = new TrainingJob(this, 'Train', {
           ...common,
-          instance: TrainingInstance.G4DN_12XLARGE,
-          instanceCount: 4,
+          ...cluster,
           channels: [TrainingChannel.fromShards('train', this.dataset, {
             inputMode: InputMode.PIPE,
             distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
@@ -120,6 +120,7 @@ export class ReferenceTrainingStack extends Stack {
           hyperparameters: { epochs: '3' },
         });
         break;
+      }
       case Scenario.FSX:
         // The dataset is loaded from S3 once and read by every job at the cache's throughput.
         this.cache = new LustreDatasetCache(this, 'Cache', {
