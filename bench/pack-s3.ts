@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { createS3Client } from '../bin/cli/dataset-location';
+import { createS3Client } from '../bin/cli/s3-storage';
 import { S3Sink } from '../lambda/packing/io/s3-sink';
 import { S3Source } from '../lambda/packing/io/s3-source';
 import { packDataset } from '../lambda/packing/pack';
@@ -21,6 +21,8 @@ interface Measurement {
   readonly seconds: number;
   readonly objects: number;
   readonly bytes: number;
+  /** CPU time this process spent (user + system), in microseconds. */
+  readonly cpuMicros: number;
 }
 
 /** GETs every key, `concurrency` at a time, reading each body whole and dropping it. */
@@ -35,13 +37,15 @@ async function rawGets(client: S3Client, bucket: string, keys: string[], concurr
     }
   };
   const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, objects: keys.length, bytes };
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, objects: keys.length, bytes, cpuMicros: cpuMicros(cpu) };
 }
 
 /** `packDataset` from `raw/` to `packed/` with the CLI's S3 settings. */
 async function pack(client: S3Client, bucket: string, readConcurrency: number, run: number): Promise<Measurement> {
   const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   const manifest = await packDataset({
     source: new S3Source({ client, bucket, prefix: 'raw/' }),
     sink: new S3Sink({ client, bucket, prefix: `packed-${run}/` }),
@@ -52,12 +56,18 @@ async function pack(client: S3Client, bucket: string, readConcurrency: number, r
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (manifest.failures.length > 0) throw new Error(`pack listed ${manifest.failures.length} failures, e.g. ${manifest.failures[0].key}`);
-  return { seconds, objects: manifest.records, bytes: manifest.source.bytes };
+  return { seconds, objects: manifest.records, bytes: manifest.source.bytes, cpuMicros: cpuMicros(cpu) };
+}
+
+/** CPU time of this process (the client side; the server is another process) since `start`. */
+function cpuMicros(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
 }
 
 function line(name: string, m: Measurement): string {
   return `${name.padEnd(22)} ${m.seconds.toFixed(2).padStart(7)} s  ${(m.objects / m.seconds).toFixed(0).padStart(6)} objects/s  ` +
-    `${(m.bytes / 1e6 / m.seconds).toFixed(2).padStart(6)} MB/s`;
+    `${(m.bytes / 1e6 / m.seconds).toFixed(2).padStart(6)} MB/s  client CPU ${(m.cpuMicros / m.objects).toFixed(0).padStart(4)} µs/object`;
 }
 
 async function main(): Promise<void> {

@@ -72,6 +72,7 @@ export class ReferenceTrainingStack extends Stack {
     const common = { vpc, container: TrainingContainer.pytorch() };
 
     if (props.scenario === Scenario.PIPELINE) {
+      const pipelineCluster = { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 };
       this.dataset = new ShardedDataset(this, 'Packing', {
         sourceBucket: datasets,
         sourcePrefix: 'raw/',
@@ -79,13 +80,13 @@ export class ReferenceTrainingStack extends Stack {
         destinationPrefix: 'packed/',
         format: ShardFormat.TFRECORD,
         targetShardSize: Size.mebibytes(64),
-        // 2 instances × 8 GPU processes × 11 loader workers: every reader gets the same shards.
-        consumers: 2 * 8 * 11,
+        // The shard count is a multiple of the readers: 2 instances × 8 GPU processes × 11 loader workers.
+        cluster: pipelineCluster,
         seed: 42,
       });
       this.pipeline = new TrainingPipeline(this, 'Pipeline', {
         dataset: this.dataset,
-        training: { ...common, instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, hyperparameters: { epochs: '3' } },
+        training: { ...common, ...pipelineCluster, hyperparameters: { epochs: '3' } },
         datasetCache: {
           deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
           datasetSize: Size.gibibytes(150),
@@ -140,7 +141,9 @@ export class ReferenceTrainingStack extends Stack {
           })],
         });
         break;
-      case Scenario.PACKED:
+      case Scenario.PACKED: {
+        // 4 × 4 GPU processes × 11 sized loader workers: the shard count is a multiple of these 176 readers.
+        const cluster = { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4 };
         this.dataset = new ShardedDataset(this, 'Packing', {
           sourceBucket: datasets,
           sourcePrefix: 'raw/',
@@ -148,14 +151,12 @@ export class ReferenceTrainingStack extends Stack {
           destinationPrefix: 'packed/',
           format: ShardFormat.TFRECORD,
           targetShardSize: Size.mebibytes(64),
-          // 4 instances × 4 GPU processes × 11 loader workers: every reader gets the same shards.
-          consumers: 4 * 4 * 11,
+          cluster,
           seed: 42,
         });
         this.job = new TrainingJob(this, 'Train', {
           ...common,
-          instance: TrainingInstance.G4DN_12XLARGE,
-          instanceCount: 4,
+          ...cluster,
           channels: [TrainingChannel.fromShards('train', this.dataset, {
             inputMode: InputMode.PIPE,
             distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
@@ -164,6 +165,7 @@ export class ReferenceTrainingStack extends Stack {
           hyperparameters: { epochs: '3' },
         });
         break;
+      }
       case Scenario.FSX:
         // The dataset is loaded from S3 once and read by every job at the cache's throughput.
         this.cache = new LustreDatasetCache(this, 'Cache', {

@@ -16,6 +16,9 @@ Commands:
   verify <dataset>         re-read a packed dataset (folder or s3:// URI): CRCs, indexes,
                            manifest totals
   instances                the training instances and their sized data-loader workers
+  plan                     plan a job's data path: input mode, shards, workers, decoding,
+                           start-up time and FSx size, with the reasons (--objects N
+                           --bytes SIZE --instance TYPE [--count N] [--epochs N] [--reused] [--json])
   diagnose <job-name>      what held a training job's GPUs back, and what to change
                            (live from SageMaker and CloudWatch, or --metrics FILE.json)
   launch                   start a TrainingPipeline (--state-machine ARN) or one job
@@ -51,9 +54,11 @@ export async function main(argv: string[], out = process.stdout, err = process.s
       case '--version':
         out.write(`${version()}\n`);
         return 0;
-      // Commands load on demand: `instances` needs aws-cdk-lib (a quarter second to load), `pack` must not wait for it.
+      // Commands load on demand: `instances` and `plan` need aws-cdk-lib (a quarter second to load), `pack` must not wait for it.
       case 'instances':
         return (await import('./cli/instances')).instancesCommand(rest, out);
+      case 'plan':
+        return (await import('./cli/plan')).planCommand(rest, out);
       case 'pack':
         return await (await import('./cli/pack')).packCommand(rest, out, err);
       case 'verify':

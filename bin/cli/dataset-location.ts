@@ -1,7 +1,6 @@
 import * as path from 'node:path';
-import { S3Client } from '@aws-sdk/client-s3';
 import { UsageError } from './usage-error';
-import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-location';
+import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-uri';
 
 /** A folder on this machine, or an S3 prefix, as given on the command line. */
 export type DatasetLocation =
@@ -64,24 +63,4 @@ export function checkS3Flags(flags: S3ClientFlags): void {
   if (flags.region !== undefined && !/^[a-z0-9-]+$/.test(flags.region)) {
     throw new UsageError(`--region must be a region name such as us-east-1, got '${flags.region}'`);
   }
-}
-
-/**
- * The one S3 client of a command: region from `--region`, else AWS_REGION / AWS_DEFAULT_REGION;
- * credentials from the SDK's default provider chain. The SDK computes no checksum of its own (our
- * sink hands S3 its CRC32C; the SDK's JavaScript CRC32C is slow) and makes one attempt per call,
- * since S3Source and S3Sink retry themselves.
- */
-export function createS3Client(flags: S3ClientFlags, env: NodeJS.ProcessEnv = process.env): S3Client {
-  const region = flags.region ?? (env.AWS_REGION || undefined) ?? (env.AWS_DEFAULT_REGION || undefined);
-  if (!region) {
-    throw new UsageError('an s3:// location needs a region: pass --region (e.g. --region us-east-1) or set AWS_REGION');
-  }
-  return new S3Client({
-    region,
-    ...(flags.endpointUrl !== undefined ? { endpoint: flags.endpointUrl, forcePathStyle: true } : {}),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-  });
 }

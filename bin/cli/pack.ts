@@ -1,14 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
-import { S3Client } from '@aws-sdk/client-s3';
-import { checkS3Flags, createS3Client, DatasetLocation, describeLocation, isInside, parseLocation } from './dataset-location';
+import { checkS3Flags, DatasetLocation, describeLocation, isInside, parseLocation } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
-import { S3Source } from '../../lambda/packing/io/s3-source';
-import { PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
@@ -105,7 +101,8 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
 
   // Local to local is disk- and CPU-bound: a worker thread per core. With S3 the network is the
   // limit: shards are written in this process, a few at once, each with many reads in flight.
-  const client = onS3 ? createS3Client(s3Flags) : undefined;
+  const s3 = onS3 ? await import('./s3-storage') : undefined;
+  const client = s3?.createS3Client(s3Flags);
   const threads = Math.max(1, os.availableParallelism());
   const pool = source.kind === 'local' && output.kind === 'local'
     ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency }, threads)
@@ -115,8 +112,10 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   let manifest: Manifest;
   try {
     manifest = await packDataset({
-      source: openSource(source, client, pool, inventory),
-      sink: openSink(output, client),
+      source: source.kind === 'local'
+        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles })
+        : s3!.openS3Source(source, client!, inventory),
+      sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: pool ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, onFiles) => pool.write(shard, onFiles) : undefined,
@@ -162,13 +161,6 @@ function checkLocations(source: DatasetLocation, output: DatasetLocation): void 
   }
 }
 
-function openSource(location: DatasetLocation, client: S3Client | undefined, pool: LocalShardPool | undefined,
-  inventory: S3InventoryLocation | undefined): PackingSource {
-  return location.kind === 'local'
-    ? new LocalDirectorySource(location.dir, { statFiles: pool?.statFiles })
-    : new S3Source({ client: client!, bucket: location.bucket, prefix: location.prefix, inventory });
-}
-
 /** `--inventory`: an S3 report folder, or one manifest.json, of an S3 source. */
 function parseInventory(raw: string, source: DatasetLocation): S3InventoryLocation {
   if (source.kind !== 's3') throw new UsageError(`--inventory lists an S3 source; the source '${describeLocation(source)}' is a local folder`);
@@ -176,12 +168,6 @@ function parseInventory(raw: string, source: DatasetLocation): S3InventoryLocati
   if (location.kind !== 's3') throw new UsageError(`--inventory '${raw}' is not an S3 URI: give the report's folder or manifest.json as s3://bucket/key`);
   const manifest = /\/manifest\.json$/.test(raw);
   return { bucket: location.bucket, key: manifest ? location.prefix.slice(0, -1) : location.prefix };
-}
-
-function openSink(location: DatasetLocation, client: S3Client | undefined): PackingSink {
-  return location.kind === 'local'
-    ? new LocalDirectorySink(location.dir)
-    : new S3Sink({ client: client!, bucket: location.bucket, prefix: location.prefix });
 }
 
 function summary(manifest: Manifest, output: string, seconds: number): string {

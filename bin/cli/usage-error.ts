@@ -9,10 +9,10 @@ export class UsageError extends Error {
 }
 
 const SIZE_UNITS: Record<string, number> = {
-  '': 1, 'b': 1, 'kb': 1e3, 'mb': 1e6, 'gb': 1e9, 'kib': 2 ** 10, 'mib': 2 ** 20, 'gib': 2 ** 30,
+  '': 1, 'b': 1, 'kb': 1e3, 'mb': 1e6, 'gb': 1e9, 'tb': 1e12, 'kib': 2 ** 10, 'mib': 2 ** 20, 'gib': 2 ** 30, 'tib': 2 ** 40,
 };
 
-/** `64MiB`, `1.5 GB`, `1048576` → bytes. */
+/** `64MiB`, `1.5 GB`, `2TB`, `1048576` → bytes. */
 export function parseSize(flag: string, raw: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(raw);
   const unit = match ? SIZE_UNITS[match[2].toLowerCase()] : undefined;

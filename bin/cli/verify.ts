@@ -1,7 +1,6 @@
-import { checkS3Flags, createS3Client, describeLocation, parseLocation } from './dataset-location';
+import { checkS3Flags, describeLocation, parseLocation } from './dataset-location';
 import { parseCommandArgs, UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { verifyDataset } from '../../lambda/packing/verify';
 
 export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--endpoint-url URL] [--region R]
@@ -44,11 +43,10 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
   const dataset = parseLocation('dataset', positionals[0]);
   const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
   checkS3Flags(s3Flags);
-  const client = dataset.kind === 's3' ? createS3Client(s3Flags) : undefined;
+  const s3 = dataset.kind === 's3' ? await import('./s3-storage') : undefined;
+  const client = s3?.createS3Client(s3Flags);
   try {
-    const reader = dataset.kind === 'local'
-      ? new LocalDirectorySink(dataset.dir)
-      : new S3Sink({ client: client!, bucket: dataset.bucket, prefix: dataset.prefix });
+    const reader = dataset.kind === 'local' ? new LocalDirectorySink(dataset.dir) : s3!.openS3Sink(dataset, client!);
     const report = await verifyDataset(reader);
     for (const problem of report.problems) out.write(`problem: ${problem}\n`);
     out.write(`${report.problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +

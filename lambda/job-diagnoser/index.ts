@@ -2,8 +2,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { engineS3Client } from '../packing/io/s3-client';
 import { JobDiagnoserEvent, JobDiagnoserResult } from './contract';
 import { readDiagnoserSettings } from './diagnoser-settings';
 import { diagnoseTrainingJob } from './diagnose-training-job';
@@ -13,7 +13,8 @@ const metrics = new Metrics();
 const clients = {
   sagemaker: new SageMakerClient({}),
   cloudwatch: new CloudWatchClient({}),
-  s3: new S3Client({}),
+  // The report is written through the engine's S3Sink, which retries itself.
+  s3: engineS3Client(),
   events: new EventBridgeClient({}),
 };
 const settings = readDiagnoserSettings(process.env);

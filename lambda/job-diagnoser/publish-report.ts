@@ -1,6 +1,6 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
-import { s3Uri } from '../packing/io/s3-location';
+import { s3Uri } from '../packing/io/s3-uri';
 import { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import { DIAGNOSIS_EVENT, DiagnosisEventDetail, JobDiagnoserResult } from './contract';

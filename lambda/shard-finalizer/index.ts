@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { S3Client } from '@aws-sdk/client-s3';
+import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
 import { readLocation } from '../shard-planner/dataset-settings';
 import { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
@@ -8,7 +8,7 @@ import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
 
 const logger = new Logger();
 const metrics = new Metrics();
-const client = new S3Client({});
+const client = engineS3Client();
 const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
 
 /** Merges the packers' results into the manifest, written last. */

@@ -30,4 +30,5 @@ export const SHARD_PACKER_METRICS = {
   recordsPerSecond: 'RecordsPerSecond',
   inputMegabytesPerSecond: 'InputMegabytesPerSecond',
   failures: 'Failures',
+  s3Retries: 'S3Retries',
 } as const;

@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { S3Client } from '@aws-sdk/client-s3';
+import { engineS3Client } from '../packing/io/s3-client';
+import { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
 import { readFormat, readLocation, readReadConcurrency } from '../shard-planner/dataset-settings';
@@ -9,9 +10,12 @@ import { packShard, parsePackerEvent } from './pack-shard';
 
 const logger = new Logger();
 const metrics = new Metrics();
-const client = new S3Client({});
-const source = new S3Source({ client, ...readLocation(process.env, 'source') });
-const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
+const client = engineS3Client();
+/** Retries of S3 calls in the current invocation (throttling, resets): a metric of how hard S3 pushed back. */
+let retries = 0;
+const retry: S3RetryOptions = { onRetry: () => { retries++; } };
+const source = new S3Source({ client, ...readLocation(process.env, 'source'), retry });
+const sink = new S3Sink({ client, ...readLocation(process.env, 'destination'), retry });
 const format = readFormat(process.env);
 const readConcurrency = readReadConcurrency(process.env);
 
@@ -21,6 +25,7 @@ export async function handler(event: ShardPackerEvent): Promise<ShardPackerResul
   logger.appendKeys({ shard: task.shardName });
   const started = Date.now();
   let inputBytes = 0;
+  retries = 0;
   try {
     const result = await packShard(task, { source, sink, format, readConcurrency, onFile: (bytes) => { inputBytes += bytes; } });
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
@@ -28,8 +33,9 @@ export async function handler(event: ShardPackerEvent): Promise<ShardPackerResul
     metrics.addMetric(SHARD_PACKER_METRICS.recordsPerSecond, MetricUnit.CountPerSecond, result.shard.records / seconds);
     metrics.addMetric(SHARD_PACKER_METRICS.inputMegabytesPerSecond, MetricUnit.MegabytesPerSecond, inputBytes / 1e6 / seconds);
     metrics.addMetric(SHARD_PACKER_METRICS.failures, MetricUnit.Count, result.failureCount);
+    metrics.addMetric(SHARD_PACKER_METRICS.s3Retries, MetricUnit.Count, retries);
     if (result.failureCount > 0) logger.warn('inputs that did not become records', { failureCount: result.failureCount, resultKey: result.resultKey });
-    logger.info('packed', { ...result.shard, failureCount: result.failureCount, seconds, inputBytes });
+    logger.info('packed', { ...result.shard, failureCount: result.failureCount, seconds, inputBytes, retries });
     return result;
   } finally {
     metrics.publishStoredMetrics();

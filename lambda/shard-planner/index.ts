@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { S3Client } from '@aws-sdk/client-s3';
+import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
 import { ShardPlannerEvent, ShardPlannerResult } from './contract';
@@ -10,7 +10,7 @@ import { planDataset } from './plan-dataset';
 
 const logger = new Logger();
 const metrics = new Metrics();
-const client = new S3Client({});
+const client = engineS3Client();
 const source = readLocation(process.env, 'source');
 const destination = readLocation(process.env, 'destination');
 const settings = readPlanSettings(process.env);

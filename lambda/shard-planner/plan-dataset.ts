@@ -24,8 +24,9 @@ export interface PlanDatasetOptions {
  * `_plan/plan.json`), or reports that the last manifest already matches.
  *
  * Ten million objects in one Lambda (15 minutes, up to 10 GB of memory):
- * - Listing: ListObjectsV2 pages of 1,000 keys, about 10,000 sequential calls, a few minutes;
- *   beyond that, an S3 Inventory manifest is the way (see the next session's notes).
+ * - Listing: ListObjectsV2 pages of 1,000 keys, about 10,000 sequential calls at 50–100 ms, 8–17
+ *   minutes: near the 15-minute limit. Such buckets give the planner their S3 Inventory report
+ *   instead (`ShardedDataset.sourceInventory`): a few gzipped CSV files streamed row by row.
  * - Memory: one small object per listed file (~110 B with a 40-character key), the plan's records
  *   sharing the same key strings, and typed arrays (4–8 B per file) inside the planner; the
  *   fingerprint is hashed line by line instead of joined into one string (10 million lines would

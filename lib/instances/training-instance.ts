@@ -1,5 +1,6 @@
-import { Size, SizeRoundingBehavior } from 'aws-cdk-lib';
+import { SizeRoundingBehavior } from 'aws-cdk-lib';
 import { DataLoaderSizing, DataLoaderSizingOptions } from './data-loader-sizing';
+import { DEFAULT_MEMORY_PER_WORKER } from './private/loader-memory';
 import { ValidationError } from '../private/errors';
 
 /**
@@ -56,13 +57,6 @@ export interface TrainingInstanceSpec {
 }
 
 const INSTANCE_TYPE_PATTERN = /^ml\.[a-z0-9-]+\.[a-z0-9]+$/;
-
-/**
- * Default memory budget of one data-loader worker: a worker holds its own copy of the dataset
- * object plus `prefetch_factor` (2) decoded batches; 256 images of 224×224×3 float32 are
- * ~150 MB a batch, so 2 GiB leaves room for the interpreter and augmentation buffers.
- */
-const DEFAULT_MEMORY_PER_WORKER = Size.gibibytes(2);
 
 /**
  * A SageMaker training instance type with the hardware facts the library sizes things by.

@@ -61,8 +61,8 @@ export interface TrainingPipelineProps {
    * How the job reads the shards from S3 when there is no `datasetCache`.
    *
    * @default - ShardedByS3Key over more than one instance; the input mode TrainingJob derives
-   * (File when the shards fit on the instance, else FastFile). Planner seam: the I/O planner
-   * (lib/planning) is to supply these defaults from the dataset profile and the cluster.
+   * (File when the shards fit on the instance, else FastFile). Planner seam: `IoPlanner` is to
+   * supply these defaults from a dataset profile and the cluster.
    */
   readonly shardsChannel?: S3ChannelOptions;
 
@@ -393,8 +393,9 @@ export class TrainingPipeline extends Construct {
  * its share of the equal shards), unless the user said otherwise.
  */
 function defaultShardsChannel(training: TrainingJobOptions, options: S3ChannelOptions | undefined): S3ChannelOptions {
-  // Planner seam (issue 6): the I/O planner (lib/planning) is to choose the input mode, the
-  // distribution and the shuffle from the dataset profile and the cluster; until then, these defaults.
+  // Planner seam (issue 6): given a DatasetProfile, IoPlanner.plan({ dataset, cluster }).inputMode is to
+  // choose the input mode, the distribution and the shuffle here (and .fsx the cache's sizing); until
+  // the pipeline takes a profile, these defaults.
   const instanceCount = training.instanceCount ?? 1;
   return { ...(instanceCount > 1 ? { distribution: S3DataDistribution.SHARDED_BY_S3_KEY } : {}), ...options };
 }

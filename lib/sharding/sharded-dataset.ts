@@ -7,6 +7,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { resolveCluster } from '../planning/private/cluster-rules';
+import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../planning/private/shard-rules';
+import type { TrainingCluster } from '../planning/training-cluster';
 import { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
@@ -135,10 +138,20 @@ export interface ShardedDatasetProps {
   /**
    * Readers that split the shards between them: instances × GPU processes × loader workers. The
    * shard count is a multiple of it, so every reader gets the same number of equal shards.
+   * Cannot be combined with `cluster`.
    *
-   * @default 1
+   * @default - from `cluster` when given, else 1
    */
   readonly consumers?: number;
+
+  /**
+   * The training cluster that will read the shards: `consumers` is then its instances × training
+   * processes × loader workers, the loader workers sized from the instance as `IoPlanner` and
+   * `TrainingJob` size them (e.g. 2 × ml.p3dn.24xlarge: 2 × 8 × 11 = 176). Cannot be combined with `consumers`.
+   *
+   * @default - no cluster: `consumers` as given
+   */
+  readonly cluster?: TrainingCluster;
 
   /**
    * Shuffle seed: the same source and seed give byte-identical shards.
@@ -186,8 +199,8 @@ export interface ShardedDatasetProps {
 }
 
 const MIB = 1024 * 1024;
-const MIN_SHARD_MIB = 1;
-const MAX_SHARD_MIB = 128;
+const MIN_SHARD_MIB = MIN_SHARD_BYTES / MIB;
+const MAX_SHARD_MIB = MAX_SHARD_BYTES / MIB;
 const MIN_MEMORY_MIB = 128;
 const MAX_MEMORY_MIB = 10240;
 const MAX_PACKER_CONCURRENCY = 1024;
@@ -223,12 +236,15 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   public readonly packerFunction: lambda.Function;
   /** Writes the merged index and the manifest. */
   public readonly finalizerFunction: lambda.Function;
+  /** Readers the shard count is a multiple of: `consumers`, or the cluster's instances × processes × loader workers. */
+  public readonly consumers: number;
 
   private readonly maxConcurrency: number;
 
   constructor(scope: Construct, id: string, props: ShardedDatasetProps) {
     super(scope, id);
     validateProps(this, props);
+    this.consumers = props.cluster ? resolveCluster(props.cluster, 'cluster', this).consumers : props.consumers ?? 1;
 
     const sourcePrefix = props.sourcePrefix ?? '';
     this.destinationPrefix = props.destinationPrefix ?? 'packed/';
@@ -249,7 +265,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       RECORD_LABELS: props.labels ?? RecordLabels.FOLDER,
       ...(props.targetShardSize ? { TARGET_SHARD_BYTES: numberVariable(props.targetShardSize.toBytes()) } : {}),
       ...(props.shardCount !== undefined ? { SHARD_COUNT: numberVariable(props.shardCount) } : {}),
-      CONSUMERS: numberVariable(props.consumers ?? 1),
+      CONSUMERS: numberVariable(this.consumers),
       ...(props.sourceInventory ? { INVENTORY_BUCKET: props.sourceInventory.bucket.bucketName, INVENTORY_KEY: props.sourceInventory.prefix } : {}),
     }, 'lists the source, shuffles and balances it into shards, writes the plan');
     this.packerFunction = this.createFunction('Packer', 'shard-packer', props.packerMemorySize ?? Size.gibibytes(2), {
@@ -480,6 +496,7 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateShardSize(scope, props.targetShardSize);
   validateShardSizeOrCount(scope, props);
   validateWholeNumber(scope, 'InvalidShardCount', 'shardCount', props.shardCount, 1, Number.MAX_SAFE_INTEGER);
+  validateConsumersOrCluster(scope, props);
   validateWholeNumber(scope, 'InvalidConsumers', 'consumers (instances × GPU processes × loader workers)', props.consumers, 1, Number.MAX_SAFE_INTEGER);
   validateWholeNumber(scope, 'InvalidSeed', 'seed', props.seed, 0, Number.MAX_SAFE_INTEGER);
   validateWholeNumber(scope, 'InvalidPackerConcurrency', 'packerConcurrency', props.packerConcurrency, 1, MAX_PACKER_CONCURRENCY);
@@ -526,6 +543,13 @@ function validateShardSize(scope: Construct, size: Size | undefined): void {
   if (mib < MIN_SHARD_MIB || mib > MAX_SHARD_MIB) {
     throw new ValidationError('InvalidShardSize',
       `targetShardSize must be between ${MIN_SHARD_MIB} MiB and ${MAX_SHARD_MIB} MiB, got ${mib} MiB`, scope);
+  }
+}
+
+function validateConsumersOrCluster(scope: Construct, props: ShardedDatasetProps): void {
+  if (props.consumers !== undefined && props.cluster !== undefined) {
+    throw new ValidationError('ConsumersAndCluster',
+      'give consumers or cluster, not both: consumers follow from the cluster (instances × processes × loader workers)', scope);
   }
 }
 

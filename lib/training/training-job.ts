@@ -17,6 +17,8 @@ import { TrainingCode } from './training-code';
 import { TrainingContainer } from './training-container';
 import { DataLoaderSizing } from '../instances/data-loader-sizing';
 import { TrainingInstance } from '../instances/training-instance';
+import { loaderWorkersWarning } from '../planning/private/loader-rules';
+import { describeFileModeFit, fileModeFootprintBytes, fitsFileMode } from '../planning/private/storage-rules';
 import { ValidationError } from '../private/errors';
 import { acknowledge, acknowledgePrefixGrant } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
@@ -416,6 +418,9 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     }
 
     const workers = props.dataLoaderWorkers ?? this.dataLoaderSizing.loaderWorkers;
+    const workersWarning = props.dataLoaderWorkers === undefined || Token.isUnresolved(workers)
+      ? undefined : loaderWorkersWarning(this.dataLoaderSizing, workers);
+    if (workersWarning) Annotations.of(this).addWarningV2(`cdk-training-io:${workersWarning.code}`, workersWarning.message);
     const hyperparameters: { [name: string]: string } = {
       num_workers: String(workers),
       ...(container.providesDali ? { dali_threads: String(this.dataLoaderSizing.daliThreads) } : {}),
@@ -514,14 +519,31 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     };
   }
 
+  /**
+   * The I/O planner's storage rule: File when the File-mode data of this channel and the ones before
+   * it fit the instance (local NVMe, or the EBS volume the user sized, with 10 % + 50 GiB to spare; the
+   * default EBS volume up to 100 GB), FastFile when `datasetSize` says they do not.
+   */
   private defaultInputMode(facts: S3ChannelFacts, bytesOfEarlierChannels: number): InputMode {
     const perInstance = this.fileModeBytesPerInstance(facts.datasetSize, facts.distribution);
-    const capacity = this.fileModeCapacityBytes() - bytesOfEarlierChannels;
-    if (perInstance === undefined || perInstance <= capacity) return InputMode.FILE;
+    if (perInstance === undefined) return InputMode.FILE;
+    const total = bytesOfEarlierChannels + perInstance;
+    const volumeBytes = this.userSizedVolumeBytes();
+    const fits = volumeBytes === undefined ? fitsFileMode(this.instance, total) : fileModeFootprintBytes(total) <= volumeBytes;
+    if (fits) return InputMode.FILE;
+    const earlier = bytesOfEarlierChannels > 0 ? ` (with the ${formatGB(bytesOfEarlierChannels)} of the channels before it)` : '';
+    const why = volumeBytes === undefined
+      ? describeFileModeFit(this.instance, formatGB(total), false)
+      : `${formatGB(total)} (+10 % + 50 GiB for checkpoints and outputs) does not fit the ${formatGB(volumeBytes)} EBS volume`;
     Annotations.of(this).addInfo(
-      `channel '${facts.channelName}' uses FastFile: its ${formatGB(perInstance)} per instance do not fit on the ` +
-      `${formatGB(capacity)} of ${this.instance.instanceType} left by the channels before it`);
+      `channel '${facts.channelName}' uses FastFile: its ${formatGB(perInstance)} per instance${earlier} do not fit File mode: ${why}`);
     return InputMode.FAST_FILE;
+  }
+
+  /** The EBS volume the user sized on an EBS-backed instance, in bytes. */
+  private userSizedVolumeBytes(): number | undefined {
+    if (this.instance.hasLocalNvme || !this.volumeSize) return undefined;
+    return this.volumeSize.toBytes({ rounding: SizeRoundingBehavior.NONE });
   }
 
   private fileModeBytesPerInstance(size: Size | undefined, distribution: S3DataDistribution | undefined): number | undefined {
@@ -538,12 +560,6 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       .filter((c) => c.inputMode === InputMode.FILE && !c.fileSystem)
       .map((c) => this.fileModeBytesPerInstance(c.datasetSize, c.distribution))
       .reduce<number | undefined>((sum, bytes) => (sum === undefined || bytes === undefined ? undefined : sum + bytes), 0);
-  }
-
-  /** Room for File-mode data: local NVMe, the EBS volume the user sized, or no limit (the default volume grows with the data). */
-  private fileModeCapacityBytes(): number {
-    if (this.instance.hasLocalNvme) return this.instance.localNvmeBytes;
-    return this.volumeSize ? this.volumeSize.toBytes({ rounding: SizeRoundingBehavior.NONE }) : Number.POSITIVE_INFINITY;
   }
 
   private checkChannels(channels: ChannelConfig[]): void {
@@ -587,17 +603,29 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
           `volumeSize is ignored on ${this.instance.instanceType}: SageMaker uses its ` +
           `${this.instance.localNvmeGB} GB of local NVMe and provisions no EBS volume; remove volumeSize`);
       }
-      this.checkFileModeFits(fileModeBytes, this.instance.localNvmeBytes, `the ${this.instance.localNvmeGB} GB of local NVMe`);
+      const nvme = `the ${this.instance.localNvmeGB} GB of local NVMe`;
+      this.checkFileModeFits(fileModeBytes, this.instance.localNvmeBytes, nvme);
+      this.checkFileModeHeadroom(fileModeBytes, this.instance.localNvmeBytes, nvme);
       return {};
     }
     const sizeGiB = props.volumeSize
       ? Math.ceil(props.volumeSize.toGibibytes({ rounding: SizeRoundingBehavior.NONE }))
-      : Math.max(MIN_EBS_VOLUME.toGibibytes(), Math.ceil((fileModeBytes ?? 0) * 1.1 / 2 ** 30) + 50);
+      : Math.max(MIN_EBS_VOLUME.toGibibytes(), Math.ceil(fileModeFootprintBytes(fileModeBytes ?? 0) / 2 ** 30));
     this.checkFileModeFits(fileModeBytes, sizeGiB * 2 ** 30, `the ${sizeGiB} GiB EBS volume`);
+    this.checkFileModeHeadroom(fileModeBytes, sizeGiB * 2 ** 30, `the ${sizeGiB} GiB EBS volume`);
     return {
       VolumeSizeInGB: sizeGiB,
       ...(volumeKey ? { VolumeKmsKeyId: volumeKey.keyArn } : {}),
     };
+  }
+
+  /** File-mode data that fits the instance's storage but leaves too little room for what SageMaker writes next to it. */
+  private checkFileModeHeadroom(bytes: number | undefined, capacity: number, what: string): void {
+    if (bytes === undefined || bytes > capacity || fileModeFootprintBytes(bytes) <= capacity) return;
+    Annotations.of(this).addWarningV2('cdk-training-io:fileModeWithoutHeadroom',
+      `File-mode channels put ${formatGB(bytes)} on each instance: it fits ${what} of ${this.instance.instanceType}, but ` +
+      'leaves less than 10 % + 50 GiB for checkpoints, the model and outputs, which SageMaker writes there too, and a full ' +
+      'disk stops the job; use FastFile or Pipe for the largest channel, ShardedByS3Key over more instances, or more storage');
   }
 
   private checkFileModeFits(bytes: number | undefined, capacity: number, what: string): void {

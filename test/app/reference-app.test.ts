@@ -67,6 +67,8 @@ describe('reference app', () => {
     const stack = synthScenario(Scenario.PACKED);
     const request = renderedRequest(stack) as any;
     expect(stack.dataset?.shardsPrefix).toBe('packed/shards/');
+    // 4 instances × 4 GPU processes × 11 loader workers, from the job's cluster
+    expect(stack.dataset?.consumers).toBe(176);
     expect(JSON.stringify(request.InputDataConfig[0].DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
     expect(request.InputDataConfig[0]).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 42 } });
     Template.fromStack(stack).resourceCountIs('AWS::Lambda::Function', 3);

@@ -7,6 +7,7 @@ describe('training-io CLI', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/Usage:\n {2}training-io <command>/);
     expect(stdout).toMatch(/instances/);
+    expect(stdout).toMatch(/^ {2}plan {21}plan a job's data path/m);
   });
 
   test('no command prints the usage and exits 2', async () => {

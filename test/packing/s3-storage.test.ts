@@ -2,6 +2,7 @@ import {
   GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
+import { engineS3Client } from '../../lambda/packing/io/s3-client';
 import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink, S3SinkOptions } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
@@ -88,6 +89,20 @@ async function getBytes(key: string): Promise<Buffer> {
   const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   return Buffer.from(await answer.Body!.transformToByteArray());
 }
+
+describe('engineS3Client', () => {
+  test('makes one attempt per call and leaves checksums to the engine, whatever else it is given', async () => {
+    const engine = engineS3Client({ region: 'us-west-2', maxAttempts: 5, requestChecksumCalculation: 'WHEN_SUPPORTED' });
+    try {
+      expect(await engine.config.maxAttempts()).toBe(1);
+      expect(await engine.config.requestChecksumCalculation()).toBe('WHEN_REQUIRED');
+      expect(await engine.config.responseChecksumValidation()).toBe('WHEN_REQUIRED');
+      expect(await engine.config.region()).toBe('us-west-2');
+    } finally {
+      engine.destroy();
+    }
+  });
+});
 
 describe('S3Source', () => {
   test('lists every object under the prefix across pages, relative keys, without folder markers', async () => {

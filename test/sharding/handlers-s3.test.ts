@@ -337,8 +337,6 @@ function sdkEnvironment(): Record<string, string> {
     AWS_REGION: server.region,
     AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_METRICS_NAMESPACE: 'test',

@@ -1,4 +1,4 @@
-import { App, CfnParameter, Size, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Size, Stack, Token } from 'aws-cdk-lib';
 import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -8,7 +8,7 @@ import { SHARD_FINALIZER_ENVIRONMENT, SHARD_FINALIZER_EVENT_FIELDS } from '../..
 import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambda/shard-packer/contract';
 import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
 import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
-import { RecordLabels, ShardedDataset, ShardedDatasetProps, ShardFormat } from '../../lib';
+import { IoPlanner, RecordLabels, ShardedDataset, ShardedDatasetProps, ShardFormat, TrainingInstance } from '../../lib';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
 
@@ -98,6 +98,51 @@ describe('ShardedDataset', () => {
       CONSUMERS: '8',
       SHUFFLE_SEED: '7',
       RECORD_LABELS: 'none',
+    });
+  });
+
+  describe('consumers from the training cluster', () => {
+    test.each<[string, Partial<ShardedDatasetProps>, number]>([
+      ['2 × ml.p3dn.24xlarge: 2 × 8 GPU processes × 11 sized workers', { cluster: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 } }, 176],
+      ['1 × ml.g5.2xlarge: 1 × 1 × 7', { cluster: { instance: TrainingInstance.G5_2XLARGE } }, 7],
+      ['given workers and processes: 4 × 2 × 3', {
+        cluster: { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4, processesPerInstance: 2, loaderWorkers: 3 },
+      }, 24],
+      ['no cluster and no consumers', {}, 1],
+      ['consumers as given', { consumers: 12 }, 12],
+    ])('%s', (_what, extra, consumers) => {
+      // WHEN
+      const { template, dataset: created } = dataset(extra);
+
+      // THEN the planner Lambda rounds the shard count to a multiple of them
+      expect(created.consumers).toBe(consumers);
+      expect(functionNamed(template, 'shard-planner').Properties.Environment.Variables.CONSUMERS).toBe(String(consumers));
+    });
+
+    test('takes the same consumers as the I/O planner', () => {
+      // GIVEN
+      const cluster = { instance: TrainingInstance.P4D_24XLARGE, instanceCount: 3 };
+
+      // WHEN
+      const { dataset: created } = dataset({ cluster });
+
+      // THEN
+      const plan = IoPlanner.plan({ dataset: { objectCount: 1_000_000, totalSize: Size.gibibytes(100) }, cluster });
+      expect(created.consumers).toBe(plan.packing.consumers);
+    });
+
+    test('consumers and cluster together are rejected', () => {
+      expect(() => dataset({ consumers: 8, cluster: { instance: TrainingInstance.G5_2XLARGE } }))
+        .toThrow(/ConsumersAndCluster\] give consumers or cluster, not both/);
+    });
+
+    test.each<[string, Partial<ShardedDatasetProps>, RegExp]>([
+      ['0 instances', { cluster: { instance: TrainingInstance.G5_2XLARGE, instanceCount: 0 } }, /InvalidInstanceCount\] cluster\.instanceCount .* got 0 \(at Stack\/Packing\)/],
+      ['more processes than vCPUs', { cluster: { instance: TrainingInstance.G5_2XLARGE, processesPerInstance: 9 } }, /InvalidProcessesPerInstance/],
+      ['a deploy-time instance count', { cluster: { instance: TrainingInstance.G5_2XLARGE, instanceCount: Token.asNumber({ Ref: 'N' }) } },
+        /UnresolvedPlanInput\] cluster\.instanceCount must be known at synth time/],
+    ])('a cluster with %s is rejected', (_what, extra, message) => {
+      expect(() => dataset(extra)).toThrow(message);
     });
   });
 

@@ -1097,9 +1097,9 @@ describe('TrainingJob', () => {
     });
 
     test.each([
-      ['the data fits', 1, S3DataDistribution.FULLY_REPLICATED, 400],
-      ['each instance gets a shard that fits', 2, S3DataDistribution.SHARDED_BY_S3_KEY, 800],
-    ])('chooses File by default when %s', (_what, instanceCount, distribution, gb) => {
+      ['the data fits', 1, S3DataDistribution.FULLY_REPLICATED, 350],
+      ['each instance gets a shard that fits', 2, S3DataDistribution.SHARDED_BY_S3_KEY, 700],
+    ])('chooses File by default when %s (with 10 %% + 50 GiB to spare)', (_what, instanceCount, distribution, gb) => {
       // GIVEN
       const { stack, bucket } = trainingTestStack();
       const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { distribution, datasetSize: Size.bytes(gb * GB) });
@@ -1151,7 +1151,7 @@ describe('TrainingJob', () => {
     test('grows the default EBS volume with the File-mode data (1 TiB on ml.p3.2xlarge)', () => {
       // GIVEN
       const { stack, bucket } = trainingTestStack();
-      const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { datasetSize: Size.tebibytes(1) });
+      const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { inputMode: InputMode.FILE, datasetSize: Size.tebibytes(1) });
 
       // WHEN
       const request = requestOf(newJob(stack, { instance: TrainingInstance.P3_2XLARGE, channels: [channel] }));
@@ -1159,6 +1159,78 @@ describe('TrainingJob', () => {
       // THEN: 1024 GiB + 10 % + 50 GiB
       expect(request.InputDataConfig[0].InputMode).toEqual('File');
       expect(request.ResourceConfig.VolumeSizeInGB).toEqual(1177);
+    });
+
+    describe('the I/O planner\'s storage rule for the default input mode', () => {
+      /** (450 GB − 50 GiB) / 1.1: the File-mode data the 450 GB NVMe of ml.g5.2xlarge holds with headroom. */
+      const G5_2XLARGE_LIMIT = Math.floor((450 * GB - 50 * 2 ** 30) / 1.1);
+
+      test.each<[string, number, string]>([
+        ['at the limit', G5_2XLARGE_LIMIT, 'File'],
+        ['one byte over it', G5_2XLARGE_LIMIT + 1, 'FastFile'],
+      ])('local NVMe holds the data + 10 %% + 50 GiB: %s of ml.g5.2xlarge', (_what, bytes, mode) => {
+        // GIVEN
+        const { stack, bucket } = trainingTestStack();
+        const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { datasetSize: Size.bytes(bytes) });
+
+        // WHEN
+        const request = requestOf(newJob(stack, { channels: [channel] }));
+
+        // THEN
+        expect(request.InputDataConfig[0].InputMode).toEqual(mode);
+      });
+
+      test.each<[string, number, string]>([
+        ['100 GB', 100 * GB, 'File'],
+        ['one byte more', 100 * GB + 1, 'FastFile'],
+      ])('the default EBS volume takes File-mode data up to SageMaker\'s 100 GB: %s on ml.p3.2xlarge', (_what, bytes, mode) => {
+        // GIVEN
+        const { stack, bucket } = trainingTestStack();
+        const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { datasetSize: Size.bytes(bytes) });
+
+        // WHEN
+        const request = requestOf(newJob(stack, { instance: TrainingInstance.P3_2XLARGE, channels: [channel] }));
+
+        // THEN
+        expect(request.InputDataConfig[0].InputMode).toEqual(mode);
+        if (mode === 'FastFile') {
+          Annotations.fromStack(stack).hasInfo('*', Match.stringLikeRegexp('more than the 100 GB SageMaker suggests for File mode'));
+        }
+      });
+
+      test.each<[number, string]>([
+        [130, 'File'],
+        [140, 'FastFile'],
+      ])('a sized EBS volume holds the data + 10 %% + 50 GiB: %d GiB on 200 GiB', (gib, mode) => {
+        // GIVEN
+        const { stack, bucket } = trainingTestStack();
+        const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { datasetSize: Size.gibibytes(gib) });
+
+        // WHEN
+        const request = requestOf(newJob(stack, { instance: TrainingInstance.P3_2XLARGE, volumeSize: Size.gibibytes(200), channels: [channel] }));
+
+        // THEN
+        expect(request.InputDataConfig[0].InputMode).toEqual(mode);
+      });
+    });
+
+    test.each<[string, JobOptions, number, boolean]>([
+      ['400 GB on the 450 GB NVMe of ml.g5.2xlarge', {}, 400 * GB, true],
+      ['350 GB on it', {}, 350 * GB, false],
+      ['180 GiB on a 200 GiB EBS volume', { instance: TrainingInstance.P3_2XLARGE, volumeSize: Size.gibibytes(200) }, 180 * 2 ** 30, true],
+      ['1 TiB on the default EBS volume, sized with the headroom', { instance: TrainingInstance.P3_2XLARGE }, 2 ** 40, false],
+    ])('warns about File-mode data that leaves less than 10 %% + 50 GiB of the storage: %s', (_what, options, bytes, warns) => {
+      // GIVEN
+      const { stack, bucket } = trainingTestStack();
+      const channel = TrainingChannel.fromBucket('train', bucket, 'a/', { inputMode: InputMode.FILE, datasetSize: Size.bytes(bytes) });
+
+      // WHEN
+      newJob(stack, { ...options, channels: [channel] });
+
+      // THEN
+      const annotations = Annotations.fromStack(stack);
+      if (warns) annotations.hasWarning('*', Match.stringLikeRegexp('leaves less than 10 % \\+ 50 GiB.*cdk-training-io:fileModeWithoutHeadroom'));
+      else annotations.hasNoWarning('*', Match.stringLikeRegexp('fileModeWithoutHeadroom'));
     });
 
     test('keeps the default EBS volume at 100 GiB for small data', () => {
@@ -1309,6 +1381,26 @@ describe('TrainingJob', () => {
 
       // WHEN / THEN
       expect(() => newJob(stack, { dataLoaderWorkers })).toThrow(/InvalidDataLoaderWorkers/);
+    });
+
+    test.each<[number | undefined, string | undefined]>([
+      [0, 'noLoaderWorkers'],
+      [12, undefined],
+      [13, 'loaderWorkersAboveCpus'],
+      [undefined, undefined],
+    ])('warns about %p data-loader workers on the 12 vCPUs per process of ml.g4dn.12xlarge: %s', (dataLoaderWorkers, code) => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, dataLoaderWorkers });
+
+      // THEN
+      const annotations = Annotations.fromStack(stack);
+      for (const id of ['noLoaderWorkers', 'loaderWorkersAboveCpus']) {
+        if (id === code) annotations.hasWarning('*', Match.stringLikeRegexp(`use 11.*cdk-training-io:${id}`));
+        else annotations.hasNoWarning('*', Match.stringLikeRegexp(id));
+      }
     });
 
     test.each([0, 1024])('accepts %p data-loader workers', (dataLoaderWorkers) => {

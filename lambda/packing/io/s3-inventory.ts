@@ -4,8 +4,9 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { parse } from 'csv-parse';
-import { getObjectBytes, listPages, s3Uri } from './s3-location';
+import { getObjectBytes, listPages } from './s3-location';
 import { S3RetryOptions, S3StorageError, withS3Retry } from './s3-retry';
+import { s3Uri } from './s3-uri';
 import { ListedFile } from './storage';
 
 /**

@@ -1,5 +1,6 @@
 import { GetObjectCommand, ListObjectsV2Command, ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { S3RetryOptions, withS3Retry } from './s3-retry';
+import { s3Uri } from './s3-uri';
 
 /** A bucket and a key prefix: the root of an S3 source or sink. */
 export interface S3Location {
@@ -10,17 +11,6 @@ export interface S3Location {
   readonly retry?: S3RetryOptions;
   /** Keys per ListObjectsV2 page (1–1000, default 1000). */
   readonly listPageSize?: number;
-}
-
-/** `raw` and `raw/` both mean the folder `raw/`; `''` and `/` mean the whole bucket. */
-export function normalizePrefix(prefix: string | undefined): string {
-  const trimmed = (prefix ?? '').replace(/^\/+/, '');
-  return trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
-}
-
-/** `s3://bucket/key`. */
-export function s3Uri(bucket: string, key: string): string {
-  return `s3://${bucket}/${key}`;
 }
 
 /** Checks a ListObjectsV2 page size: S3 answers at most 1000 keys a page. */

@@ -5,8 +5,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { crc32cBase64 } from '../manifest';
-import { getObjectBytes, listPages, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
+import { getObjectBytes, listPages, listPageSize, S3Location } from './s3-location';
 import { isS3NotFound, s3ErrorCode, S3RetryOptions, withS3Retry } from './s3-retry';
+import { normalizePrefix, s3Uri } from './s3-uri';
 import { ObjectNotFoundError, ObjectWriter, PackingSink } from './storage';
 
 const MIB = 1024 * 1024;

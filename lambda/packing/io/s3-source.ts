@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { getObjectBytes, listPages, listPageSize, normalizePrefix, S3Location, s3Uri } from './s3-location';
+import { getObjectBytes, listPages, listPageSize, S3Location } from './s3-location';
 import { S3RetryOptions } from './s3-retry';
+import { normalizePrefix, s3Uri } from './s3-uri';
 import { listFromInventory, S3InventoryLocation } from './s3-inventory';
 import { ListedFile, PackingSource } from './storage';
 

@@ -1,0 +1,170 @@
+import { Size } from 'aws-cdk-lib';
+import { parseChoice, parseCommandArgs, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from './usage-error';
+import { TrainingInstance } from '../../lib/instances/training-instance';
+import { DatasetFormat, SampleEncoding } from '../../lib/planning/dataset-profile';
+import { IoPlan, PlannedInputMode } from '../../lib/planning/io-plan';
+import { IoPlanner } from '../../lib/planning/io-planner';
+import { formatBytes, formatCount, formatMiB, formatSeconds } from '../../lib/planning/private/units';
+import { ValidationError } from '../../lib/private/errors';
+import { S3DataDistribution } from '../../lib/training/training-channel';
+
+export const PLAN_USAGE = `Usage: training-io plan --objects N (--bytes SIZE | --mean-size SIZE) --instance TYPE [options]
+
+Plan the data path of a training job before deploying anything: input mode (File, FSx for
+Lustre, FastFile or Pipe), whether to pack and into how many shards, loader workers and DALI
+threads, pinned memory, GPU decoding, start-up time and FSx size, each with its reason, and
+warnings for what would leave the GPUs waiting for data.
+
+Dataset:
+  --objects N              objects under the S3 prefix (files, or shards if packed)
+  --bytes SIZE             their total size, e.g. 10GB, 10GiB, 1.5TB
+  --mean-size SIZE         or their mean size, e.g. 5KB
+  --format FORMAT          files (one sample per object), tfrecord or recordio (default: files)
+  --records N              samples in a packed dataset (needed with --samples-per-second)
+  --encoding ENC           jpeg or other (default: jpeg)
+
+Cluster and job:
+  --instance TYPE          SageMaker instance type, e.g. ml.p3dn.24xlarge (training-io instances)
+  --count N                instances (default: 1)
+  --processes N            training processes per instance (default: one per GPU/Trainium device)
+  --workers N              data-loader workers per process (default: sized from the instance)
+  --memory-per-worker GiB  memory budget of one loader worker (default: 2)
+  --epochs N               passes over the data (default: 1)
+  --reused                 other jobs read the same data (favours an FSx for Lustre cache)
+  --samples-per-second N   samples each GPU consumes per second, e.g. 1350 (ResNet-50 on a V100):
+                           enables the read rate, training time, decoding and network checks
+
+Output:
+  --json                   the plan as JSON instead of a table
+
+Sizes take B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+Exit status: 0 planned (warnings included), 2 bad arguments.
+`;
+
+/** A dataset size of more than 0 bytes, e.g. `10GB`, `10GiB`, `1.5TB`. */
+function parseDatasetSize(flag: string, raw: string): number {
+  const bytes = parseSize(flag, raw);
+  if (bytes <= 0) throw new UsageError(`${flag} must be more than 0 bytes, got '${raw}'`);
+  return bytes;
+}
+
+function parseInstance(raw: string): TrainingInstance {
+  try {
+    return TrainingInstance.fromName(raw);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new UsageError(`--instance must be a catalogued SageMaker training instance type (training-io instances lists them), got '${raw}'`);
+  }
+}
+
+export function planCommand(args: string[], out: NodeJS.WritableStream): number {
+  try {
+    return plan(args, out);
+  } catch (error) {
+    // Flag mistakes and the planner's input checks are this command's mistakes: show its usage with them.
+    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PLAN_USAGE);
+    if (error instanceof ValidationError) throw new UsageError(error.message, PLAN_USAGE);
+    throw error;
+  }
+}
+
+function plan(args: string[], out: NodeJS.WritableStream): number {
+  const { values } = parseCommandArgs({
+    args,
+    strict: true,
+    options: {
+      'objects': { type: 'string' },
+      'bytes': { type: 'string' },
+      'mean-size': { type: 'string' },
+      'format': { type: 'string', default: 'files' },
+      'records': { type: 'string' },
+      'encoding': { type: 'string', default: 'jpeg' },
+      'instance': { type: 'string' },
+      'count': { type: 'string', default: '1' },
+      'processes': { type: 'string' },
+      'workers': { type: 'string' },
+      'memory-per-worker': { type: 'string' },
+      'epochs': { type: 'string', default: '1' },
+      'reused': { type: 'boolean', default: false },
+      'samples-per-second': { type: 'string' },
+      'json': { type: 'boolean', default: false },
+      'help': { type: 'boolean', short: 'h' },
+    },
+  }, PLAN_USAGE);
+  if (values.help) {
+    out.write(PLAN_USAGE);
+    return 0;
+  }
+  if (values.objects === undefined) throw new UsageError('--objects is required: the number of objects under the prefix');
+  if (values.instance === undefined) throw new UsageError('--instance is required, e.g. --instance ml.p3dn.24xlarge');
+  if ((values.bytes === undefined) === (values['mean-size'] === undefined)) {
+    throw new UsageError('give --bytes (the total size) or --mean-size (the mean object size), one of them');
+  }
+  const memoryGiB = values['memory-per-worker'] === undefined ? undefined : parsePositiveNumber('--memory-per-worker', values['memory-per-worker']);
+  const result = IoPlanner.plan({
+    dataset: {
+      objectCount: parseWholeNumber('--objects', values.objects, 1),
+      ...(values.bytes !== undefined ? { totalSize: Size.bytes(parseDatasetSize('--bytes', values.bytes)) } : {}),
+      ...(values['mean-size'] !== undefined ? { meanObjectSize: Size.bytes(parseDatasetSize('--mean-size', values['mean-size'])) } : {}),
+      format: parseChoice('--format', values.format!, Object.values(DatasetFormat)),
+      recordCount: values.records === undefined ? undefined : parseWholeNumber('--records', values.records, 1),
+      sampleEncoding: parseChoice('--encoding', values.encoding!, Object.values(SampleEncoding)),
+    },
+    cluster: {
+      instance: parseInstance(values.instance),
+      instanceCount: parseWholeNumber('--count', values.count!, 1, 10000),
+      processesPerInstance: values.processes === undefined ? undefined : parseWholeNumber('--processes', values.processes, 1),
+      loaderWorkers: values.workers === undefined ? undefined : parseWholeNumber('--workers', values.workers, 0, 1024),
+      memoryPerLoaderWorker: memoryGiB === undefined ? undefined : Size.mebibytes(Math.round(memoryGiB * 1024)),
+    },
+    epochs: parseWholeNumber('--epochs', values.epochs!, 1),
+    reusedAcrossJobs: values.reused,
+    samplesPerSecondPerDevice: values['samples-per-second'] === undefined
+      ? undefined : parsePositiveNumber('--samples-per-second', values['samples-per-second']),
+  });
+  out.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : table(result));
+  return 0;
+}
+
+/** The plan as a table of what, the choice and why, then the warnings. */
+function table(result: IoPlan): string {
+  const { dataset, cluster, inputMode, packing, loaders, startup, readRate, fsx } = result;
+  const rows: Array<[string, string, string]> = [
+    ['input mode', describeMode(result), inputMode.reason],
+    ['packing', packing.pack
+      ? `pack into ${formatCount(packing.shardCount)} ${packing.format} shards of ${formatMiB(packing.shardBytes)}`
+      : `as is: ${formatCount(packing.shardCount)} objects of ${formatBytes(packing.shardBytes)}`, packing.reason],
+    ['loaders', `${loaders.loaderWorkers} workers, ${loaders.daliThreads} DALI threads per process`, loaders.reason],
+    ['pinned memory', result.pinMemory.pinMemory ? 'yes' : 'no', result.pinMemory.reason],
+    ['GPU decoding', result.gpuDecoding.advised ? 'DALI advised' : 'no', result.gpuDecoding.reason],
+    ['start-up', `${startup.seconds === 0 ? 'none' : `~${formatSeconds(startup.seconds)}`}${startup.unpackedSeconds !== undefined
+      ? ` (~${formatSeconds(startup.unpackedSeconds)} unpacked)` : ''}`, startup.reason],
+  ];
+  if (readRate) {
+    rows.push(['read rate', `${formatBytes(readRate.bytesPerSecondPerInstance)}/s per instance`, readRate.reason]);
+  }
+  if (fsx) {
+    rows.push(['FSx for Lustre', `${fsx.deploymentType}, ${formatCount(fsx.storageCapacityGiB)} GiB, ` +
+      `${fsx.perUnitStorageThroughput} MB/s/TiB`, fsx.reason]);
+  }
+  const header = `I/O plan: ${formatCount(dataset.objectCount)} objects, ${formatBytes(dataset.totalBytes)} ` +
+    `(mean ${formatBytes(dataset.meanObjectBytes)}, ${dataset.format}) on ${cluster.instanceCount} × ${cluster.instanceType} ` +
+    `(${cluster.processesPerInstance} processes each), ${cluster.epochs} epoch${cluster.epochs === 1 ? '' : 's'}` +
+    `${cluster.reusedAcrossJobs ? ', reused across jobs' : ''}\n\n`;
+  const widths = [0, 1].map((column) => Math.max(...rows.map((row) => row[column].length)));
+  const lines = rows.map(([what, choice, why]) => `${what.padEnd(widths[0])}  ${choice.padEnd(widths[1])}  ${why}\n`);
+  const warnings = result.warnings.length === 0
+    ? 'No warnings: nothing in this plan leaves the GPUs waiting for data.\n'
+    : `Warnings:\n${result.warnings.map((w) => `  ${w.code}: ${w.message}\n`).join('')}`;
+  return `${header}${lines.join('')}\n${warnings}`;
+}
+
+function describeMode(result: IoPlan): string {
+  const { inputMode } = result;
+  if (inputMode.mode === PlannedInputMode.FSX_LUSTRE) return 'FSx for Lustre (File channel)';
+  return [
+    inputMode.mode,
+    ...(inputMode.distribution === S3DataDistribution.SHARDED_BY_S3_KEY ? ['ShardedByS3Key'] : []),
+    ...(inputMode.shuffleConfig ? ['ShuffleConfig'] : []),
+  ].join(', ');
+}

@@ -1,0 +1,212 @@
+import * as fsx from 'aws-cdk-lib/aws-fsx';
+import { DatasetFormat } from './dataset-profile';
+import { ShardFormat } from '../sharding/sharded-dataset';
+import { InputMode, S3DataDistribution } from '../training/training-channel';
+
+/**
+ * Where the training data is read from, as the I/O planner chooses it.
+ */
+export enum PlannedInputMode {
+  /** File mode: SageMaker downloads the data to the instance's storage (local NVMe) before training starts. */
+  FILE = 'File',
+  /** An FSx for Lustre file system linked to S3 (`LustreDatasetCache`), read by a File-mode channel. */
+  FSX_LUSTRE = 'FSxLustre',
+  /** FastFile mode: S3 mounted read-only, objects streamed on first read. */
+  FAST_FILE = 'FastFile',
+  /** Pipe mode: objects streamed through a FIFO per epoch, reshuffled every epoch with ShuffleConfig. */
+  PIPE = 'Pipe',
+}
+
+/**
+ * The dataset the plan is for, with the derived sizes.
+ */
+export interface PlannedDataset {
+  /** Objects under the prefix. */
+  readonly objectCount: number;
+  /** Total size in bytes. */
+  readonly totalBytes: number;
+  /** Mean object size in bytes. */
+  readonly meanObjectBytes: number;
+  /** How the objects hold the samples. */
+  readonly format: DatasetFormat;
+  /** Samples in the dataset, when known. */
+  readonly recordCount?: number;
+}
+
+/**
+ * The cluster the plan is for, with its defaults applied.
+ */
+export interface PlannedCluster {
+  /** The instance type, e.g. `ml.p3dn.24xlarge`. */
+  readonly instanceType: string;
+  /** Instances in the job. */
+  readonly instanceCount: number;
+  /** Training processes per instance. */
+  readonly processesPerInstance: number;
+  /** Epochs the job reads the data for. */
+  readonly epochs: number;
+  /** Whether other jobs read the same data. */
+  readonly reusedAcrossJobs: boolean;
+}
+
+/**
+ * How the data reaches the training containers.
+ */
+export interface InputModeAdvice {
+  /** Where the data is read from. */
+  readonly mode: PlannedInputMode;
+  /** The channel's `InputMode` (File for an FSx for Lustre channel). */
+  readonly channelInputMode: InputMode;
+  /** How the objects are spread over the instances (FSx channels are always FullyReplicated). */
+  readonly distribution: S3DataDistribution;
+  /** Whether to give the channel a `shuffleSeed` (SageMaker's ShuffleConfig): Pipe mode reshuffles every epoch. */
+  readonly shuffleConfig: boolean;
+  /** Whether the data (with headroom for checkpoints and outputs) fits each instance's storage in File mode. */
+  readonly fitsLocalStorage: boolean;
+  /** Whether the data fits in the RAM the loaders leave: after the first epoch it is read from the page cache. */
+  readonly fitsInMemory: boolean;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * Whether and how to pack the objects into shards.
+ */
+export interface PackingAdvice {
+  /** Whether to pack (or repack) the objects into shards first, e.g. with `ShardedDataset` or `training-io pack`. */
+  readonly pack: boolean;
+  /** The shard format to pack into; undefined when the objects are read as they are. */
+  readonly format?: ShardFormat;
+  /** Target shard size in bytes (`targetShardSize`), 1–128 MiB; undefined when not packing. */
+  readonly targetShardBytes?: number;
+  /** Objects the training channel reads: the shard count when packing, else the objects as they are. */
+  readonly shardCount: number;
+  /** Mean size of those objects in bytes. */
+  readonly shardBytes: number;
+  /** Readers that split the shards: instances × processes × loader workers (`consumers` of the packer). */
+  readonly consumers: number;
+  /** Shards each instance reads with ShardedByS3Key (the whole count otherwise). */
+  readonly shardsPerInstance: number;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * Data-loader workers and DALI threads of each training process.
+ */
+export interface LoaderAdvice {
+  /** Training processes per instance. */
+  readonly processesPerInstance: number;
+  /** PyTorch `DataLoader(num_workers=...)` per process. */
+  readonly loaderWorkers: number;
+  /** NVIDIA DALI `num_threads` per process. */
+  readonly daliThreads: number;
+  /** Whether memory, not vCPUs, set the worker count. */
+  readonly limitedByMemory: boolean;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * Whether the data loader should return batches in pinned (page-locked) memory.
+ */
+export interface PinMemoryAdvice {
+  /** `DataLoader(pin_memory=...)`. */
+  readonly pinMemory: boolean;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * Whether to decode and augment the samples on the GPU (NVIDIA DALI, `device='mixed'`).
+ */
+export interface GpuDecodingAdvice {
+  /** Whether GPU decoding is advised. */
+  readonly advised: boolean;
+  /** Samples per second the loader workers of one process can decode on the CPU (an estimate). */
+  readonly cpuSamplesPerSecondPerProcess: number;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * The time from the job's start to the first batch spent on the data.
+ */
+export interface StartupEstimate {
+  /** Estimated seconds of download (File mode) or listing (FastFile, Pipe) before training starts. */
+  readonly seconds: number;
+  /** The same for the objects as they are, when packing is advised: what packing saves. */
+  readonly unpackedSeconds?: number;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * The read rate of a job that keeps every device busy, from the expected samples per second.
+ */
+export interface ReadRateEstimate {
+  /** Bytes per second each instance reads. */
+  readonly bytesPerSecondPerInstance: number;
+  /** Bytes per second the whole job reads. */
+  readonly bytesPerSecond: number;
+  /** Seconds one epoch takes at that rate. */
+  readonly epochSeconds: number;
+  /** Seconds all epochs take. */
+  readonly trainingSeconds: number;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * The FSx for Lustre cache of the data: what `LustreDatasetCache` would build.
+ */
+export interface FsxAdvice {
+  /** The deployment type: PERSISTENT_2 for data reused across jobs, SCRATCH_2 for one long job. */
+  readonly deploymentType: fsx.LustreDeploymentType;
+  /** Storage capacity in GiB. */
+  readonly storageCapacityGiB: number;
+  /** Baseline MB/s per TiB of storage (SCRATCH_2's is a fixed 200). */
+  readonly perUnitStorageThroughput: number;
+  /** Baseline throughput of the whole file system in MB/s. */
+  readonly baselineThroughputMBps: number;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/**
+ * Something in the plan that will leave the GPUs waiting for data.
+ */
+export interface PlanWarning {
+  /** Stable identifier, e.g. `longStartup`; constructs report it as `cdk-training-io:<code>`. */
+  readonly code: string;
+  /** What is wrong and what to do instead. */
+  readonly message: string;
+}
+
+/**
+ * The I/O plan of a training job: each choice with its reason.
+ */
+export interface IoPlan {
+  /** The dataset the plan is for. */
+  readonly dataset: PlannedDataset;
+  /** The cluster the plan is for. */
+  readonly cluster: PlannedCluster;
+  /** How the data reaches the containers. */
+  readonly inputMode: InputModeAdvice;
+  /** Whether and how to pack. */
+  readonly packing: PackingAdvice;
+  /** Loader workers and DALI threads. */
+  readonly loaders: LoaderAdvice;
+  /** Pinned memory. */
+  readonly pinMemory: PinMemoryAdvice;
+  /** GPU decoding. */
+  readonly gpuDecoding: GpuDecodingAdvice;
+  /** Start-up time spent on the data. */
+  readonly startup: StartupEstimate;
+  /** The read rate, when the expected samples per second are given. */
+  readonly readRate?: ReadRateEstimate;
+  /** The FSx for Lustre cache, when the plan reads from one. */
+  readonly fsx?: FsxAdvice;
+  /** What will leave the GPUs waiting. */
+  readonly warnings: PlanWarning[];
+}

@@ -1,0 +1,300 @@
+import * as fsx from 'aws-cdk-lib/aws-fsx';
+import { DatasetFormat, DatasetProfile, SampleEncoding } from './dataset-profile';
+import {
+  FsxAdvice, GpuDecodingAdvice, InputModeAdvice, IoPlan, LoaderAdvice, PinMemoryAdvice, PlannedInputMode, PlanWarning,
+  ReadRateEstimate, StartupEstimate,
+} from './io-plan';
+import { ResolvedCluster, resolveCluster } from './private/cluster-rules';
+import { chooseInputMode } from './private/input-mode-rule';
+import { cpuDecodeSamplesPerSecond, CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER, loaderWorkersWarning } from './private/loader-rules';
+import { planPacking, shouldPack } from './private/packing-rule';
+import { ResolvedDataset, resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
+import {
+  FILE_MODE_BYTES_PER_SECOND, fileModeBytesPerSecond, fileModeDownloadSeconds, listingSeconds, networkBytesPerSecond,
+  objectsPerSecond, STARTUP_SHARE_WARNING,
+} from './private/startup-rules';
+import { EBS_GP2_MAX_BYTES_PER_SECOND } from './private/storage-rules';
+import { formatBytes, formatCount, formatSeconds } from './private/units';
+import { TrainingCluster } from './training-cluster';
+import { CacheDeploymentType, sizeCache } from '../storage/private/lustre-sizing';
+
+/**
+ * What the I/O planner plans for: the dataset, the cluster and how the job reads the data.
+ */
+export interface IoPlanProps {
+  /** The dataset as it lies in S3. */
+  readonly dataset: DatasetProfile;
+
+  /** The instances that train on it. */
+  readonly cluster: TrainingCluster;
+
+  /**
+   * Passes over the data in the job.
+   *
+   * @default 1
+   */
+  readonly epochs?: number;
+
+  /**
+   * Whether other jobs read the same data (an FSx for Lustre cache then serves them all).
+   *
+   * @default false
+   */
+  readonly reusedAcrossJobs?: boolean;
+
+  /**
+   * Samples each GPU (or Trainium device) consumes per second at full speed, e.g. 1350 for ResNet-50
+   * on a V100. Enables the read rate, training time, decoding and network checks.
+   *
+   * @default - unknown: those checks are skipped
+   */
+  readonly samplesPerSecondPerDevice?: number;
+}
+
+/**
+ * The I/O planner: from a dataset profile and a cluster, the input mode, shard layout, loader workers,
+ * decoding, start-up time and FSx size that keep the GPUs fed, each with its reason, and warnings for
+ * what will leave them waiting. Pure: no constructs, no I/O. `training-io plan` prints it.
+ */
+export class IoPlanner {
+  /**
+   * Plans the data path of a training job.
+   *
+   * @throws ValidationError naming the field, the value and what is allowed, for bad input
+   */
+  public static plan(props: IoPlanProps): IoPlan {
+    const dataset = resolveDataset(props.dataset);
+    const cluster = resolveCluster(props.cluster, 'cluster');
+    const epochs = resolveEpochs(props.epochs);
+    const reusedAcrossJobs = props.reusedAcrossJobs ?? false;
+    const samplesPerSecond = resolveSamplesPerSecond(props.samplesPerSecondPerDevice, dataset);
+    const warnings: PlanWarning[] = [];
+
+    const pack = shouldPack(dataset);
+    const inputMode = chooseInputMode(dataset, cluster, {
+      epochs, reusedAcrossJobs, readsShards: pack || dataset.format !== DatasetFormat.FILES,
+    });
+    const packing = planPacking(dataset, cluster, inputMode.mode, inputMode.distribution);
+    warnings.push(...packing.warnings);
+    const readRate = samplesPerSecond === undefined ? undefined : estimateReadRate(dataset, cluster, samplesPerSecond, epochs);
+    const startup = estimateStartup(dataset, cluster, inputMode, packing.advice.shardCount, pack);
+    const gpuDecoding = adviseGpuDecoding(dataset, cluster, samplesPerSecond);
+    const fsxAdvice = inputMode.mode === PlannedInputMode.FSX_LUSTRE
+      ? adviseFsx(dataset, reusedAcrossJobs, readRate) : undefined;
+
+    if (props.cluster.loaderWorkers !== undefined) {
+      const warning = loaderWorkersWarning(cluster.sizing, cluster.loaderWorkers);
+      if (warning) warnings.push(warning);
+    }
+    warnings.push(...starvationWarnings(dataset, cluster, inputMode, startup, readRate, gpuDecoding, samplesPerSecond));
+
+    return {
+      dataset: {
+        objectCount: dataset.objectCount,
+        totalBytes: dataset.totalBytes,
+        meanObjectBytes: dataset.meanObjectBytes,
+        format: dataset.format,
+        ...(dataset.recordCount !== undefined ? { recordCount: dataset.recordCount } : {}),
+      },
+      cluster: {
+        instanceType: cluster.instance.instanceType,
+        instanceCount: cluster.instanceCount,
+        processesPerInstance: cluster.sizing.processesPerInstance,
+        epochs,
+        reusedAcrossJobs,
+      },
+      inputMode,
+      packing: packing.advice,
+      loaders: adviseLoaders(cluster, props.cluster.loaderWorkers !== undefined),
+      pinMemory: advisePinMemory(cluster),
+      gpuDecoding,
+      startup,
+      ...(readRate ? { readRate } : {}),
+      ...(fsxAdvice ? { fsx: fsxAdvice } : {}),
+      warnings,
+    };
+  }
+
+  private constructor() {}
+}
+
+function adviseLoaders(cluster: ResolvedCluster, given: boolean): LoaderAdvice {
+  const { sizing, instance } = cluster;
+  const processes = `${sizing.processesPerInstance} process${sizing.processesPerInstance === 1 ? '' : 'es'}`;
+  const sized = `${instance.vcpus} vCPUs ÷ ${processes} = ${sizing.vcpusPerProcess} per process, ` +
+    `one for the process itself${sizing.limitedByMemory ? `, capped by memory at ${sizing.loaderWorkers} (every worker is a process with its own copy)` : ''}`;
+  return {
+    processesPerInstance: sizing.processesPerInstance,
+    loaderWorkers: cluster.loaderWorkers,
+    daliThreads: sizing.daliThreads,
+    limitedByMemory: sizing.limitedByMemory,
+    reason: given
+      ? `${cluster.loaderWorkers} workers as given (the sizing rule says ${sizing.loaderWorkers}: ${sized}); ` +
+        `${sizing.daliThreads} DALI threads`
+      : `${sizing.loaderWorkers} workers and ${sizing.daliThreads} DALI threads per process: ${sized}; more workers than cores ` +
+        'slow every one of them',
+  };
+}
+
+function advisePinMemory(cluster: ResolvedCluster): PinMemoryAdvice {
+  if (cluster.instance.gpus > 0) {
+    return {
+      pinMemory: true,
+      reason: 'batches in page-locked memory let CUDA copy them to the GPU asynchronously (`.cuda(non_blocking=True)`) ' +
+        'and faster (PyTorch CUDA notes, "Use pinned memory buffers")',
+    };
+  }
+  return {
+    pinMemory: false,
+    reason: `${cluster.instance.instanceType} has no NVIDIA GPU: pinned memory only speeds up CUDA copies`,
+  };
+}
+
+function adviseGpuDecoding(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number | undefined): GpuDecodingAdvice {
+  const capacity = cpuDecodeSamplesPerSecond(cluster.loaderWorkers);
+  const decodes = `${Math.max(1, cluster.loaderWorkers)} loader workers decode about ${formatCount(capacity)} JPEGs/s per process ` +
+    `(~${CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER} per core)`;
+  const notAdvised = (reason: string) => ({ advised: false, cpuSamplesPerSecondPerProcess: capacity, reason });
+  if (dataset.sampleEncoding !== SampleEncoding.JPEG) return notAdvised('the samples are not JPEG images: nothing to decode on the GPU');
+  if (cluster.instance.gpus === 0) {
+    return notAdvised(`${cluster.instance.instanceType} has no NVIDIA GPU for DALI's decoder; decode on the CPU`);
+  }
+  if (samplesPerSecond === undefined) {
+    return notAdvised(`${decodes}; give the samples/s each GPU consumes to compare, or watch train:data_wait_fraction`);
+  }
+  if (samplesPerSecond > capacity) {
+    return {
+      advised: true,
+      cpuSamplesPerSecondPerProcess: capacity,
+      reason: `${decodes}, less than the ${formatCount(samplesPerSecond)} each GPU consumes: decode and augment on the GPU ` +
+        "with NVIDIA DALI (device='mixed', TrainingContainer.dali())",
+    };
+  }
+  return notAdvised(`${decodes}, enough for the ${formatCount(samplesPerSecond)} each GPU consumes`);
+}
+
+function estimateReadRate(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number, epochs: number): ReadRateEstimate {
+  const records = dataset.recordCount!;
+  const bytesPerRecord = dataset.totalBytes / records;
+  const processes = cluster.instanceCount * cluster.sizing.processesPerInstance;
+  const bytesPerSecondPerInstance = cluster.sizing.processesPerInstance * samplesPerSecond * bytesPerRecord;
+  const epochSeconds = records / (processes * samplesPerSecond);
+  return {
+    bytesPerSecondPerInstance,
+    bytesPerSecond: bytesPerSecondPerInstance * cluster.instanceCount,
+    epochSeconds,
+    trainingSeconds: epochSeconds * epochs,
+    reason: `${processes} processes × ${formatCount(samplesPerSecond)} samples/s × ${formatBytes(bytesPerRecord)} per sample: ` +
+      `${formatBytes(bytesPerSecondPerInstance)}/s per instance; an epoch of ${formatCount(records)} samples takes ` +
+      `${formatSeconds(epochSeconds)}${epochs > 1 ? `, ${epochs} take ${formatSeconds(epochSeconds * epochs)}` : ''}`,
+  };
+}
+
+function estimateStartup(dataset: ResolvedDataset, cluster: ResolvedCluster, inputMode: InputModeAdvice, objectsRead: number,
+  packed: boolean): StartupEstimate {
+  const { instance, instanceCount } = cluster;
+  switch (inputMode.mode) {
+    case PlannedInputMode.FILE: {
+      const download = (objects: number) => fileModeDownloadSeconds(instance, dataset.totalBytes, objects, instanceCount);
+      const seconds = download(objectsRead);
+      const rate = fileModeBytesPerSecond(instance);
+      const cap = rate < FILE_MODE_BYTES_PER_SECOND ? ' (the instance\'s network)' : '';
+      return {
+        seconds,
+        ...(packed ? { unpackedSeconds: download(dataset.objectCount) } : {}),
+        reason: `each instance downloads ${formatBytes(dataset.totalBytes)} in ${formatCount(objectsRead)} objects before ` +
+          `training: ${formatSeconds(dataset.totalBytes / rate)} at ${formatBytes(rate)}/s${cap} plus ` +
+          `${formatSeconds(objectsRead / objectsPerSecond(instanceCount))} of requests` +
+          `${packed ? `; as ${formatCount(dataset.objectCount)} small files it would take ${formatSeconds(download(dataset.objectCount))}` : ''}`,
+      };
+    }
+    case PlannedInputMode.FSX_LUSTRE:
+      return {
+        seconds: 0,
+        reason: 'SageMaker mounts the file system in moments, whatever its size; the first epoch loads each file from S3 ' +
+          'on first read (metadata is imported when the cache is created), later epochs and jobs read the cache',
+      };
+    default: {
+      const seconds = listingSeconds(objectsRead);
+      return {
+        seconds,
+        ...(packed ? { unpackedSeconds: listingSeconds(dataset.objectCount) } : {}),
+        reason: `${inputMode.mode} streams while training runs; it starts after listing ${formatCount(objectsRead)} objects ` +
+          `(${formatSeconds(seconds)} at 1,000 keys a page)` +
+          `${packed ? `; ${formatCount(dataset.objectCount)} small files would take ${formatSeconds(listingSeconds(dataset.objectCount))}` : ''}`,
+      };
+    }
+  }
+}
+
+function adviseFsx(dataset: ResolvedDataset, reusedAcrossJobs: boolean, readRate: ReadRateEstimate | undefined): FsxAdvice {
+  const deploymentType: CacheDeploymentType = reusedAcrossJobs ? fsx.LustreDeploymentType.PERSISTENT_2 : fsx.LustreDeploymentType.SCRATCH_2;
+  const request = { deploymentType, datasetBytes: dataset.totalBytes };
+  const sizing = sizeCache({ ...request, readBytesPerSecond: readRate?.bytesPerSecond });
+  const forData = sizeCache(request).storageCapacityGiB;
+  const baselineThroughputMBps = sizing.baselineBytesPerSecond / 1e6;
+  const type = reusedAcrossJobs
+    ? 'PERSISTENT_2 (other jobs read it: replicated within the AZ, kept between jobs)'
+    : 'SCRATCH_2 (one job: cheapest per GiB, not replicated, a fixed 200 MB/s per TiB)';
+  const capacity = sizing.storageCapacityGiB > forData
+    ? `${formatCount(sizing.storageCapacityGiB)} GiB, more than the ${formatCount(forData)} GiB the data needs, for throughput`
+    : `${formatCount(sizing.storageCapacityGiB)} GiB holds ${formatBytes(dataset.totalBytes)} + 10 %`;
+  let feeds = '; give the samples/s per GPU to size it for the read rate';
+  if (readRate) {
+    feeds = `, which feeds the ${formatBytes(readRate.bytesPerSecond)}/s the job reads`;
+    if (!reusedAcrossJobs && sizing.storageCapacityGiB > forData) {
+      const persistent = sizeCache({ deploymentType: fsx.LustreDeploymentType.PERSISTENT_2, datasetBytes: dataset.totalBytes,
+        readBytesPerSecond: readRate.bytesPerSecond });
+      feeds += ` (PERSISTENT_2 would need ${formatCount(persistent.storageCapacityGiB)} GiB at ${persistent.perUnitStorageThroughput} MB/s per TiB)`;
+    }
+  }
+  return {
+    deploymentType,
+    storageCapacityGiB: sizing.storageCapacityGiB,
+    perUnitStorageThroughput: sizing.perUnitStorageThroughput,
+    baselineThroughputMBps,
+    reason: `${type}: ${capacity}; ${sizing.perUnitStorageThroughput} MB/s per TiB gives ` +
+      `${formatCount(baselineThroughputMBps)} MB/s baseline${feeds}`,
+  };
+}
+
+function starvationWarnings(dataset: ResolvedDataset, cluster: ResolvedCluster, inputMode: InputModeAdvice, startup: StartupEstimate,
+  readRate: ReadRateEstimate | undefined, gpuDecoding: GpuDecodingAdvice, samplesPerSecond: number | undefined): PlanWarning[] {
+  const warnings: PlanWarning[] = [];
+  const { instance } = cluster;
+  if (readRate && startup.seconds > STARTUP_SHARE_WARNING * readRate.trainingSeconds) {
+    warnings.push({
+      code: 'longStartup',
+      message: `the ${formatSeconds(startup.seconds)} download before training is more than ${STARTUP_SHARE_WARNING * 100} % of the ` +
+        `${formatSeconds(readRate.trainingSeconds)} of training: the GPUs idle meanwhile; stream with FastFile or Pipe, or keep the ` +
+        'data in an FSx for Lustre cache',
+    });
+  }
+  const network = networkBytesPerSecond(instance);
+  if (readRate && network !== undefined && inputMode.mode !== PlannedInputMode.FILE && readRate.bytesPerSecondPerInstance > network) {
+    warnings.push({
+      code: 'readRateAboveNetwork',
+      message: `each instance must read ${formatBytes(readRate.bytesPerSecondPerInstance)}/s over the network, more than the ` +
+        `${instance.networkGbps} Gbit/s baseline of ${instance.instanceType}: the GPUs wait for data; use more, smaller instances ` +
+        'or an instance with more bandwidth',
+    });
+  }
+  if (readRate && !instance.hasLocalNvme && inputMode.mode === PlannedInputMode.FILE && !inputMode.fitsInMemory &&
+    readRate.bytesPerSecondPerInstance > EBS_GP2_MAX_BYTES_PER_SECOND) {
+    warnings.push({
+      code: 'readRateAboveEbs',
+      message: `each instance must read ${formatBytes(readRate.bytesPerSecondPerInstance)}/s from its EBS volume, more than a gp2 ` +
+        `volume delivers (${formatBytes(EBS_GP2_MAX_BYTES_PER_SECOND)}/s): use an instance with local NVMe, or FastFile`,
+    });
+  }
+  if (samplesPerSecond !== undefined && dataset.sampleEncoding === SampleEncoding.JPEG && instance.gpus === 0 &&
+    samplesPerSecond > gpuDecoding.cpuSamplesPerSecondPerProcess) {
+    warnings.push({
+      code: 'cpuBoundDecoding',
+      message: `the loader workers decode about ${formatCount(gpuDecoding.cpuSamplesPerSecondPerProcess)} JPEGs/s per process, ` +
+        `less than the ${formatCount(samplesPerSecond)} each device consumes, and ${instance.instanceType} has no NVIDIA GPU to ` +
+        'decode on: store decoded (or smaller) samples, or use an instance with more vCPUs per device',
+    });
+  }
+  return warnings;
+}

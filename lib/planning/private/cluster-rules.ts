@@ -1,0 +1,65 @@
+import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { DataLoaderSizing } from '../../instances/data-loader-sizing';
+import { DEFAULT_MEMORY_PER_WORKER } from '../../instances/private/loader-memory';
+import { TrainingInstance } from '../../instances/training-instance';
+import { ValidationError } from '../../private/errors';
+import { requireKnown } from './plan-inputs';
+import type { TrainingCluster } from '../training-cluster';
+
+/** SageMaker's ceiling for `InstanceCount` as the job checks it, and the job's ceiling for `num_workers`. */
+const MAX_INSTANCE_COUNT = 10000;
+const MAX_LOADER_WORKERS = 1024;
+
+/** A cluster with its defaults applied and checked. */
+export interface ResolvedCluster {
+  readonly instance: TrainingInstance;
+  readonly instanceCount: number;
+  readonly sizing: DataLoaderSizing;
+  /** Workers per process: the user's, else the sized ones. */
+  readonly loaderWorkers: number;
+  /** Memory the loader workers of one instance may use, in bytes. */
+  readonly loaderMemoryBytes: number;
+  /**
+   * Readers that split the data: instances × processes × loader workers (a process without workers
+   * reads for itself). ShardedByS3Key splits the shards between the instances, and every (rank,
+   * worker) pair of the container's loader reads its own part, so a shard count that is a multiple of
+   * it gives every reader the same number of equal shards.
+   */
+  readonly consumers: number;
+}
+
+/**
+ * The cluster's defaults and checks. Every value must be known at synth time: the plan depends on it.
+ * `field` prefixes the names in messages (`cluster.instanceCount`).
+ */
+export function resolveCluster(cluster: TrainingCluster, field: string, scope?: Construct): ResolvedCluster {
+  const instanceCount = cluster.instanceCount ?? 1;
+  requireKnown(`${field}.instanceCount`, Token.isUnresolved(instanceCount), scope);
+  requireKnown(`${field}.processesPerInstance`, Token.isUnresolved(cluster.processesPerInstance), scope);
+  requireKnown(`${field}.loaderWorkers`, Token.isUnresolved(cluster.loaderWorkers), scope);
+  requireKnown(`${field}.memoryPerLoaderWorker`, cluster.memoryPerLoaderWorker?.isUnresolved() ?? false, scope);
+  wholeNumber(scope, 'InvalidInstanceCount', `${field}.instanceCount`, instanceCount, 1, MAX_INSTANCE_COUNT);
+  if (cluster.loaderWorkers !== undefined) {
+    wholeNumber(scope, 'InvalidDataLoaderWorkers', `${field}.loaderWorkers`, cluster.loaderWorkers, 0, MAX_LOADER_WORKERS);
+  }
+  const sizing = cluster.instance.sizeDataLoaders({
+    processesPerInstance: cluster.processesPerInstance,
+    memoryPerWorker: cluster.memoryPerLoaderWorker,
+  });
+  const loaderWorkers = cluster.loaderWorkers ?? sizing.loaderWorkers;
+  const memoryPerWorker = cluster.memoryPerLoaderWorker ?? DEFAULT_MEMORY_PER_WORKER;
+  return {
+    instance: cluster.instance,
+    instanceCount,
+    sizing,
+    loaderWorkers,
+    loaderMemoryBytes: sizing.processesPerInstance * loaderWorkers * memoryPerWorker.toBytes({ rounding: SizeRoundingBehavior.NONE }),
+    consumers: instanceCount * sizing.processesPerInstance * Math.max(1, loaderWorkers),
+  };
+}
+
+function wholeNumber(scope: Construct | undefined, code: string, name: string, value: number, min: number, max: number): void {
+  if (Number.isInteger(value) && value >= min && value <= max) return;
+  throw new ValidationError(code, `${name} must be a whole number between ${min} and ${max}, got ${value}`, scope);
+}

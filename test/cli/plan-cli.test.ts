@@ -1,0 +1,127 @@
+import { Size } from 'aws-cdk-lib';
+import { IoPlanner, TrainingInstance } from '../../lib';
+import { runCli as run } from '../support/run-cli';
+
+const ISSUE_EXAMPLE = ['plan', '--objects', '2000000', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--count', '2'];
+
+describe('training-io plan', () => {
+  test('prints the plan as a table of choices with their reasons, and exits 0', async () => {
+    // WHEN
+    const { code, stdout, stderr } = await run(...ISSUE_EXAMPLE, '--epochs', '90');
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^I\/O plan: 2,000,000 objects, 10\.0 GB \(mean 5\.0 KB, files\) on 2 × ml\.p3dn\.24xlarge \(8 processes each\), 90 epochs\n/);
+    expect(stdout).toMatch(/^input mode {5}File {2,}File: 10\.0 GB .* fits the 1800 GB of local NVMe/m);
+    expect(stdout).toMatch(/^packing {8}pack into 176 tfrecord shards of 54\.2 MiB {2,}pack: 2,000,000 files of 5\.0 KB are small files/m);
+    expect(stdout).toMatch(/^loaders {8}11 workers, 11 DALI threads per process {2,}\S/m);
+    expect(stdout).toMatch(/^pinned memory {2}yes {2,}\S/m);
+    expect(stdout).toMatch(/^GPU decoding {3}no {2,}\S/m);
+    expect(stdout).toMatch(/^start-up {7}~60 s \(~84 min unpacked\) {2,}each instance downloads/m);
+    expect(stdout).toMatch(/\nNo warnings: nothing in this plan leaves the GPUs waiting for data\.\n$/);
+  });
+
+  test('--json prints the planner\'s plan', async () => {
+    // WHEN
+    const { code, stdout } = await run(...ISSUE_EXAMPLE, '--epochs', '90', '--json');
+
+    // THEN
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual(JSON.parse(JSON.stringify(IoPlanner.plan({
+      dataset: { objectCount: 2_000_000, totalSize: Size.bytes(10e9) },
+      cluster: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 },
+      epochs: 90,
+    }))));
+  });
+
+  test.each([
+    ['10GB', 10e9],
+    ['10GiB', 10 * 2 ** 30],
+    ['2TB', 2e12],
+    ['1.5 TiB', 1.5 * 2 ** 40],
+  ])('--bytes %s is %d bytes', async (raw, bytes) => {
+    // WHEN
+    const { stdout } = await run('plan', '--objects', '1000', '--bytes', raw, '--instance', 'ml.p3dn.24xlarge', '--json');
+
+    // THEN
+    expect(JSON.parse(stdout).dataset.totalBytes).toBe(bytes);
+  });
+
+  test('--mean-size gives the total from the object count', async () => {
+    // WHEN
+    const { stdout } = await run('plan', '--objects', '2000000', '--mean-size', '5KB', '--instance', 'ml.p3dn.24xlarge', '--json');
+
+    // THEN
+    expect(JSON.parse(stdout).dataset).toMatchObject({ totalBytes: 10e9, meanObjectBytes: 5000 });
+  });
+
+  test('--reused data that does not fit the NVMe is cached in FSx for Lustre, with its size', async () => {
+    // WHEN
+    const { code, stdout } = await run('plan', '--objects', '20000000', '--bytes', '2TB', '--instance', 'ml.p3dn.24xlarge',
+      '--count', '2', '--reused', '--samples-per-second', '1000');
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^input mode {6}FSx for Lustre \(File channel\) {2,}FSx for Lustre: 2\.0 TB/m);
+    expect(stdout).toMatch(/^start-up {8}none {2,}SageMaker mounts the file system/m);
+    expect(stdout).toMatch(/^FSx for Lustre {2}PERSISTENT_2, 2,400 GiB, 1000 MB\/s\/TiB {2,}PERSISTENT_2 \(other jobs read it/m);
+    expect(stdout).toMatch(/^read rate {7}800\.0 MB\/s per instance {2,}16 processes × 1,000 samples\/s/m);
+  });
+
+  test('a streamed plan names the distribution and ShuffleConfig', async () => {
+    // WHEN
+    const { stdout } = await run('plan', '--objects', '20000000', '--bytes', '2TB', '--instance', 'ml.p3dn.24xlarge', '--count', '2');
+
+    // THEN
+    expect(stdout).toMatch(/^input mode {5}Pipe, ShardedByS3Key, ShuffleConfig {2,}Pipe with ShardedByS3Key/m);
+  });
+
+  test('prints the warnings with their codes', async () => {
+    // WHEN 100 small files for 176 readers
+    const { code, stdout } = await run('plan', '--objects', '100', '--bytes', '100MB', '--instance', 'ml.p3dn.24xlarge', '--count', '2');
+
+    // THEN warnings do not fail the command
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\nWarnings:\n {2}moreConsumersThanObjects: 176 consumers .* use at most 100 consumers/);
+  });
+
+  test('--help prints the usage and exits 0', async () => {
+    // WHEN
+    const { code, stdout } = await run('plan', '--help');
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: training-io plan --objects N \(--bytes SIZE \| --mean-size SIZE\) --instance TYPE/);
+    expect(stdout).toMatch(/--reused/);
+    expect(stdout).toMatch(/--json/);
+  });
+
+  test.each([
+    [['--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge'], /--objects is required/],
+    [['--objects', '10', '--bytes', '10GB'], /--instance is required/],
+    [['--objects', '10', '--instance', 'ml.p3dn.24xlarge'], /give --bytes \(the total size\) or --mean-size/],
+    [['--objects', '10', '--bytes', '1GB', '--mean-size', '1MB', '--instance', 'ml.p3dn.24xlarge'], /give --bytes .* one of them/],
+    [['--objects', '0', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge'], /--objects must be a whole number between 1 and \d+, got '0'/],
+    [['--objects=-5', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge'], /--objects must be a whole number between 1 and \d+, got '-5'/],
+    [['--objects', '10', '--bytes', '0', '--instance', 'ml.p3dn.24xlarge'], /--bytes must be more than 0 bytes, got '0'/],
+    [['--objects', '10', '--bytes', '10 parsecs', '--instance', 'ml.p3dn.24xlarge'], /--bytes must be a size such as 64MiB, 100MB or 1048576 \(bytes\), got '10 parsecs'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.bogus.xlarge'], /--instance must be a catalogued SageMaker training instance type .* got 'ml\.bogus\.xlarge'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--count', '0'], /--count must be a whole number between 1 and 10000, got '0'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--epochs', '0'], /--epochs must be a whole number between 1 and \d+, got '0'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--format', 'parquet'], /--format must be one of files, tfrecord, recordio, got 'parquet'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--samples-per-second', 'fast'], /--samples-per-second must be a number greater than 0, got 'fast'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--processes', '9'], /\[InvalidProcessesPerInstance\] processesPerInstance must be an integer between 1 and the 8 vCPUs of ml\.g5\.2xlarge, got 9/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--format', 'tfrecord', '--samples-per-second', '100'], /\[RecordCountRequired\]/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--bogus'], /Unknown option '--bogus'/],
+  ])('bad input %j is named with what is allowed, with the plan usage, and exits 2', async (argv, message) => {
+    // WHEN
+    const { code, stdout, stderr } = await run('plan', ...argv);
+
+    // THEN
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(message);
+    expect(stderr).toMatch(/Usage: training-io plan/);
+  });
+});

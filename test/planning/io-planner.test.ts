@@ -1,0 +1,650 @@
+import { App, Size, Stack, Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as fsx from 'aws-cdk-lib/aws-fsx';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import {
+  CacheSource, DatasetFormat, DatasetProfile, InputMode, IoPlan, IoPlanner, IoPlanProps, LustreDatasetCache, PlannedInputMode, ReadRate,
+  S3DataDistribution, SampleEncoding, ShardFormat, TrainingCluster, TrainingInstance,
+} from '../../lib';
+import { fileModeDownloadSeconds, objectsPerSecond } from '../../lib/planning/private/startup-rules';
+
+const GB = 1e9;
+const GIB = 2 ** 30;
+const MIB = 2 ** 20;
+
+/** The ml.p3dn.24xlarge NVMe holds this much File-mode data: (1800 GB − 50 GiB) / 1.1. */
+const P3DN_FILE_MODE_LIMIT = Math.floor((1800 * GB - 50 * GIB) / 1.1);
+
+function files(objectCount: number, totalBytes: number, extra: Partial<DatasetProfile> = {}): DatasetProfile {
+  return { objectCount, totalSize: Size.bytes(totalBytes), ...extra };
+}
+
+function cluster(instance: TrainingInstance, instanceCount = 1, extra: Partial<TrainingCluster> = {}): TrainingCluster {
+  return { instance, instanceCount, ...extra };
+}
+
+function plan(dataset: DatasetProfile, trainingCluster: TrainingCluster, extra: Partial<IoPlanProps> = {}): IoPlan {
+  return IoPlanner.plan({ dataset, cluster: trainingCluster, ...extra });
+}
+
+function warningCodes(result: IoPlan): string[] {
+  return result.warnings.map((w) => w.code);
+}
+
+describe('IoPlanner', () => {
+  describe('cases from the practice the library is built on', () => {
+    test('2,000,000 × 5 KB objects: pack them, and the download drops from hours to a minute', () => {
+      // WHEN
+      const result = plan(files(2_000_000, 10 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { epochs: 90 });
+
+      // THEN 10 GB fits the NVMe (and RAM): File mode, packed into a multiple of 2 × 8 × 11 = 176 shards
+      expect(result.packing).toMatchObject({ pack: true, format: ShardFormat.TFRECORD, shardCount: 176, consumers: 176 });
+      expect(result.packing.reason).toMatch(/^pack: 2,000,000 files of 5\.0 KB are small files/);
+      expect(result.inputMode.mode).toBe(PlannedInputMode.FILE);
+      expect(result.startup.unpackedSeconds).toBeGreaterThan(3600);
+      expect(result.startup.seconds).toBeLessThan(120);
+      expect(result.warnings).toEqual([]);
+    });
+
+    test('2,000 × 5 MB objects download in minutes, not hours', () => {
+      // WHEN
+      const result = plan(files(2_000, 10 * GB), cluster(TrainingInstance.P3DN_24XLARGE));
+
+      // THEN
+      expect(result.startup.unpackedSeconds ?? result.startup.seconds).toBeLessThan(10 * 60);
+    });
+
+    test('a dataset that fits the 1.8 TB NVMe of ml.p3dn.24xlarge is read in File mode', () => {
+      // WHEN
+      const result = plan(files(10_000_000, 1200 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { epochs: 90, reusedAcrossJobs: true });
+
+      // THEN
+      expect(result.inputMode).toMatchObject({
+        mode: PlannedInputMode.FILE, channelInputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED,
+        fitsLocalStorage: true, shuffleConfig: false,
+      });
+      expect(result.inputMode.reason).toMatch(/fits the 1800 GB of local NVMe of ml\.p3dn\.24xlarge/);
+      expect(result.fsx).toBeUndefined();
+    });
+
+    test.each<[string, PlannedInputMode, Partial<IoPlanProps>, number]>([
+      ['reused across jobs', PlannedInputMode.FSX_LUSTRE, { reusedAcrossJobs: true }, 2],
+      ['read for 90 epochs', PlannedInputMode.FSX_LUSTRE, { epochs: 90 }, 2],
+      ['read once by 2 instances', PlannedInputMode.PIPE, {}, 2],
+      ['read once by 1 instance', PlannedInputMode.FAST_FILE, {}, 1],
+    ])('one that does not fit it (2 TB), %s, is read from %s', (_what, mode, extra, instanceCount) => {
+      // WHEN
+      const result = plan(files(20_000_000, 2000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, instanceCount), extra);
+
+      // THEN
+      expect(result.inputMode.mode).toBe(mode);
+      expect(result.inputMode.fitsLocalStorage).toBe(false);
+      expect(result.inputMode.reason).toMatch(/2\.0 TB \(\+10 % \+ 50 GiB for checkpoints and outputs\) does not fit the 1800 GB of local NVMe/);
+    });
+
+    test.each([
+      ['ml.g5.2xlarge', TrainingInstance.G5_2XLARGE],
+      ['ml.g4dn.2xlarge', TrainingInstance.G4DN_2XLARGE],
+      ['ml.p3.2xlarge', TrainingInstance.P3_2XLARGE],
+    ])('a single-GPU 8-vCPU instance (%s) gets 7 workers', (_name, instance) => {
+      // WHEN
+      const { loaders } = plan(files(1000, GB), cluster(instance));
+
+      // THEN
+      expect(loaders).toMatchObject({ processesPerInstance: 1, loaderWorkers: 7, daliThreads: 7, limitedByMemory: false });
+      expect(loaders.reason).toMatch(/^7 workers and 7 DALI threads per process: 8 vCPUs ÷ 1 process = 8 per process/);
+    });
+
+    test.each([
+      ['ml.p3dn.24xlarge', TrainingInstance.P3DN_24XLARGE],
+      ['ml.p4d.24xlarge', TrainingInstance.P4D_24XLARGE],
+    ])('an 8-GPU 96-vCPU instance (%s) gets 11 workers per process, not 95', (_name, instance) => {
+      // WHEN
+      const { loaders } = plan(files(1000, GB), cluster(instance));
+
+      // THEN
+      expect(loaders).toMatchObject({ processesPerInstance: 8, loaderWorkers: 11, daliThreads: 11 });
+    });
+  });
+
+  describe('input mode', () => {
+    test.each<[string, number, PlannedInputMode]>([
+      ['at the limit', P3DN_FILE_MODE_LIMIT, PlannedInputMode.FILE],
+      ['one byte over', P3DN_FILE_MODE_LIMIT + 1, PlannedInputMode.FAST_FILE],
+    ])('File on local NVMe while data + 10 %% + 50 GiB fit it: %s of ml.p3dn.24xlarge', (_what, bytes, mode) => {
+      // WHEN
+      const result = plan(files(100_000, bytes), cluster(TrainingInstance.P3DN_24XLARGE));
+
+      // THEN
+      expect(result.inputMode.mode).toBe(mode);
+    });
+
+    test.each<[number, PlannedInputMode]>([
+      [100 * GB, PlannedInputMode.FILE],
+      [100 * GB + 1, PlannedInputMode.FAST_FILE],
+    ])('File on an EBS-backed instance up to 100 GB (SageMaker\'s "less than 50-100 GB"): %d bytes on ml.p3.2xlarge', (bytes, mode) => {
+      // WHEN
+      const result = plan(files(1000, bytes), cluster(TrainingInstance.P3_2XLARGE));
+
+      // THEN
+      expect(result.inputMode.mode).toBe(mode);
+      expect(result.inputMode.reason).toMatch(/the 100 GB SageMaker suggests for File mode on the EBS volume of ml\.p3\.2xlarge/);
+    });
+
+    test.each<[number, PlannedInputMode]>([
+      [9, PlannedInputMode.PIPE],
+      [10, PlannedInputMode.FSX_LUSTRE],
+    ])('data that does not fit is cached in FSx for Lustre from 10 epochs: %d epochs', (epochs, mode) => {
+      // WHEN
+      const result = plan(files(10_000_000, 3000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 4), { epochs });
+
+      // THEN
+      expect(result.inputMode.mode).toBe(mode);
+    });
+
+    test('Pipe mode on several instances comes with ShardedByS3Key and a ShuffleConfig', () => {
+      // WHEN
+      const { inputMode } = plan(files(10_000_000, 3000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 4));
+
+      // THEN
+      expect(inputMode).toMatchObject({
+        mode: PlannedInputMode.PIPE, channelInputMode: InputMode.PIPE,
+        distribution: S3DataDistribution.SHARDED_BY_S3_KEY, shuffleConfig: true,
+      });
+      expect(inputMode.reason).toMatch(/reshuffles the shards across the instances at every epoch/);
+    });
+
+    test('an FSx for Lustre channel is File mode and FullyReplicated', () => {
+      // WHEN
+      const { inputMode } = plan(files(10_000_000, 3000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { reusedAcrossJobs: true });
+
+      // THEN
+      expect(inputMode).toMatchObject({
+        mode: PlannedInputMode.FSX_LUSTRE, channelInputMode: InputMode.FILE,
+        distribution: S3DataDistribution.FULLY_REPLICATED, shuffleConfig: false,
+      });
+    });
+
+    test('FastFile on one instance is FullyReplicated without a ShuffleConfig', () => {
+      // WHEN
+      const { inputMode } = plan(files(10_000_000, 3000 * GB), cluster(TrainingInstance.P3DN_24XLARGE));
+
+      // THEN
+      expect(inputMode).toMatchObject({
+        mode: PlannedInputMode.FAST_FILE, channelInputMode: InputMode.FAST_FILE,
+        distribution: S3DataDistribution.FULLY_REPLICATED, shuffleConfig: false,
+      });
+    });
+
+    test('large files that are not record shards are streamed with FastFile and ShardedByS3Key, not Pipe', () => {
+      // GIVEN 30,000 videos of 100 MB: not packed, not records
+      const dataset = files(30_000, 3000 * GB);
+
+      // WHEN
+      const { inputMode, packing } = plan(dataset, cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(packing.pack).toBe(false);
+      expect(inputMode).toMatchObject({ mode: PlannedInputMode.FAST_FILE, distribution: S3DataDistribution.SHARDED_BY_S3_KEY });
+    });
+
+    test('packed TFRecord shards are streamed with Pipe on several instances', () => {
+      // WHEN
+      const { inputMode } = plan(files(30_000, 3000 * GB, { format: DatasetFormat.TFRECORD }), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(inputMode.mode).toBe(PlannedInputMode.PIPE);
+    });
+
+    test('says when a ShardedByS3Key share would fit but is not planned', () => {
+      // WHEN 2 TB over 2 instances: 1 TB each would fit the NVMe
+      const { inputMode } = plan(files(20_000_000, 2000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(inputMode.reason).toMatch(/a 1\/2 share per instance would, with ShardedByS3Key, but then each instance sees only its share/);
+    });
+
+    test.each<[string, number, boolean]>([
+      // 768 GiB of RAM − 8 processes × 11 workers × 2 GiB = 592 GiB for the page cache
+      ['at the RAM the loaders leave', 592 * GIB, true],
+      ['one byte over it', 592 * GIB + 1, false],
+    ])('says when the data fits in memory: %s', (_what, bytes, fits) => {
+      // WHEN
+      const { inputMode } = plan(files(100_000, bytes), cluster(TrainingInstance.P3DN_24XLARGE));
+
+      // THEN
+      expect(inputMode.fitsInMemory).toBe(fits);
+      expect(inputMode.reason.includes('read from the page cache')).toBe(fits);
+    });
+
+    test('a larger memory budget per worker leaves less for the page cache', () => {
+      // WHEN 8 × 11 × 4 GiB = 352 GiB of 768 GiB for the loaders
+      const { inputMode } = plan(files(100_000, 500 * GIB), cluster(TrainingInstance.P3DN_24XLARGE, 1, { memoryPerLoaderWorker: Size.gibibytes(4) }));
+
+      // THEN
+      expect(inputMode.fitsInMemory).toBe(false);
+    });
+  });
+
+  describe('packing', () => {
+    test.each<[number, boolean]>([
+      [50e6 - 1, true],
+      [50e6, false],
+    ])('packs files smaller than 50 MB (SageMaker\'s "many small files"): a mean of %d bytes', (meanBytes, pack) => {
+      // WHEN
+      const { packing } = plan({ objectCount: 1000, meanObjectSize: Size.bytes(meanBytes) }, cluster(TrainingInstance.G5_2XLARGE));
+
+      // THEN
+      expect(packing.pack).toBe(pack);
+    });
+
+    test.each<[string, TrainingCluster, number]>([
+      ['1 × ml.g5.2xlarge: 1 × 1 × 7', cluster(TrainingInstance.G5_2XLARGE), 7],
+      ['2 × ml.p3dn.24xlarge: 2 × 8 × 11', cluster(TrainingInstance.P3DN_24XLARGE, 2), 176],
+      ['4 × ml.g4dn.12xlarge: 4 × 4 × 11', cluster(TrainingInstance.G4DN_12XLARGE, 4), 176],
+      ['2 × ml.trn1.32xlarge: 2 × 16 × 7', cluster(TrainingInstance.TRN1_32XLARGE, 2), 224],
+      ['given workers: 2 × 8 × 4', cluster(TrainingInstance.P3DN_24XLARGE, 2, { loaderWorkers: 4 }), 64],
+      ['no workers: each process reads for itself, 2 × 8 × 1', cluster(TrainingInstance.P3DN_24XLARGE, 2, { loaderWorkers: 0 }), 16],
+      ['one process per instance: 2 × 1 × 95', cluster(TrainingInstance.P3DN_24XLARGE, 2, { processesPerInstance: 1 }), 190],
+    ])('the shard count is a multiple of the consumers, %s', (_what, trainingCluster, consumers) => {
+      // WHEN 100 GB of 100 KB files: about 1490 shards of 64 MiB before rounding
+      const { packing } = plan(files(1_000_000, 100 * GB), trainingCluster);
+
+      // THEN
+      expect(packing.consumers).toBe(consumers);
+      expect(packing.shardCount % consumers).toBe(0);
+      expect(packing.shardCount).toBeGreaterThanOrEqual(Math.ceil(100 * GB / (64 * MIB)));
+      expect(packing.shardCount - Math.ceil(100 * GB / (64 * MIB))).toBeLessThan(consumers);
+      expect(packing.shardBytes).toBeLessThanOrEqual(64 * MIB);
+    });
+
+    test.each<[string, number, number]>([
+      ['64 MiB for File mode (fits the NVMe)', 100 * GB, 64 * MIB],
+      ['128 MiB, the largest, for FastFile', 3000 * GB, 128 * MIB],
+    ])('targets %s', (_what, bytes, target) => {
+      // WHEN
+      const { packing } = plan(files(30_000_000, bytes), cluster(TrainingInstance.P3DN_24XLARGE));
+
+      // THEN
+      expect(packing.targetShardBytes).toBe(target);
+      expect(packing.shardBytes).toBeGreaterThanOrEqual(1 * MIB);
+      expect(packing.shardBytes).toBeLessThanOrEqual(128 * MIB);
+    });
+
+    test('with ShardedByS3Key each instance gets an equal share of the shards, a whole number per consumer', () => {
+      // WHEN Pipe over 4 instances
+      const { packing, inputMode } = plan(files(30_000_000, 3000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 4));
+
+      // THEN
+      expect(inputMode.distribution).toBe(S3DataDistribution.SHARDED_BY_S3_KEY);
+      expect(packing.shardsPerInstance).toBe(packing.shardCount / 4);
+      expect(packing.shardsPerInstance % (8 * 11)).toBe(0);
+      expect(packing.reason).toMatch(/ShardedByS3Key gives each instance [\d,]+$/);
+    });
+
+    test('never plans more shards than files (rounded down to a multiple of the consumers)', () => {
+      // WHEN 300 files of 40 MB: 179 shards by size, 352 rounded up, but only 300 files → 176
+      const { packing } = plan(files(300, 300 * 40e6), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(packing.shardCount).toBe(176);
+    });
+
+    test.each<[string, DatasetFormat]>([
+      ['TFRecord', DatasetFormat.TFRECORD],
+      ['RecordIO', DatasetFormat.RECORDIO],
+    ])('reads %s shards as they are', (_what, format) => {
+      // WHEN
+      const { packing } = plan(files(176, 176 * 64 * MIB, { format }), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(packing).toMatchObject({ pack: false, shardCount: 176, shardBytes: 64 * MIB });
+      expect(packing.format).toBeUndefined();
+      expect(packing.reason).toMatch(/the data is packed already .* share them evenly$/);
+    });
+
+    test('says how unevenly objects read as they are spread over the consumers', () => {
+      // WHEN
+      const { packing } = plan(files(1000, 1000 * 64 * MIB, { format: DatasetFormat.TFRECORD }), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN 1000 = 5 × 176 + 120
+      expect(packing.reason).toMatch(/120 readers one object more than the others$/);
+    });
+
+    test('warns about shards below 1 MiB that were packed elsewhere', () => {
+      // WHEN
+      const result = plan(files(10_000, 10_000 * 512 * 1024, { format: DatasetFormat.TFRECORD }), cluster(TrainingInstance.G5_2XLARGE));
+
+      // THEN
+      expect(warningCodes(result)).toEqual(['smallShards']);
+    });
+
+    test('warns when there are fewer files than consumers', () => {
+      // WHEN 100 small files for 176 readers
+      const result = plan(files(100, 100 * 1e6), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(warningCodes(result)).toContain('moreConsumersThanObjects');
+      expect(result.warnings.find((w) => w.code === 'moreConsumersThanObjects')?.message).toMatch(/use at most 100 consumers/);
+    });
+
+    test('warns when the consumers make shards below 1 MiB', () => {
+      // WHEN 100 MB of small files over 176 consumers: 176 shards of 0.54 MiB
+      const result = plan(files(100_000, 100e6), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN
+      expect(result.packing.shardCount).toBe(176);
+      expect(warningCodes(result)).toEqual(['shardsBelowMinimum']);
+    });
+  });
+
+  describe('loaders, pinned memory and GPU decoding', () => {
+    test('memory caps the workers: 8 GiB each on the 16 GiB of ml.g4dn.xlarge', () => {
+      // WHEN
+      const { loaders } = plan(files(1000, GB), cluster(TrainingInstance.G4DN_XLARGE, 1, { memoryPerLoaderWorker: Size.gibibytes(8) }));
+
+      // THEN
+      expect(loaders).toMatchObject({ loaderWorkers: 2, daliThreads: 3, limitedByMemory: true });
+      expect(loaders.reason).toMatch(/capped by memory at 2/);
+    });
+
+    test('given workers are kept, and the reason says what the rule would give', () => {
+      // WHEN
+      const { loaders } = plan(files(1000, GB), cluster(TrainingInstance.P3DN_24XLARGE, 1, { loaderWorkers: 6 }));
+
+      // THEN
+      expect(loaders.loaderWorkers).toBe(6);
+      expect(loaders.reason).toMatch(/^6 workers as given \(the sizing rule says 11/);
+    });
+
+    test.each<[number, string[]]>([
+      [0, ['noLoaderWorkers']],
+      [12, []],
+      [13, ['loaderWorkersAboveCpus']],
+    ])('warns about %d given workers per process on the 12 vCPUs per process of ml.p3dn.24xlarge', (loaderWorkers, codes) => {
+      // WHEN
+      const result = plan(files(1000, GB), cluster(TrainingInstance.P3DN_24XLARGE, 1, { loaderWorkers }));
+
+      // THEN
+      expect(warningCodes(result)).toEqual(codes);
+    });
+
+    test.each<[string, TrainingInstance, boolean]>([
+      ['an NVIDIA GPU', TrainingInstance.G5_2XLARGE, true],
+      ['Trainium', TrainingInstance.TRN1_2XLARGE, false],
+    ])('pins memory on %s', (_what, instance, pinMemory) => {
+      // WHEN
+      const result = plan(files(1000, GB), cluster(instance));
+
+      // THEN
+      expect(result.pinMemory.pinMemory).toBe(pinMemory);
+    });
+
+    test.each<[number, boolean]>([
+      [1100, false],
+      [1101, true],
+    ])('advises GPU decoding when the GPU consumes more JPEGs than 11 workers decode (~1,100/s): %d samples/s', (samples, advised) => {
+      // WHEN
+      const { gpuDecoding } = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.P3DN_24XLARGE), { samplesPerSecondPerDevice: samples });
+
+      // THEN
+      expect(gpuDecoding.advised).toBe(advised);
+      expect(gpuDecoding.cpuSamplesPerSecondPerProcess).toBe(1100);
+      if (advised) expect(gpuDecoding.reason).toMatch(/NVIDIA DALI \(device='mixed', TrainingContainer\.dali\(\)\)/);
+    });
+
+    test('a 1-GPU 4-vCPU instance needs GPU decoding sooner: 3 workers decode ~300/s', () => {
+      // WHEN
+      const { gpuDecoding } = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.G5_XLARGE), { samplesPerSecondPerDevice: 400 });
+
+      // THEN
+      expect(gpuDecoding).toMatchObject({ advised: true, cpuSamplesPerSecondPerProcess: 300 });
+    });
+
+    test.each<[string, TrainingInstance, Partial<DatasetProfile>, number | undefined, RegExp]>([
+      ['the load is unknown', TrainingInstance.P3DN_24XLARGE, {}, undefined, /give the samples\/s each GPU consumes/],
+      ['the samples are not JPEGs', TrainingInstance.P3DN_24XLARGE, { sampleEncoding: SampleEncoding.OTHER }, 5000, /not JPEG images/],
+      ['there is no NVIDIA GPU', TrainingInstance.TRN1_32XLARGE, {}, 5000, /no NVIDIA GPU/],
+    ])('does not advise GPU decoding when %s', (_what, instance, extra, samples, reason) => {
+      // WHEN
+      const { gpuDecoding } = plan(files(1_000_000, 110 * GB, extra), cluster(instance), { samplesPerSecondPerDevice: samples });
+
+      // THEN
+      expect(gpuDecoding.advised).toBe(false);
+      expect(gpuDecoding.reason).toMatch(reason);
+    });
+
+    test('warns when the CPUs cannot decode fast enough and there is no GPU to decode on', () => {
+      // WHEN 7 workers per Trainium device decode ~700/s
+      const result = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.TRN1_32XLARGE), { samplesPerSecondPerDevice: 2000 });
+
+      // THEN
+      expect(warningCodes(result)).toContain('cpuBoundDecoding');
+    });
+  });
+
+  describe('start-up and read rate', () => {
+    test('File mode: bytes at ~167 MB/s plus the objects at 8 requests of 20 ms at once', () => {
+      // WHEN
+      const { startup } = plan(files(2_000_000, 10 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2));
+
+      // THEN 10 GB / (50 GB / 300 s) + 176 / 400
+      expect(startup.seconds).toBeCloseTo(60 + 176 / 400, 6);
+      expect(startup.unpackedSeconds).toBeCloseTo(60 + 2_000_000 / 400, 6);
+      expect(startup.reason).toMatch(/as 2,000,000 small files it would take 84 min$/);
+    });
+
+    test('many instances downloading one prefix share S3\'s 5,500 GET/s', () => {
+      // THEN
+      expect(objectsPerSecond(1)).toBe(400);
+      expect(objectsPerSecond(13)).toBe(400);
+      expect(objectsPerSecond(14)).toBeCloseTo(5500 / 14);
+      expect(fileModeDownloadSeconds(TrainingInstance.P3DN_24XLARGE, 0, 5500, 32)).toBeCloseTo(32);
+    });
+
+    test('the instance\'s network caps the download rate', () => {
+      // GIVEN 1 Gbit/s = 125 MB/s, below 167 MB/s
+      const slow = TrainingInstance.of('ml.x.slow', { vcpus: 8, memoryGiB: 32, gpus: 1, localNvmeGB: 400, networkGbps: 1 });
+
+      // THEN
+      expect(fileModeDownloadSeconds(slow, 125e6, 0, 1)).toBeCloseTo(1);
+    });
+
+    test.each<[number, PlannedInputMode]>([
+      [1, PlannedInputMode.FAST_FILE],
+      [4, PlannedInputMode.PIPE],
+    ])('streaming lists the prefix first, 1,000 keys a page: %d instances, %s', (instanceCount, mode) => {
+      // WHEN 3 TB in 300,000 TFRecord shards of 10 MB
+      const result = plan(files(300_000, 3000 * GB, { format: DatasetFormat.TFRECORD }), cluster(TrainingInstance.P3DN_24XLARGE, instanceCount));
+
+      // THEN 300 pages of 20 ms
+      expect(result.inputMode.mode).toBe(mode);
+      expect(result.startup.seconds).toBeCloseTo(300 * 0.02);
+      expect(result.startup.unpackedSeconds).toBeUndefined();
+    });
+
+    test('FSx for Lustre starts at once: the first epoch loads lazily', () => {
+      // WHEN
+      const { startup } = plan(files(20_000_000, 2000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { reusedAcrossJobs: true });
+
+      // THEN
+      expect(startup.seconds).toBe(0);
+      expect(startup.reason).toMatch(/loads each file from S3 on first read/);
+    });
+
+    test('the read rate, epoch and training time follow from the samples per second', () => {
+      // WHEN 2 × 8 GPUs × 1000 samples/s × 110 KB
+      const { readRate } = plan(files(1_281_167, 1_281_167 * 110e3), cluster(TrainingInstance.P3DN_24XLARGE, 2),
+        { samplesPerSecondPerDevice: 1000, epochs: 90 });
+
+      // THEN
+      expect(readRate?.bytesPerSecondPerInstance).toBeCloseTo(8 * 1000 * 110e3);
+      expect(readRate?.bytesPerSecond).toBeCloseTo(16 * 1000 * 110e3);
+      expect(readRate?.epochSeconds).toBeCloseTo(1_281_167 / 16000);
+      expect(readRate?.trainingSeconds).toBeCloseTo(90 * 1_281_167 / 16000);
+    });
+
+    test('a packed dataset takes the record count for the read rate', () => {
+      // WHEN
+      const { readRate } = plan(files(200, 200 * 64 * MIB, { format: DatasetFormat.TFRECORD, recordCount: 100_000 }),
+        cluster(TrainingInstance.G5_2XLARGE), { samplesPerSecondPerDevice: 500 });
+
+      // THEN
+      expect(readRate?.epochSeconds).toBeCloseTo(200);
+    });
+
+    test('there is no read rate without samples per second', () => {
+      expect(plan(files(1000, GB), cluster(TrainingInstance.G5_2XLARGE)).readRate).toBeUndefined();
+    });
+  });
+
+  describe('FSx for Lustre', () => {
+    test('data reused across jobs gets PERSISTENT_2, sized for the data without a read rate', () => {
+      // WHEN 2 TB + 10 % = 2049 GiB → 2400 GiB at the lowest tier
+      const { fsx: advice } = plan(files(20_000_000, 2000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { reusedAcrossJobs: true });
+
+      // THEN
+      expect(advice).toMatchObject({
+        deploymentType: fsx.LustreDeploymentType.PERSISTENT_2, storageCapacityGiB: 2400, perUnitStorageThroughput: 125, baselineThroughputMBps: 300,
+      });
+    });
+
+    test('one long job gets SCRATCH_2', () => {
+      // WHEN
+      const { fsx: advice } = plan(files(20_000_000, 2000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { epochs: 90 });
+
+      // THEN
+      expect(advice).toMatchObject({ deploymentType: fsx.LustreDeploymentType.SCRATCH_2, storageCapacityGiB: 2400, perUnitStorageThroughput: 200 });
+    });
+
+    test('the tier feeds the read rate: 2 × 8 GPUs × 1000 samples/s × 110 KiB = 1.8 GB/s → 1000 MB/s/TiB on 2400 GiB', () => {
+      // WHEN
+      const { fsx: advice } = plan({ objectCount: 20_000_000, meanObjectSize: Size.kibibytes(110) }, cluster(TrainingInstance.P3DN_24XLARGE, 2),
+        { reusedAcrossJobs: true, samplesPerSecondPerDevice: 1000 });
+
+      // THEN
+      expect(advice).toMatchObject({ storageCapacityGiB: 2400, perUnitStorageThroughput: 1000 });
+    });
+
+    test('sizes the cache as LustreDatasetCache does for the same data and read rate', () => {
+      // GIVEN
+      const instance = TrainingInstance.P3DN_24XLARGE;
+      const { fsx: advice } = plan({ objectCount: 30_000_000, meanObjectSize: Size.kibibytes(110) }, cluster(instance, 2),
+        { reusedAcrossJobs: true, samplesPerSecondPerDevice: 1000 });
+      const stack = new Stack(new App(), 'Stack');
+      const vpc = new ec2.Vpc(stack, 'Vpc');
+
+      // WHEN
+      const cache = new LustreDatasetCache(stack, 'Cache', {
+        vpc,
+        source: CacheSource.fromBucket(new s3.Bucket(stack, 'Data'), 'packed/'),
+        datasetSize: Size.bytes(30_000_000 * 110 * 1024),
+        readRate: ReadRate.forTraining({ instance, instanceCount: 2, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110) }),
+      });
+
+      // THEN
+      expect(advice?.storageCapacityGiB).toBe(cache.storageCapacityGiB);
+      expect(advice?.perUnitStorageThroughput).toBe(cache.perUnitStorageThroughput);
+      expect(advice?.baselineThroughputMBps).toBe(cache.baselineThroughputMBps);
+    });
+
+    test('says when the read rate, not the data, sets the capacity, and what PERSISTENT_2 would need', () => {
+      // WHEN SCRATCH_2 at a fixed 200 MB/s/TiB for 21.6 GB/s
+      const { fsx: advice } = plan(files(2_000_000, 2000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2),
+        { epochs: 90, samplesPerSecondPerDevice: 1350 });
+
+      // THEN
+      expect(advice?.reason).toMatch(/more than the 2,400 GiB the data needs, for throughput/);
+      expect(advice?.reason).toMatch(/PERSISTENT_2 would need [\d,]+ GiB at 1000 MB\/s per TiB/);
+    });
+  });
+
+  describe('warnings for plans that starve the GPUs', () => {
+    test('a download longer than 10 % of the training', () => {
+      // WHEN 1 epoch of 1 TB at 16 × 1350 samples/s of 1 MB: 46 s of training, a 100 min download
+      const result = plan(files(1_000_000, 1000 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { samplesPerSecondPerDevice: 1350 });
+
+      // THEN
+      expect(result.inputMode.mode).toBe(PlannedInputMode.FILE);
+      expect(warningCodes(result)).toContain('longStartup');
+    });
+
+    test('no warning when the download is a small share of a long training', () => {
+      // WHEN 90 epochs of 10 GB
+      const result = plan(files(2_000_000, 10 * GB), cluster(TrainingInstance.P3DN_24XLARGE, 2), { epochs: 90, samplesPerSecondPerDevice: 1000 });
+
+      // THEN
+      expect(result.warnings).toEqual([]);
+    });
+
+    test('streaming faster than the instance\'s network', () => {
+      // WHEN 1 TB on ml.g5.xlarge (250 GB NVMe, 2.5 Gbit/s): FastFile at 250 samples/s × 2 MB = 500 MB/s
+      const result = plan(files(500_000, 1000 * GB), cluster(TrainingInstance.G5_XLARGE), { samplesPerSecondPerDevice: 250 });
+
+      // THEN
+      expect(result.inputMode.mode).toBe(PlannedInputMode.FAST_FILE);
+      expect(warningCodes(result)).toContain('readRateAboveNetwork');
+    });
+
+    test('reading File-mode data from EBS faster than gp2 delivers', () => {
+      // WHEN 90 GB (fits the EBS rule, not the 61 GiB of RAM) at 1350 samples/s × 200 KB = 270 MB/s
+      const result = plan(files(450_000, 90 * GB), cluster(TrainingInstance.P3_2XLARGE), { samplesPerSecondPerDevice: 1350, epochs: 90 });
+
+      // THEN
+      expect(result.inputMode.mode).toBe(PlannedInputMode.FILE);
+      expect(warningCodes(result)).toEqual(['readRateAboveEbs']);
+    });
+  });
+
+  describe('input checks', () => {
+    const instance = TrainingInstance.G5_2XLARGE;
+
+    test.each<[string, DatasetProfile, RegExp]>([
+      ['no objects', files(0, GB), /InvalidObjectCount\] dataset\.objectCount must be a whole number of at least 1, got 0/],
+      ['negative objects', files(-5, GB), /InvalidObjectCount.*got -5/],
+      ['a fraction of an object', files(1.5, GB), /InvalidObjectCount.*got 1\.5/],
+      ['0 bytes', files(10, 0), /InvalidDatasetSize\] dataset\.totalSize must be more than 0 bytes, got 0 bytes/],
+      ['a mean size of 0', { objectCount: 10, meanObjectSize: Size.bytes(0) }, /InvalidDatasetSize\] dataset\.meanObjectSize/],
+      ['both sizes', { objectCount: 10, totalSize: Size.gibibytes(1), meanObjectSize: Size.mebibytes(1) }, /DatasetSizeAndMeanSize/],
+      ['no size', { objectCount: 10 }, /MissingDatasetSize\] dataset needs totalSize or meanObjectSize, got neither/],
+      ['0 records', files(10, GB, { recordCount: 0 }), /InvalidRecordCount.*got 0/],
+      ['a deploy-time object count', files(Token.asNumber({ Ref: 'N' }), GB), /UnresolvedPlanInput\] dataset\.objectCount must be known at synth time/],
+      ['a deploy-time size', { objectCount: 10, totalSize: Size.bytes(Token.asNumber({ Ref: 'B' })) }, /UnresolvedPlanInput\] dataset\.totalSize/],
+    ])('%s is refused, naming the field, the value and what is allowed', (_what, dataset, message) => {
+      expect(() => plan(dataset, cluster(instance))).toThrow(message);
+    });
+
+    test.each<[string, TrainingCluster, RegExp]>([
+      ['0 instances', cluster(instance, 0), /InvalidInstanceCount\] cluster\.instanceCount must be a whole number between 1 and 10000, got 0/],
+      ['negative instances', cluster(instance, -2), /InvalidInstanceCount.*got -2/],
+      ['more processes than vCPUs', cluster(instance, 1, { processesPerInstance: 9 }), /InvalidProcessesPerInstance.*got 9/],
+      ['negative workers', cluster(instance, 1, { loaderWorkers: -1 }), /InvalidDataLoaderWorkers\] cluster\.loaderWorkers .* got -1/],
+      ['a deploy-time instance count', cluster(instance, Token.asNumber({ Ref: 'N' })), /UnresolvedPlanInput\] cluster\.instanceCount/],
+    ])('a cluster with %s is refused', (_what, trainingCluster, message) => {
+      expect(() => plan(files(10, GB), trainingCluster)).toThrow(message);
+    });
+
+    test.each<[string, Partial<IoPlanProps>, RegExp]>([
+      ['0 epochs', { epochs: 0 }, /InvalidEpochs\] epochs must be a whole number of at least 1, got 0/],
+      ['2.5 epochs', { epochs: 2.5 }, /InvalidEpochs.*got 2\.5/],
+      ['0 samples/s', { samplesPerSecondPerDevice: 0 }, /InvalidSamplesPerSecond.*got 0/],
+      ['infinite samples/s', { samplesPerSecondPerDevice: Infinity }, /InvalidSamplesPerSecond.*got Infinity/],
+      ['NaN samples/s', { samplesPerSecondPerDevice: NaN }, /InvalidSamplesPerSecond.*got NaN/],
+    ])('%s is refused', (_what, extra, message) => {
+      expect(() => plan(files(10, GB), cluster(instance), extra)).toThrow(message);
+    });
+
+    test('samples per second on shards need the record count', () => {
+      expect(() => plan(files(10, GB, { format: DatasetFormat.RECORDIO }), cluster(instance), { samplesPerSecondPerDevice: 100 }))
+        .toThrow(/RecordCountRequired\] samplesPerSecondPerDevice needs dataset\.recordCount for a recordio dataset/);
+    });
+
+    test('the mean object size gives the total', () => {
+      // WHEN
+      const { dataset } = plan({ objectCount: 2_000_000, meanObjectSize: Size.bytes(5000) }, cluster(instance));
+
+      // THEN
+      expect(dataset).toEqual({ objectCount: 2_000_000, totalBytes: 10 * GB, meanObjectBytes: 5000, format: DatasetFormat.FILES, recordCount: 2_000_000 });
+    });
+  });
+});
