@@ -1,4 +1,4 @@
-import { JobMetricSet, MetricSeries } from './metric-set';
+import { JobFacts, JobMetricSet, MetricSeries } from './metric-set';
 import { THRESHOLD_SOURCES, THRESHOLDS } from './thresholds';
 
 /** What held the job's GPUs back, or that nothing did. */
@@ -56,16 +56,8 @@ export interface HostSummary {
 /** The diagnosis of one job: rendered as report.json as it is, and as Markdown. */
 export interface Diagnosis {
   readonly format: typeof DIAGNOSIS_FORMAT;
-  readonly job: {
-    readonly name: string;
-    readonly status: string;
-    readonly failureReason?: string;
-    readonly instanceType: string;
-    readonly instanceCount: number;
-    readonly gpusPerInstance: number;
-    readonly vcpusPerInstance: number;
-    readonly dataLoaderWorkers?: number;
-  };
+  /** The job as the metric set describes it, without its output path and phases (those have their own fields). */
+  readonly job: Omit<JobFacts, 'outputPath' | 'phases'>;
   /** The finding that idled the GPUs most. */
   readonly verdict: Verdict;
   readonly summary: string;
