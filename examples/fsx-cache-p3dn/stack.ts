@@ -1,0 +1,78 @@
+import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  CacheSource, LustreDatasetCache, ReadRate, ShardedDataset, ShardFormat, TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob,
+} from 'cdk-training-io';
+import { Construct } from 'constructs';
+
+/**
+ * FSx for Lustre on 2 × ml.p3dn.24xlarge: a large dataset read by many jobs.
+ *
+ * The small files under an S3 prefix are packed into RecordIO shards; an FSx for Lustre file system
+ * linked to the shards imports them once (and every shard written later, automatically), and each
+ * training job reads them in File mode at the file system's throughput instead of downloading them.
+ */
+export class FsxCacheStack extends Stack {
+  public readonly dataset: ShardedDataset;
+  public readonly cache: LustreDatasetCache;
+  public readonly job: TrainingJob;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    const raw = s3.Bucket.fromBucketName(this, 'Raw', 'example-raw-images');
+    // Training and the file system share private subnets with no route to the internet.
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'training', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 20 }],
+      gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
+      flowLogs: { rejected: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+    });
+
+    const instanceCount = 2;
+    const instance = TrainingInstance.P3DN_24XLARGE;     // 96 vCPUs, 8 × V100, 1.8 TB NVMe, 100 Gbps
+    this.dataset = new ShardedDataset(this, 'ImageNet', {
+      sourceBucket: raw,
+      sourcePrefix: 'imagenet/train/',
+      format: ShardFormat.RECORDIO,
+      consumers: instanceCount * instance.gpus * instance.sizeDataLoaders().loaderWorkers,
+    });
+
+    this.cache = new LustreDatasetCache(this, 'Cache', {
+      vpc,
+      source: CacheSource.fromShards(this.dataset),
+      datasetSize: Size.gibibytes(150),
+      // 2 × 8 V100 at about 1000 images/s each, JPEGs of about 110 KiB: 1.8 GB/s.
+      readRate: ReadRate.forTraining({
+        instance, instanceCount, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110),
+      }),
+    });
+
+    this.job = new TrainingJob(this, 'Train', {
+      instance,
+      instanceCount,
+      container: TrainingContainer.pytorch(),
+      channels: [
+        TrainingChannel.fromDatasetCache('train', this.cache, 'shards'),
+        TrainingChannel.fromDatasetCache('index', this.cache, 'index'),
+      ],
+      hyperparameters: { epochs: '90' },
+    });
+
+    const training = new sfn.StateMachine(this, 'Training', {
+      definitionBody: sfn.DefinitionBody.fromChainable(this.job),
+      tracingEnabled: true,
+      logs: {
+        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        level: sfn.LogLevel.ALL,
+      },
+    });
+    Validations.of(training).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray and CloudWatch Logs delivery actions have no resource-level permissions',
+    });
+  }
+}

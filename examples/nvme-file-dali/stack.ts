@@ -1,0 +1,54 @@
+import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  InputMode, S3DataDistribution, TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob,
+} from 'cdk-training-io';
+import { Construct } from 'constructs';
+
+/**
+ * File mode onto local NVMe, with JPEG decoding on the GPU (NVIDIA DALI), on 2 × ml.p4d.24xlarge.
+ *
+ * The shards were packed beforehand (`npx training-io pack ... --format tfrecord`, uploaded to
+ * `s3://example-datasets/imagenet/packed/`). Each instance downloads its half of them to its
+ * 8 TB of NVMe before training starts, then DALI decodes on the GPUs, which keeps 96 vCPUs from
+ * being the bottleneck of 8 A100s.
+ */
+export class NvmeDaliStack extends Stack {
+  public readonly job: TrainingJob;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    const datasets = s3.Bucket.fromBucketName(this, 'Datasets', 'example-datasets');
+
+    this.job = new TrainingJob(this, 'Train', {
+      instance: TrainingInstance.P4D_24XLARGE,
+      instanceCount: 2,
+      container: TrainingContainer.dali(),              // the PyTorch DLC + DALI, built by `cdk deploy`
+      channels: [
+        TrainingChannel.fromBucket('train', datasets, 'imagenet/packed/shards/', {
+          inputMode: InputMode.FILE,
+          distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
+          datasetSize: Size.gibibytes(150),             // checked against the NVMe at synth
+        }),
+        // DALI's TFRecord reader needs every shard's index.
+        TrainingChannel.fromBucket('index', datasets, 'imagenet/packed/index/', { inputMode: InputMode.FILE }),
+      ],
+      hyperparameters: { epochs: '90', loader: 'dali' },
+    });
+
+    const training = new sfn.StateMachine(this, 'Training', {
+      definitionBody: sfn.DefinitionBody.fromChainable(this.job),
+      tracingEnabled: true,
+      logs: {
+        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        level: sfn.LogLevel.ALL,
+      },
+    });
+    Validations.of(training).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray and CloudWatch Logs delivery actions have no resource-level permissions',
+    });
+  }
+}

@@ -1,0 +1,110 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import {
+  apiModelProblems, assetProblems, SynthesizedStack, synthesizedStacks, trainingJobRequests, validationViolations,
+} from '../support/cloud-assembly';
+
+const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali'];
+
+/** Cloud assembly directories by example, each synthesized once for this file. */
+const synthesized = new Map<string, string>();
+
+/**
+ * Runs `examples/<name>/app.ts` as `cdk synth` does (the app writes its cloud assembly to
+ * CDK_OUTDIR), with `cdk-training-io` resolved to this repository's lib/ (jest.config.js).
+ */
+function synthExample(name: string): string {
+  const done = synthesized.get(name);
+  if (done) return done;
+  const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `example-${name}-`));
+  const previous = process.env.CDK_OUTDIR;
+  process.env.CDK_OUTDIR = outdir;
+  try {
+    jest.isolateModules(() => {
+      require(`../../examples/${name}/app`);
+    });
+  } finally {
+    if (previous === undefined) delete process.env.CDK_OUTDIR;
+    else process.env.CDK_OUTDIR = previous;
+  }
+  synthesized.set(name, outdir);
+  return outdir;
+}
+
+/** The one stack of an example and the CreateTrainingJob request of its training state machine. */
+function onlyTrainingRequest(stack: SynthesizedStack): any {
+  const requests = Object.values(stack.template.Resources)
+    .filter((resource) => resource.Type === 'AWS::StepFunctions::StateMachine')
+    .flatMap((machine) => trainingJobRequests(machine.Properties!.DefinitionString).map(([, request]) => request));
+  expect(requests).toHaveLength(1);
+  return requests[0];
+}
+
+function resourcesOfType(stack: SynthesizedStack, type: string): any[] {
+  return Object.values(stack.template.Resources).filter((resource) => resource.Type === type);
+}
+
+afterAll(() => synthesized.forEach((outdir) => fs.rmSync(outdir, { recursive: true, force: true })));
+
+describe.each(EXAMPLES)('example %s', (name) => {
+  let outdir: string;
+  let stack: SynthesizedStack;
+
+  beforeAll(() => {
+    outdir = synthExample(name);
+    const stacks = synthesizedStacks(outdir);
+    expect(stacks).toHaveLength(1);
+    stack = stacks[0];
+  });
+
+  test('synthesizes with cdk-nag AwsSolutions run as a validation plugin and no finding left', () => {
+    expect(validationViolations(outdir)).toEqual([]);
+  });
+
+  test('stages every asset it names in the cloud assembly', () => {
+    expect(assetProblems(outdir)).toEqual([]);
+  });
+
+  test('sends CreateTrainingJob requests and FSx resources the official API models accept, from valid state machines', () => {
+    expect(apiModelProblems(stack)).toEqual([]);
+  });
+});
+
+describe('what each example sets up', () => {
+  test('shards-pipe-g4dn: a packing state machine, then 4 × ml.g4dn.12xlarge in Pipe mode, ShardedByS3Key, reshuffled', () => {
+    const stack = synthesizedStacks(synthExample('shards-pipe-g4dn'))[0];
+    const request = onlyTrainingRequest(stack);
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.g4dn.12xlarge', InstanceCount: 4 });
+    expect(request.InputDataConfig.map((c: any) => [c.ChannelName, c.InputMode])).toEqual([['train', 'Pipe'], ['index', 'File']]);
+    expect(request.InputDataConfig[0]).toMatchObject({
+      ShuffleConfig: { Seed: 42 },
+      DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } },
+    });
+    expect(resourcesOfType(stack, 'AWS::Lambda::Function')).toHaveLength(3);
+    expect(resourcesOfType(stack, 'AWS::StepFunctions::StateMachine')).toHaveLength(2);
+  });
+
+  test('fsx-cache-p3dn: 2 × ml.p3dn.24xlarge read shards and indexes in File mode from an FSx for Lustre cache of the packed dataset', () => {
+    const stack = synthesizedStacks(synthExample('fsx-cache-p3dn'))[0];
+    const request = onlyTrainingRequest(stack);
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p3dn.24xlarge', InstanceCount: 2 });
+    for (const channel of request.InputDataConfig) {
+      expect(channel).toMatchObject({ InputMode: 'File', DataSource: { FileSystemDataSource: { FileSystemType: 'FSxLustre' } } });
+    }
+    expect(resourcesOfType(stack, 'AWS::FSx::FileSystem')).toHaveLength(1);
+    expect(resourcesOfType(stack, 'AWS::FSx::DataRepositoryAssociation').map((a) => a.Properties.FileSystemPath).sort())
+      .toEqual(['/index', '/shards']);
+  });
+
+  test('nvme-file-dali: 2 × ml.p4d.24xlarge download to NVMe in File mode and run the DALI image built from container/dali', () => {
+    const outdir = synthExample('nvme-file-dali');
+    const request = onlyTrainingRequest(synthesizedStacks(outdir)[0]);
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p4d.24xlarge', InstanceCount: 2 });
+    expect(request.InputDataConfig.map((c: any) => c.InputMode)).toEqual(['File', 'File']);
+    expect(request.HyperParameters).toMatchObject({ loader: 'dali', dali_threads: expect.any(String) });
+    const images = Object.values<any>(JSON.parse(fs.readFileSync(path.join(outdir, 'NvmeDali.assets.json'), 'utf8')).dockerImages);
+    expect(images).toHaveLength(1);
+    expect(fs.readFileSync(path.join(outdir, images[0].source.directory, 'Dockerfile'), 'utf8')).toMatch(/nvidia-dali/);
+  });
+});
