@@ -38,7 +38,7 @@ export class FsxCacheStack extends Stack {
       sourceBucket: raw,
       sourcePrefix: 'imagenet/train/',
       format: ShardFormat.RECORDIO,
-      consumers: instanceCount * instance.gpus * instance.sizeDataLoaders().loaderWorkers,
+      cluster: { instance, instanceCount },
     });
 
     this.cache = new LustreDatasetCache(this, 'Cache', {

@@ -30,8 +30,8 @@ export class ShardsToPipeStack extends Stack {
       sourcePrefix: 'imagenet/train/',
       format: ShardFormat.TFRECORD,
       targetShardSize: Size.mebibytes(64),
-      // Every reader (instances × GPU processes × loader workers) gets the same number of shards.
-      consumers: instanceCount * instance.gpus * instance.sizeDataLoaders().loaderWorkers,
+      // Every reader (instances × GPU processes × sized loader workers) gets the same number of shards.
+      cluster: { instance, instanceCount },
       seed: 42,
     });
 

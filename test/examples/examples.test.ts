@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import {
-  apiModelProblems, assetProblems, SynthesizedStack, synthesizedStacks, trainingJobRequests, validationViolations,
+  annotations, apiModelProblems, assetProblems, SynthesizedStack, synthesizedStacks, trainingJobRequests, validationViolations,
 } from '../support/cloud-assembly';
 
 const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali'];
@@ -60,6 +60,10 @@ describe.each(EXAMPLES)('example %s', (name) => {
 
   test('synthesizes with cdk-nag AwsSolutions run as a validation plugin and no finding left', () => {
     expect(validationViolations(outdir)).toEqual([]);
+  });
+
+  test('leaves no warning: nothing in it wastes GPU hours', () => {
+    expect(annotations(outdir)).toEqual([]);
   });
 
   test('stages every asset it names in the cloud assembly', () => {

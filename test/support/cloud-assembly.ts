@@ -160,6 +160,15 @@ export function validationViolations(outdir: string): string[] | undefined {
     `${plugin.pluginName}: ${v.ruleName} at ${(v.violatingConstructs ?? []).map((c: any) => c.constructPath).join(', ')}`));
 }
 
+/** The warnings and errors construct annotations left in the assembly's manifest, as `path: message`. */
+export function annotations(outdir: string): string[] {
+  const manifest = readJson(path.join(outdir, 'manifest.json'));
+  return Object.values<any>(manifest.artifacts ?? {}).flatMap((artifact) => Object.entries<any[]>(artifact.metadata ?? {})
+    .flatMap(([constructPath, entries]) => entries
+      .filter((entry) => entry.type === 'aws:cdk:warning' || entry.type === 'aws:cdk:error')
+      .map((entry) => `${constructPath}: ${typeof entry.data === 'string' ? entry.data : JSON.stringify(entry.data)}`)));
+}
+
 function readJson(file: string): any {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }

@@ -1,0 +1,257 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import {
+  annotations, apiModelProblems, assetProblems, synthesizedStacks, validationViolations,
+} from '../support/cloud-assembly';
+import { installOffline, PACKAGE_JSON, packRepository, PackResult, REPO_ROOT, run } from '../support/npm-package';
+
+/**
+ * The published package, as users get it: `npm run build` (tsc, jsii, the handler bundles), the
+ * jsii assembly and what is generated from it (API.md, the Python, Java and .NET bindings), the
+ * tarball of `npm pack`, and that tarball installed offline into an app outside this repository.
+ */
+
+/**
+ * The examples synthesized from the installed tarball: the README's pipeline over an S3 prefix with
+ * an FSx cache. Add the TrainingPipeline example here once it exists.
+ */
+const CONSUMER_APPS = ['fsx-cache-p3dn'];
+
+/** Debian's Python, with setuptools, wheel and pip from Debian (installed by .ci/run). */
+const SYSTEM_PYTHON = '/usr/bin/python3';
+
+/** The handlers scripts/bundle-lambdas.mjs bundles: every lambda/<name>/ with an index.ts. */
+const HANDLERS = fs.readdirSync(path.join(REPO_ROOT, 'lambda'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(REPO_ROOT, 'lambda', entry.name, 'index.ts')))
+  .map((entry) => entry.name);
+
+const BUILD_TIMEOUT = 10 * 60 * 1000;
+
+let work: string;
+let packed: PackResult;
+let tarball: string;
+
+beforeAll(() => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-package-'));
+  run('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT });
+  packed = packRepository(work);
+  tarball = path.join(work, packed.filename);
+}, BUILD_TIMEOUT);
+
+afterAll(() => {
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+function readAssembly(): any {
+  return JSON.parse(fs.readFileSync(path.join(REPO_ROOT, '.jsii'), 'utf8'));
+}
+
+describe('jsii', () => {
+  test('compiles every export of lib/index.ts into the assembly, and nothing from lib/**/private', () => {
+    // GIVEN
+    const assembly = readAssembly();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const runtimeExports = Object.keys(require('../../lib'));
+    // WHEN
+    const types = Object.values<any>(assembly.types);
+    // THEN
+    const typeNames = types.map((type) => type.name);
+    expect(runtimeExports.filter((name) => !typeNames.includes(name))).toEqual([]);
+    expect(types.filter((type) => /(^|\/)private\//.test(type.locationInModule.filename)).map((type) => type.fqn)).toEqual([]);
+    expect(typeNames.filter((name) => name.startsWith('_'))).toEqual([]);
+    expect(assembly.name).toBe(PACKAGE_JSON.name);
+    expect(assembly.version).toBe(PACKAGE_JSON.version);
+    expect(assembly.dependencies).toEqual(PACKAGE_JSON.peerDependencies);
+    expect(Object.keys(assembly.bundled ?? {})).toEqual(PACKAGE_JSON.bundledDependencies);
+  });
+
+  test('API.md is the reference jsii-docgen generates from the assembly (`npm run docgen` updates it)', () => {
+    // WHEN
+    const generated = path.join(work, 'API.md');
+    run('npx', ['jsii-docgen', '--output', generated], { cwd: REPO_ROOT });
+    // THEN
+    const committed = fs.readFileSync(path.join(REPO_ROOT, 'API.md'), 'utf8');
+    expect(committed === fs.readFileSync(generated, 'utf8')).toBe(true);
+  });
+
+  test('jsii-pacmak generates the Python, Java and .NET bindings, and the Python wheel builds offline', () => {
+    // GIVEN
+    const bindings = path.join(work, 'bindings');
+    // WHEN: pacmak packs the package itself (npm pack without the prepack build, done above)
+    run('npx', ['jsii-pacmak', '--code-only', '--no-npmignore', '--outdir', bindings], {
+      cwd: REPO_ROOT, env: { npm_config_ignore_scripts: 'true' },
+    });
+    // THEN
+    const python = path.join(bindings, 'python');
+    const module = path.join(python, 'src', PACKAGE_JSON.jsii.targets.python.module);
+    run(SYSTEM_PYTHON, ['-m', 'compileall', '-q', module], { cwd: python });
+    expect(fs.existsSync(path.join(module, '_jsii', `${PACKAGE_JSON.name}@${PACKAGE_JSON.version}.jsii.tgz`))).toBe(true);
+    run(SYSTEM_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '--wheel-dir', path.join(work, 'wheel'), '.'], {
+      cwd: python, env: { PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+    });
+    expect(fs.readdirSync(path.join(work, 'wheel'))).toEqual([`cdk_training_io-${PACKAGE_JSON.version}-py3-none-any.whl`]);
+    expect(fs.readFileSync(path.join(module, '__init__.py'), 'utf8')).toMatch(/^class TrainingJob\(/m);
+    expect(listFiles(path.join(bindings, 'java')).some((file) => file.endsWith('/TrainingJob.java'))).toBe(true);
+    expect(listFiles(path.join(bindings, 'dotnet')).some((file) => file.endsWith('/TrainingJob.cs'))).toBe(true);
+  }, BUILD_TIMEOUT);
+});
+
+describe('npm package', () => {
+  test('holds the compiled library and its assembly, the handler bundles, container/ and tar, and no sources, tests or benches', () => {
+    // GIVEN
+    const files = packed.files.map((file) => file.path);
+    const required = [
+      'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'API.md', '.jsii',
+      'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/private/assets.js',
+      'dist/bin/training-io.js', 'dist/lambda/packing/pack.js', 'dist/lambda/packing/parallel/local-shard-worker.js',
+      ...HANDLERS.flatMap((handler) => [`lambda/dist/${handler}/index.js`, `lambda/dist/${handler}/crc32.linux-x64-gnu.node`]),
+      'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile',
+      'node_modules/tar/package.json',
+    ];
+    // THEN
+    expect(required.filter((file) => !files.includes(file))).toEqual([]);
+    const unwanted = files.filter((file) =>
+      (file.endsWith('.ts') && !file.endsWith('.d.ts'))
+      || /^(test|bench|examples|scripts|bin|lib)\//.test(file)
+      || /^dist\/(bench|test|examples)\//.test(file)
+      || /^dist\/bin\/(app|reference-stack)\./.test(file)
+      || (/^dist\/lambda\//.test(file) && !/^dist\/lambda\/packing\//.test(file))
+      || (/^lambda\//.test(file) && !/^lambda\/dist\//.test(file))
+      || /(__pycache__|\.pyc$|tsbuildinfo|tsconfig)/.test(file));
+    expect(unwanted).toEqual([]);
+    const bundledTops = new Set(files.filter((file) => file.startsWith('node_modules/')).map((file) => file.split('/').slice(1, file.split('/')[1].startsWith('@') ? 3 : 2).join('/')));
+    expect([...bundledTops].filter((name) => !packed.bundled.includes(name))).toEqual([]);
+    expect(packed.unpackedSize).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  test('depends on aws-cdk-lib and constructs as peers only, bundles tar, and leaves the handlers\' dependencies out', () => {
+    // GIVEN
+    const manifest = JSON.parse(run('tar', ['-xOzf', tarball, 'package/package.json'], { cwd: work }).stdout);
+    // THEN
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
+    expect(manifest.dependencies).toEqual({ tar: expect.any(String) });
+    expect(manifest.bundledDependencies).toEqual(['tar']);
+    expect(Object.keys(manifest.optionalDependencies).sort()).toEqual(['@aws-sdk/client-cloudwatch', '@aws-sdk/client-s3', '@aws-sdk/client-sagemaker', '@aws-sdk/client-sfn', '@node-rs/crc32', 'csv-parse']);
+    const installed = { ...manifest.dependencies, ...manifest.optionalDependencies, ...manifest.peerDependencies };
+    expect(Object.keys(installed).filter((name) => name.startsWith('@aws-lambda-powertools/'))).toEqual([]);
+  });
+});
+
+describe('installed from the tarball, offline', () => {
+  let app: string;
+
+  beforeAll(() => {
+    app = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-consumer-'));
+    fs.copyFileSync(tarball, path.join(app, packed.filename));
+    const versions = PACKAGE_JSON.devDependencies;
+    installOffline(app, packed.filename, {
+      dependencies: { 'aws-cdk-lib': versions['aws-cdk-lib'], 'constructs': versions.constructs, 'cdk-nag': versions['cdk-nag'] },
+      devDependencies: { 'aws-cdk': versions['aws-cdk'], 'typescript': versions.typescript },
+    });
+  }, BUILD_TIMEOUT);
+
+  afterAll(() => {
+    if (app) fs.rmSync(app, { recursive: true, force: true });
+  });
+
+  test('resolves the library and its peers inside the app, not in this repository', () => {
+    for (const name of [PACKAGE_JSON.name, 'aws-cdk-lib', 'constructs']) {
+      expect(require.resolve(name, { paths: [app] }).startsWith(fs.realpathSync(app))).toBe(true);
+    }
+  });
+
+  test.each(CONSUMER_APPS)('the %s example compiles against the published types and `cdk synth` passes cdk-nag, with every asset staged and the requests the API models accept', (example) => {
+    // GIVEN: the example's files, as a user copies them into a CDK app
+    const source = path.join(REPO_ROOT, 'examples', example);
+    const dir = path.join(app, example);
+    fs.mkdirSync(dir);
+    for (const file of fs.readdirSync(source).filter((name) => name.endsWith('.ts'))) {
+      fs.copyFileSync(path.join(source, file), path.join(dir, file));
+    }
+    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'commonjs', strict: true, skipLibCheck: true, types: [] },
+      include: ['*.ts'],
+    }));
+    // WHEN
+    run('npx', ['--offline', 'tsc', '-p', '.'], { cwd: dir });
+    const outdir = path.join(dir, 'cdk.out');
+    run('npx', ['--offline', 'cdk', 'synth', '--app', 'node app.js', '--output', outdir, '--no-notices', '--quiet'], { cwd: dir });
+    // THEN
+    expect(validationViolations(outdir)).toEqual([]);
+    expect(annotations(outdir)).toEqual([]);
+    expect(assetProblems(outdir)).toEqual([]);
+    const stacks = synthesizedStacks(outdir);
+    expect(stacks.length).toBeGreaterThan(0);
+    expect(stacks.flatMap(apiModelProblems)).toEqual([]);
+    // The Lambda code assets are the bundles shipped in the package, with their native addon.
+    const bundles = HANDLERS.map((handler) => fs.readFileSync(path.join(app, 'node_modules', PACKAGE_JSON.name, 'lambda', 'dist', handler, 'index.js')));
+    const lambdaAssets = fs.readdirSync(outdir).filter((name) => fs.existsSync(path.join(outdir, name, 'crc32.linux-x64-gnu.node')));
+    expect(lambdaAssets.length).toBeGreaterThan(0);
+    for (const asset of lambdaAssets) {
+      const code = fs.readFileSync(path.join(outdir, asset, 'index.js'));
+      expect(bundles.some((bundle) => bundle.equals(code))).toBe(true);
+    }
+    // The reference code tarball holds the package's container/ code.
+    const codeTarball = fs.readdirSync(outdir).find((name) => name.endsWith('.tar.gz'))!;
+    expect(run('tar', ['-tzf', path.join(outdir, codeTarball)], { cwd: dir }).stdout.split('\n')).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py']));
+  }, BUILD_TIMEOUT);
+
+  test('npx training-io runs the installed command line', () => {
+    const { stdout } = run('npx', ['--offline', 'training-io', '--help'], { cwd: app });
+    expect(stdout).toMatch(/^training-io: the command line of cdk-training-io/);
+    expect(stdout).toMatch(/^ {2}pack <source> <output>/m);
+  });
+});
+
+describe('training-io installed on its own (the layout of a global install or npx)', () => {
+  let prefix: string;
+  let cwd: string;
+
+  beforeAll(() => {
+    // Only the tarball: its bundled and optional dependencies and peers, nested under one folder.
+    prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-global-'));
+    fs.copyFileSync(tarball, path.join(prefix, packed.filename));
+    installOffline(prefix, packed.filename, { dependencies: {} });
+    cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-cwd-'));
+  }, BUILD_TIMEOUT);
+
+  afterAll(() => {
+    for (const dir of [prefix, cwd]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Runs the installed bin through its symbolic link, from a folder outside the install, as a shell finds it on PATH. */
+  function trainingIo(...args: string[]): string {
+    return run(path.join(prefix, 'node_modules', '.bin', 'training-io'), args, { cwd }).stdout;
+  }
+
+  test('--version and --help', () => {
+    expect(trainingIo('--version').trim()).toBe(PACKAGE_JSON.version);
+    expect(trainingIo('--help')).toMatch(/^ {2}verify <dataset>/m);
+  });
+
+  test('pack and verify a small folder of files, on the native CRC32C of the installed optional dependency', () => {
+    // GIVEN: two classes of three files
+    const source = path.join(cwd, 'raw');
+    for (const label of ['cats', 'dogs']) {
+      fs.mkdirSync(path.join(source, label), { recursive: true });
+      for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(source, label, `${i}.jpg`), Buffer.alloc(1000 + i, label));
+    }
+    // WHEN
+    trainingIo('pack', 'raw', 'packed', '--format', 'recordio', '--shards', '2');
+    // THEN
+    const manifest = JSON.parse(fs.readFileSync(path.join(cwd, 'packed', 'manifest.json'), 'utf8'));
+    expect(manifest.shards).toHaveLength(2);
+    expect(trainingIo('verify', 'packed')).toMatch(/^ok: 2 shards, 6 records/);
+  });
+
+  test('instances loads the library with its aws-cdk-lib peer', () => {
+    expect(trainingIo('instances')).toMatch(/^ml\.p3dn\.24xlarge +96 /m);
+  });
+});
+
+function listFiles(directory: string): string[] {
+  return fs.readdirSync(directory, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
+}
