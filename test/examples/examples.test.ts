@@ -5,7 +5,7 @@ import {
   annotations, apiModelProblems, assetProblems, SynthesizedStack, synthesizedStacks, trainingJobRequests, validationViolations,
 } from '../support/cloud-assembly';
 
-const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali'];
+const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali', 'pipeline-fsx'];
 
 /** Cloud assembly directories by example, each synthesized once for this file. */
 const synthesized = new Map<string, string>();
@@ -99,6 +99,18 @@ describe('what each example sets up', () => {
     expect(resourcesOfType(stack, 'AWS::FSx::FileSystem')).toHaveLength(1);
     expect(resourcesOfType(stack, 'AWS::FSx::DataRepositoryAssociation').map((a) => a.Properties.FileSystemPath).sort())
       .toEqual(['/index', '/shards']);
+  });
+
+  test('pipeline-fsx: one state machine packs, imports into FSx for Lustre, trains 2 × ml.p3dn.24xlarge from it and diagnoses the job', () => {
+    const stack = synthesizedStacks(synthExample('pipeline-fsx'))[0];
+    const request = onlyTrainingRequest(stack);
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p3dn.24xlarge', InstanceCount: 2 });
+    expect(request.InputDataConfig[0]).toMatchObject({ InputMode: 'File', DataSource: { FileSystemDataSource: { FileSystemType: 'FSxLustre' } } });
+    expect(resourcesOfType(stack, 'AWS::FSx::FileSystem')).toHaveLength(1);
+    expect(resourcesOfType(stack, 'AWS::SNS::Topic')).toHaveLength(1);
+    expect(resourcesOfType(stack, 'AWS::CloudWatch::Dashboard')).toHaveLength(1);
+    // The planner, packer and finalizer of the dataset, and the diagnoser.
+    expect(resourcesOfType(stack, 'AWS::Lambda::Function')).toHaveLength(4);
   });
 
   test('nvme-file-dali: 2 × ml.p4d.24xlarge download to NVMe in File mode and run the DALI image built from container/dali', () => {
