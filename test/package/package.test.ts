@@ -1,4 +1,5 @@
 import * as fs from 'fs';
+import { isBuiltin } from 'module';
 import * as os from 'os';
 import * as path from 'path';
 import {
@@ -14,9 +15,10 @@ import { installOffline, PACKAGE_JSON, packRepository, PackResult, REPO_ROOT, ru
 
 /**
  * The examples synthesized from the installed tarball: the README's pipeline over an S3 prefix with
- * an FSx cache. Add the TrainingPipeline example here once it exists.
+ * an FSx cache, and File mode with DALI. Between them they stage every asset of the package (each
+ * handler bundle, the container code, the DALI Dockerfile), which a later test checks.
  */
-const CONSUMER_APPS = ['fsx-cache-p3dn'];
+const CONSUMER_APPS = ['pipeline-fsx', 'nvme-file-dali'];
 
 /** Debian's Python, with setuptools, wheel and pip from Debian (installed by .ci/run). */
 const SYSTEM_PYTHON = '/usr/bin/python3';
@@ -131,14 +133,31 @@ describe('npm package', () => {
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
     expect(manifest.dependencies).toEqual({ tar: expect.any(String) });
     expect(manifest.bundledDependencies).toEqual(['tar']);
-    expect(Object.keys(manifest.optionalDependencies).sort()).toEqual(['@aws-sdk/client-cloudwatch', '@aws-sdk/client-s3', '@aws-sdk/client-sagemaker', '@aws-sdk/client-sfn', '@node-rs/crc32', 'csv-parse']);
     const installed = { ...manifest.dependencies, ...manifest.optionalDependencies, ...manifest.peerDependencies };
     expect(Object.keys(installed).filter((name) => name.startsWith('@aws-lambda-powertools/'))).toEqual([]);
+  });
+
+  test('the constructs load nothing but Node.js, the peers and tar; the optional dependencies are the command line\'s', () => {
+    // GIVEN
+    const extracted = path.join(work, 'extracted');
+    fs.mkdirSync(extracted);
+    run('tar', ['-xzf', tarball, '-C', extracted], { cwd: work });
+    const root = path.join(extracted, 'package');
+    // WHEN
+    const library = requiredPackages(path.join(root, 'dist', 'lib'));
+    const commandLine = new Set([...requiredPackages(path.join(root, 'dist', 'bin')), ...requiredPackages(path.join(root, 'dist', 'lambda'))]);
+    // THEN
+    const allowed = [...Object.keys(PACKAGE_JSON.peerDependencies), ...PACKAGE_JSON.bundledDependencies];
+    expect([...library].filter((name) => !allowed.includes(name))).toEqual([]);
+    expect(Object.keys(PACKAGE_JSON.optionalDependencies).filter((name) => !commandLine.has(name))).toEqual([]);
+    expect([...commandLine].filter((name) => !allowed.includes(name) && !(name in PACKAGE_JSON.optionalDependencies))).toEqual([]);
   });
 });
 
 describe('installed from the tarball, offline', () => {
   let app: string;
+  /** The cloud assemblies the consumer apps synthesized. */
+  const synthesized: string[] = [];
 
   beforeAll(() => {
     app = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-consumer-'));
@@ -183,18 +202,31 @@ describe('installed from the tarball, offline', () => {
     const stacks = synthesizedStacks(outdir);
     expect(stacks.length).toBeGreaterThan(0);
     expect(stacks.flatMap(apiModelProblems)).toEqual([]);
-    // The Lambda code assets are the bundles shipped in the package, with their native addon.
-    const bundles = HANDLERS.map((handler) => fs.readFileSync(path.join(app, 'node_modules', PACKAGE_JSON.name, 'lambda', 'dist', handler, 'index.js')));
-    const lambdaAssets = fs.readdirSync(outdir).filter((name) => fs.existsSync(path.join(outdir, name, 'crc32.linux-x64-gnu.node')));
-    expect(lambdaAssets.length).toBeGreaterThan(0);
-    for (const asset of lambdaAssets) {
-      const code = fs.readFileSync(path.join(outdir, asset, 'index.js'));
-      expect(bundles.some((bundle) => bundle.equals(code))).toBe(true);
-    }
-    // The reference code tarball holds the package's container/ code.
-    const codeTarball = fs.readdirSync(outdir).find((name) => name.endsWith('.tar.gz'))!;
-    expect(run('tar', ['-tzf', path.join(outdir, codeTarball)], { cwd: dir }).stdout.split('\n')).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py']));
+    synthesized.push(outdir);
   }, BUILD_TIMEOUT);
+
+  test('the apps staged every asset path of the package: each handler bundle, the container code tarball, the DALI Dockerfile', () => {
+    // GIVEN
+    const packageRoot = path.join(app, 'node_modules', PACKAGE_JSON.name);
+    const staged = synthesized.flatMap((outdir) => fs.readdirSync(outdir).map((name) => path.join(outdir, name)));
+    // THEN: every Lambda code asset is one of the package's bundles, with its native addon, and every bundle is used
+    const lambdaAssets = staged.filter((asset) => fs.existsSync(path.join(asset, 'crc32.linux-x64-gnu.node')));
+    const bundleOf = (asset: string) => HANDLERS.find((handler) =>
+      fs.readFileSync(path.join(packageRoot, 'lambda', 'dist', handler, 'index.js')).equals(fs.readFileSync(path.join(asset, 'index.js'))));
+    expect(lambdaAssets.map((asset) => bundleOf(asset) ?? `${asset}: not a bundle of the package`).filter((v, i, all) => all.indexOf(v) === i).sort())
+      .toEqual([...HANDLERS].sort());
+    // The reference code tarball holds the package's container/ code, without the DALI build context.
+    const codeTarballs = staged.filter((asset) => asset.endsWith('.tar.gz'));
+    expect(codeTarballs.length).toBeGreaterThan(0);
+    for (const codeTarball of codeTarballs) {
+      const entries = run('tar', ['-tzf', codeTarball], { cwd: app }).stdout.split('\n');
+      expect(entries).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py']));
+      expect(entries.filter((entry) => entry.startsWith('dali/'))).toEqual([]);
+    }
+    // The DALI image's build context is the package's container/dali.
+    const dockerfile = fs.readFileSync(path.join(packageRoot, 'container', 'dali', 'Dockerfile'));
+    expect(staged.some((asset) => fs.existsSync(path.join(asset, 'Dockerfile')) && fs.readFileSync(path.join(asset, 'Dockerfile')).equals(dockerfile))).toBe(true);
+  });
 
   test('npx training-io runs the installed command line', () => {
     const { stdout } = run('npx', ['--offline', 'training-io', '--help'], { cwd: app });
@@ -258,6 +290,19 @@ function firstDifference(committed: string, generated: string): string | undefin
   const at = line < 0 ? a.length : line;
   return `API.md is stale at line ${at + 1} (committed: ${JSON.stringify(a[at])}, generated: ${JSON.stringify(b[at])}): `
     + 'run `npm run docgen` and commit API.md';
+}
+
+/** The packages (not Node.js built-ins, not relative paths) the JavaScript files under `directory` require. */
+function requiredPackages(directory: string): Set<string> {
+  const names = new Set<string>();
+  for (const file of listFiles(directory).filter((name) => name.endsWith('.js'))) {
+    for (const [, specifier] of fs.readFileSync(file, 'utf8').matchAll(/\brequire\(["']([^"'.][^"']*)["']\)/g)) {
+      if (specifier.startsWith('node:') || isBuiltin(specifier)) continue;
+      const parts = specifier.split('/');
+      names.add(parts.slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+    }
+  }
+  return names;
 }
 
 function listFiles(directory: string): string[] {
