@@ -3,8 +3,7 @@ import * as path from 'path';
 import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
 import { JobMetricSet, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
-import { AwsJsonServer, AwsServiceError, startAwsJsonServer } from '../support/aws-json-server';
-import { useTestCredentials } from '../support/aws-environment';
+import { AwsJsonServer, AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
 import { temporaryFolders } from '../support/local-files';
 import { describeTrainingJobResponse, metricDataAnswerer } from '../support/metric-sets';
 import { runCli } from '../support/run-cli';
@@ -12,7 +11,6 @@ import { runCli } from '../support/run-cli';
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'diagnosis');
 const folder = temporaryFolders();
 let aws: AwsJsonServer;
-let restoreEnvironment: () => void;
 
 function recorded(name: string): JobMetricSet {
   return parseMetricSet(JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.json`), 'utf8')), name);
@@ -31,19 +29,8 @@ function live(...args: string[]): Promise<{ code: number; stdout: string; stderr
   return runCli('diagnose', ...args, '--endpoint-url', aws.endpoint, '--region', 'us-east-1');
 }
 
-beforeAll(async () => {
-  aws = await startAwsJsonServer(['sagemaker', 'cloudwatch']);
-  restoreEnvironment = useTestCredentials();
-});
-
-afterAll(async () => {
-  restoreEnvironment?.();
-  await aws?.close();
-});
-
-afterEach(() => {
-  expect(aws.violations).toEqual([]);
-  aws.reset();
+useAwsJsonServer(['sagemaker', 'cloudwatch'], (server) => {
+  aws = server;
 });
 
 describe('training-io diagnose', () => {

@@ -1,28 +1,14 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { AwsJsonServer, startAwsJsonServer } from '../support/aws-json-server';
-import { useTestCredentials } from '../support/aws-environment';
+import { AwsJsonServer, useAwsJsonServer } from '../support/aws-json-server';
 import { temporaryFolders } from '../support/local-files';
 import { runCli } from '../support/run-cli';
 
 const STATE_MACHINE = 'arn:aws:states:us-east-1:111111111111:stateMachine:TrainingPipeline';
 const folder = temporaryFolders();
 let aws: AwsJsonServer;
-let restoreEnvironment: () => void;
-
-beforeAll(async () => {
-  aws = await startAwsJsonServer(['stepfunctions', 'sagemaker']);
-  restoreEnvironment = useTestCredentials();
-});
-
-afterAll(async () => {
-  restoreEnvironment?.();
-  await aws?.close();
-});
-
-afterEach(() => {
-  expect(aws.violations).toEqual([]);
-  aws.reset();
+useAwsJsonServer(['stepfunctions', 'sagemaker'], (server) => {
+  aws = server;
 });
 
 function launch(...args: string[]) {

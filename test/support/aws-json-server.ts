@@ -5,6 +5,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { ApiModel, ApiService } from './api-model';
+import { useTestCredentials } from './aws-environment';
 
 /** An error the fake service answers with (JSON protocol: `__type` and `message`, HTTP 400 unless told). */
 export class AwsServiceError extends Error {
@@ -130,4 +131,27 @@ export function awsTestClients(server: Pick<AwsJsonServer, 'endpoint'>) {
     events: new EventBridgeClient(config),
     sfn: new SFNClient(config),
   };
+}
+
+/**
+ * A suite's server: started with test credentials in the environment before all tests, checked
+ * after each test that every request and answer matched the models (then reset), stopped after all.
+ * `started` receives the server for the tests to use.
+ */
+export function useAwsJsonServer(services: ApiService[], started: (server: AwsJsonServer) => void): void {
+  let server: AwsJsonServer | undefined;
+  let restoreEnvironment: (() => void) | undefined;
+  beforeAll(async () => {
+    server = await startAwsJsonServer(services);
+    started(server);
+    restoreEnvironment = useTestCredentials();
+  });
+  afterAll(async () => {
+    restoreEnvironment?.();
+    await server?.close();
+  });
+  afterEach(() => {
+    expect(server!.violations).toEqual([]);
+    server!.reset();
+  });
 }
