@@ -32,11 +32,20 @@ export class OutputBlock {
     return this.crc;
   }
 
-  /** Appends one record's chunks (`bytes` in all); resolves once they are copied or written. */
-  public async append(chunks: readonly Buffer[], bytes: number): Promise<void> {
-    const block = this.blocks[this.current];
-    if (this.used + bytes > block.length) await this.send();
-    if (bytes > block.length) {
+  /**
+   * Appends one record's chunks (`bytes` in all). Most records only need copying: then nothing is
+   * returned and nothing awaited (this runs once per input file); otherwise a promise that resolves
+   * once the full block has been handed over and the chunks copied or written.
+   */
+  public append(chunks: readonly Buffer[], bytes: number): Promise<void> | undefined {
+    if (this.used + bytes > this.blocks[this.current].length) return this.appendAfterSend(chunks, bytes);
+    this.copy(chunks);
+    return undefined;
+  }
+
+  private async appendAfterSend(chunks: readonly Buffer[], bytes: number): Promise<void> {
+    await this.send();
+    if (bytes > this.blocks[this.current].length) {
       // A record larger than a block goes out as it is, before the reader reuses its buffer.
       await this.settle();
       for (const chunk of chunks) this.crc = crc32c(chunk, this.crc);
@@ -44,6 +53,10 @@ export class OutputBlock {
       this.sent += bytes;
       return;
     }
+    this.copy(chunks);
+  }
+
+  private copy(chunks: readonly Buffer[]): void {
     for (const chunk of chunks) this.used += chunk.copy(this.blocks[this.current], this.used);
   }
 

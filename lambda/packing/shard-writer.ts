@@ -99,7 +99,8 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     }
     indexLines.push(format.indexLine(record.recordId, output.size, encoded.size));
     recordIds.push(record.recordId);
-    await output.append(encoded.chunks, encoded.size);
+    const appending = output.append(encoded.chunks, encoded.size);
+    if (appending) await appending;
     options.onFile?.(data.length);
   }
   await output.flush();

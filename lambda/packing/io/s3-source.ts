@@ -13,8 +13,8 @@ export interface S3SourceOptions extends S3Location {
 
 /**
  * An S3 prefix as the source of a packing run, listed with ListObjectsV2 or from an S3 Inventory
- * report. Keys are relative to the prefix; "folder" marker objects (keys ending in `/`) are skipped. Reads fetch one object each, with retries; how many run
- * at once is the shard writer's choice.
+ * report. Keys are relative to the prefix; "folder" marker objects (keys ending in `/`) are
+ * skipped. Reads fetch one object each, with retries; how many run at once is the shard writer's choice.
  */
 export class S3Source implements PackingSource {
   public readonly uri: string;
