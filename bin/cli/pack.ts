@@ -111,6 +111,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const started = Date.now();
   let manifest: Manifest;
   try {
+    pool?.start();
     manifest = await packDataset({
       source: source.kind === 'local'
         ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles })

@@ -1,12 +1,13 @@
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from './formats/crc32c';
+import { Encoded, encodedToBuffer } from './formats/encoded';
 import { ObjectWriter } from './io/storage';
 
 /**
  * Gathers framed records into a block and writes it when full: one CRC32C call and one write per
- * few MiB instead of three or four per record (for 5 KB files the per-call costs dominate the
- * copy), and no allocation per record. Two blocks take turns, so records are copied into one while
- * the sink writes the other. Records are copied in as they come, so their chunks may point into a
- * buffer the reader reuses for the next file.
+ * few MiB instead of several per record (for 5 KB files the per-call costs dominate the copy).
+ * Records are framed straight into the block (see Encoded), so a file's bytes are copied once, and
+ * may come from a buffer the reader reuses for the next file. Two blocks take turns: records are
+ * framed into one while the sink writes the other.
  */
 export class OutputBlock {
   private readonly blocks: [Buffer, Buffer];
@@ -33,31 +34,34 @@ export class OutputBlock {
   }
 
   /**
-   * Appends one record's chunks (`bytes` in all). Most records only need copying: then nothing is
-   * returned and nothing awaited (this runs once per input file); otherwise a promise that resolves
-   * once the full block has been handed over and the chunks copied or written.
+   * Appends one record. Most records fit the block: then nothing is returned and nothing awaited
+   * (this runs once per input file); otherwise a promise that resolves once the full block has been
+   * handed over and the record framed or written.
    */
-  public append(chunks: readonly Buffer[], bytes: number): Promise<void> | undefined {
-    if (this.used + bytes > this.blocks[this.current].length) return this.appendAfterSend(chunks, bytes);
-    this.copy(chunks);
+  public append(record: Encoded): Promise<void> | undefined {
+    if (this.used + record.size > this.blocks[this.current].length) return this.appendAfterSend(record);
+    this.frame(record);
     return undefined;
   }
 
-  private async appendAfterSend(chunks: readonly Buffer[], bytes: number): Promise<void> {
+  private async appendAfterSend(record: Encoded): Promise<void> {
     await this.send();
-    if (bytes > this.blocks[this.current].length) {
-      // A record larger than a block goes out as it is, before the reader reuses its buffer.
+    if (record.size > this.blocks[this.current].length) {
+      // A record larger than a block is framed in a buffer of its own (memory holds the file twice
+      // meanwhile) and written before the reader reuses the file's buffer.
       await this.settle();
-      for (const chunk of chunks) this.crc = crc32c(chunk, this.crc);
-      await this.writer.write([...chunks]);
-      this.sent += bytes;
+      const framed = encodedToBuffer(record);
+      this.crc = crc32c(framed, this.crc);
+      await this.writer.write([framed]);
+      this.sent += framed.length;
       return;
     }
-    this.copy(chunks);
+    this.frame(record);
   }
 
-  private copy(chunks: readonly Buffer[]): void {
-    for (const chunk of chunks) this.used += chunk.copy(this.blocks[this.current], this.used);
+  private frame(record: Encoded): void {
+    record.writeTo(this.blocks[this.current], this.used);
+    this.used += record.size;
   }
 
   /** Writes everything appended and waits until the sink has it. */

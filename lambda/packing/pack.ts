@@ -96,7 +96,13 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
       report();
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, options.parallelShards ?? 2) }, worker));
+  const writing = Promise.all(Array.from({ length: Math.max(1, options.parallelShards ?? 2) }, worker));
+  // The fingerprint (a sort and a hash over the whole listing) is computed while the first shards
+  // are written, once their writes have been handed over: with worker threads or S3 doing the
+  // writing, this thread would otherwise only wait.
+  await new Promise((resolve) => setImmediate(resolve));
+  const fingerprint = sourceFingerprint(files);
+  await writing;
   if (failure) throw failure.error;
 
   return finalizeDataset({
@@ -107,7 +113,7 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
       uri: options.source.uri,
       objects: plan.totalFiles,
       bytes: plan.totalBytes,
-      fingerprint: sourceFingerprint(files),
+      fingerprint,
     },
     labels: plan.labelMap,
     shards: results.map((r) => r.shard),

@@ -99,7 +99,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     }
     indexLines.push(format.indexLine(record.recordId, output.size, encoded.size));
     recordIds.push(record.recordId);
-    const appending = output.append(encoded.chunks, encoded.size);
+    const appending = output.append(encoded);
     if (appending) await appending;
     options.onFile?.(data.length);
   }

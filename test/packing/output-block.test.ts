@@ -1,4 +1,5 @@
 import { crc32c } from '@node-rs/crc32';
+import { encodedBytes } from '../../lambda/packing/formats/encoded';
 import { ObjectWriter } from '../../lambda/packing/io/storage';
 import { OutputBlock } from '../../lambda/packing/output-block';
 import { seededBytes } from '../support/local-files';
@@ -27,30 +28,26 @@ class RecordingWriter implements ObjectWriter {
   }
 }
 
-/** Records of seeded bytes, each split into two chunks as the formats frame them (header, payload). */
-function records(count: number, size: (i: number) => number): Buffer[][] {
-  return Array.from({ length: count }, (_, i) => {
-    const bytes = seededBytes(`record-${i}`, size(i));
-    return [bytes.subarray(0, Math.min(8, bytes.length)), bytes.subarray(Math.min(8, bytes.length))];
-  });
+/** Records of seeded bytes. */
+function records(count: number, size: (i: number) => number): Buffer[] {
+  return Array.from({ length: count }, (_, i) => seededBytes(`record-${i}`, size(i)));
 }
 
-async function appendAll(output: OutputBlock, all: Buffer[][], reuse: boolean): Promise<void> {
-  for (const chunks of all) {
-    const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-    await output.append(chunks, size);
-    // A reader that reuses its buffer overwrites the chunks as soon as append resolves.
-    if (reuse) chunks.forEach((chunk) => chunk.fill(0xee));
+async function appendAll(output: OutputBlock, all: Buffer[], reuse: boolean): Promise<void> {
+  for (const record of all) {
+    await output.append(encodedBytes(record));
+    // A reader that reuses its buffer overwrites the record's bytes as soon as append resolves.
+    if (reuse) record.fill(0xee);
   }
 }
 
 describe('OutputBlock', () => {
-  test('writes every record in order, in full blocks, with the CRC32C of all bytes, even when the caller reuses its chunks', async () => {
+  test('writes every record in order, in full blocks, with the CRC32C of all bytes, even when the caller reuses its buffer', async () => {
     // GIVEN 200 records of 100–1099 bytes and a 4 KiB block
     const writer = new RecordingWriter();
     const output = new OutputBlock(writer, 4096);
     const all = records(200, (i) => 100 + ((i * 7919) % 1000));
-    const expected = Buffer.concat(all.flat());
+    const expected = Buffer.concat(all);
 
     // WHEN
     await appendAll(output, all, true);
@@ -64,12 +61,12 @@ describe('OutputBlock', () => {
     expect(writer.maxInFlight).toBe(1);
   });
 
-  test('a record larger than a block is written as it is, between the blocks around it', async () => {
+  test('a record larger than a block is written on its own, between the blocks around it', async () => {
     // GIVEN
     const writer = new RecordingWriter();
     const output = new OutputBlock(writer, 1024);
     const all = records(5, (i) => (i === 2 ? 5000 : 300));
-    const expected = Buffer.concat(all.flat());
+    const expected = Buffer.concat(all);
 
     // WHEN
     await appendAll(output, all, true);

@@ -4,6 +4,7 @@ import { ShardFormat, ShardFormatName } from './shard-format';
 import { tfrecordFormat } from './tfrecord-format';
 
 export * from './crc32c';
+export * from './encoded';
 export * from './example';
 export * from './image-format';
 export * from './index-files';

@@ -1,6 +1,6 @@
 /**
  * The few pieces of the protobuf wire format that tf.train.Example needs, hand-written so that
- * packing needs no protobuf runtime and large `bytes` values are referenced instead of copied.
+ * packing needs no protobuf runtime and an Example is written straight into the output block.
  * See https://protobuf.dev/programming-guides/encoding/.
  */
 import { FormatError } from './shard-format';
@@ -41,74 +41,40 @@ export function delimitedFieldSize(bodySize: number): number {
 }
 
 /**
- * Writes a message of known size as chunks: everything goes into one scratch buffer except `bytes`
- * values of at least `byReferenceMin` bytes, which become chunks of their own (the caller's buffer,
- * not a copy). The caller sizes the scratch with the same threshold, see {@link isByReference}.
+ * Writes protobuf fields into a caller's buffer from `position`: the message's size is computed
+ * beforehand (lengths come before bodies), so it is written once, in place.
  */
-export class ChunkWriter {
-  private readonly chunks: Buffer[] = [];
-  private readonly scratch: Buffer;
-  private position = 0;
-  private segmentStart = 0;
-
-  constructor(scratchSize: number, private readonly byReferenceMin: number) {
-    this.scratch = Buffer.allocUnsafe(scratchSize);
-  }
+export class WireWriter {
+  constructor(private readonly target: Buffer, public position: number) {}
 
   byte(value: number): void {
-    this.scratch[this.position++] = value;
+    this.target[this.position++] = value;
   }
 
   varint(value: number): void {
     while (value >= 0x80) {
-      this.scratch[this.position++] = (value % 0x80) | 0x80;
+      this.target[this.position++] = (value % 0x80) | 0x80;
       value = Math.floor(value / 0x80);
     }
-    this.scratch[this.position++] = value;
+    this.target[this.position++] = value;
   }
 
   varint64(value: bigint): void {
     while (value >= 0x80n) {
-      this.scratch[this.position++] = Number(value & 0x7fn) | 0x80;
+      this.target[this.position++] = Number(value & 0x7fn) | 0x80;
       value >>= 7n;
     }
-    this.scratch[this.position++] = Number(value);
+    this.target[this.position++] = Number(value);
   }
 
   floatLE(value: number): void {
-    this.position = this.scratch.writeFloatLE(value, this.position);
+    this.position = this.target.writeFloatLE(value, this.position);
   }
 
-  bytes(value: Buffer): void {
-    if (isByReference(value, this.byReferenceMin)) {
-      this.flushSegment();
-      this.chunks.push(value);
-    } else {
-      this.scratch.set(value, this.position);
-      this.position += value.length;
-    }
+  bytes(value: Uint8Array): void {
+    this.target.set(value, this.position);
+    this.position += value.length;
   }
-
-  /** The chunks written, in order; fails if the precomputed size was wrong (a bug, not bad input). */
-  finish(): Buffer[] {
-    if (this.position !== this.scratch.length) {
-      throw new Error(`protobuf size mismatch: computed ${this.scratch.length} bytes, wrote ${this.position}`);
-    }
-    this.flushSegment();
-    return this.chunks;
-  }
-
-  private flushSegment(): void {
-    if (this.position > this.segmentStart) {
-      this.chunks.push(this.scratch.subarray(this.segmentStart, this.position));
-      this.segmentStart = this.position;
-    }
-  }
-}
-
-/** Whether {@link ChunkWriter.bytes} keeps `value` as its own chunk instead of copying it. */
-export function isByReference(value: Buffer, byReferenceMin: number): boolean {
-  return value.length >= byReferenceMin;
 }
 
 /** Reads protobuf fields from `buffer[start, end)`; errors name the absolute byte offset. */

@@ -10,7 +10,8 @@
 import { IR_HEADER_SIZE, packIrHeader } from './ir-header';
 import { mxnetIndexLine } from './index-files';
 import { RECORDIO_MAGIC, checkRecordIoPayloadLength, encodeRecordIo } from './recordio';
-import { EncodedRecord, FormatError, RecordInput, ShardFormat } from './shard-format';
+import { Encoded } from './encoded';
+import { FormatError, RecordInput, ShardFormat } from './shard-format';
 
 const TWO_POW_32 = 2 ** 32;
 
@@ -19,7 +20,7 @@ export const recordioFormat: ShardFormat = {
   name: 'recordio',
   extension: '.rec',
 
-  encode(input: RecordInput): EncodedRecord {
+  encode(input: RecordInput): Encoded {
     checkRecord(input);
     const header = packIrHeader({ flag: 0, label: input.label, id: input.recordId, id2: 0 });
     return encodeRecordIo([header, input.data]);

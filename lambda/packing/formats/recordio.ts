@@ -8,7 +8,8 @@
  * there into parts (cflag 1 start, 2 middle, 3 end; 0 for a record in one part); readers put the
  * magic back between parts. Unaligned occurrences are left alone.
  */
-import { EncodedRecord, FormatError } from './shard-format';
+import { Encoded } from './encoded';
+import { FormatError } from './shard-format';
 import { ShardRecord } from './shard-record';
 
 /** dmlc-core's `RecordIOWriter::kMagic`. */
@@ -37,36 +38,36 @@ const MAGIC_BYTES = Buffer.from([0x0a, 0x23, 0xd7, 0xce]);
 const LENGTH_MASK = 2 ** 29 - 1;
 
 /**
- * Frames a payload given as chunks (e.g. an IRHeader and a file's bytes) without copying them: the
- * result references sub-ranges of the chunks between the part headers. Throws a FormatError when
- * the payload is too large for RecordIO.
+ * Frames a payload given as chunks (e.g. an IRHeader and a file's bytes): part headers, the
+ * payload's bytes between them and the padding are written in place, without joining the chunks
+ * first. Throws a FormatError when the payload is too large for RecordIO.
  */
-export function encodeRecordIo(payloadChunks: readonly Buffer[]): EncodedRecord {
+export function encodeRecordIo(payloadChunks: readonly Buffer[]): Encoded {
   let payloadLength = 0;
   for (const chunk of payloadChunks) payloadLength += chunk.length;
   checkRecordIoPayloadLength(payloadLength);
 
   const hits = alignedMagicOffsets(payloadChunks);
   const padding = align4(payloadLength) - payloadLength;
-  // All part headers and the padding share one allocation; the padding must be zeros.
-  const framing = Buffer.alloc(RECORDIO_PART_HEADER_SIZE * (hits.length + 1) + padding);
-  const chunks: Buffer[] = [];
-  let partStart = 0;
-  for (let part = 0; part <= hits.length; part++) {
-    const last = part === hits.length;
-    const partEnd = last ? payloadLength : hits[part];
-    const flag = hits.length === 0 ? RecordIoFlag.Whole
-      : part === 0 ? RecordIoFlag.Start
-        : last ? RecordIoFlag.End : RecordIoFlag.Middle;
-    const header = framing.subarray(part * RECORDIO_PART_HEADER_SIZE, (part + 1) * RECORDIO_PART_HEADER_SIZE);
-    header.writeUInt32LE(RECORDIO_MAGIC, 0);
-    header.writeUInt32LE(lrecord(flag, partEnd - partStart), 4);
-    chunks.push(header);
-    pushRange(payloadChunks, partStart, partEnd, chunks);
-    partStart = partEnd + MAGIC_BYTES.length;
-  }
-  if (padding > 0) chunks.push(framing.subarray(framing.length - padding));
-  return { chunks, size: framing.length + payloadLength - MAGIC_BYTES.length * hits.length };
+  return {
+    size: RECORDIO_PART_HEADER_SIZE * (hits.length + 1) + payloadLength - MAGIC_BYTES.length * hits.length + padding,
+    writeTo(target, offset) {
+      let at = offset;
+      let partStart = 0;
+      for (let part = 0; part <= hits.length; part++) {
+        const last = part === hits.length;
+        const partEnd = last ? payloadLength : hits[part];
+        const flag = hits.length === 0 ? RecordIoFlag.Whole
+          : part === 0 ? RecordIoFlag.Start
+            : last ? RecordIoFlag.End : RecordIoFlag.Middle;
+        target.writeUInt32LE(RECORDIO_MAGIC, at);
+        target.writeUInt32LE(lrecord(flag, partEnd - partStart), at + 4);
+        at = copyRange(payloadChunks, partStart, partEnd, target, at + RECORDIO_PART_HEADER_SIZE);
+        partStart = partEnd + MAGIC_BYTES.length;
+      }
+      target.fill(0, at, at + padding);
+    },
+  };
 }
 
 /**
@@ -151,16 +152,17 @@ function magicAt(chunks: readonly Buffer[], c: number, at: number): boolean {
   return matched === MAGIC_BYTES.length;
 }
 
-/** Appends the views of `chunks` covering the logical range [start, end), skipping empty ones. */
-function pushRange(chunks: readonly Buffer[], start: number, end: number, out: Buffer[]): void {
+/** Copies the logical range [start, end) of `chunks` into `target` at `at`; returns where the copy ends. */
+function copyRange(chunks: readonly Buffer[], start: number, end: number, target: Buffer, at: number): number {
   let chunkStart = 0;
   for (const chunk of chunks) {
     const chunkEnd = chunkStart + chunk.length;
     const from = Math.max(start, chunkStart);
     const to = Math.min(end, chunkEnd);
-    if (from < to) out.push(from === chunkStart && to === chunkEnd ? chunk : chunk.subarray(from - chunkStart, to - chunkStart));
+    if (from < to) at += chunk.copy(target, at, from - chunkStart, to - chunkStart);
     chunkStart = chunkEnd;
   }
+  return at;
 }
 
 function joinParts(parts: Buffer[]): Buffer {

@@ -1,3 +1,5 @@
+import { Encoded } from './encoded';
+
 /**
  * What the shard writer needs from a record format (TFRecord or MXNet RecordIO): turn one input
  * file into the framed bytes of one record, and describe the record in the format's index.
@@ -15,21 +17,17 @@ export interface RecordInput {
   readonly recordId: number;
 }
 
-/** The framed bytes of one record, as consecutive chunks to write (no copy of large payloads). */
-export interface EncodedRecord {
-  readonly chunks: Buffer[];
-  /** Sum of the chunks' lengths: the record's size on disk. */
-  readonly size: number;
-}
-
 /** A shard file format. */
 export interface ShardFormat {
   /** `tfrecord` or `recordio`. */
   readonly name: ShardFormatName;
   /** File extension of shards, with the dot: `.tfrecord` or `.rec`. */
   readonly extension: string;
-  /** Frames one record. Throws a FormatError naming `input.key` when the file cannot be a record. */
-  encode(input: RecordInput): EncodedRecord;
+  /**
+   * Frames one record, sized, to be written into the output block. Throws a FormatError naming
+   * `input.key` when the file cannot be a record.
+   */
+  encode(input: RecordInput): Encoded;
   /** The line for this record in the shard's own index file (with the trailing newline). */
   indexLine(recordId: number, offset: number, size: number): string;
 }

@@ -2,10 +2,11 @@
  * Shards of TFRecords, one tf.train.Example per file (see example.ts for the features), indexed for
  * DALI's fn.readers.tfrecord.
  */
-import { encodeImageExample } from './example';
+import { Encoded } from './encoded';
+import { imageExampleEncoding } from './example';
 import { imageFormatOf } from './image-format';
 import { tfrecordIndexLine } from './index-files';
-import { EncodedRecord, RecordInput, ShardFormat } from './shard-format';
+import { RecordInput, ShardFormat } from './shard-format';
 import { frameTfRecord } from './tfrecord';
 
 /** The TFRecord shard format. */
@@ -13,14 +14,13 @@ export const tfrecordFormat: ShardFormat = {
   name: 'tfrecord',
   extension: '.tfrecord',
 
-  encode(input: RecordInput): EncodedRecord {
-    const example = encodeImageExample({
+  encode(input: RecordInput): Encoded {
+    return frameTfRecord(imageExampleEncoding({
       encoded: input.data,
       label: input.label,
       filename: input.key,
       format: imageFormatOf(input.key),
-    });
-    return frameTfRecord(example.chunks);
+    }));
   },
 
   indexLine(_recordId: number, offset: number, size: number): string {

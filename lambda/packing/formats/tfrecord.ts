@@ -3,8 +3,9 @@
  * `u64le length | u32le masked crc32c(length bytes) | data | u32le masked crc32c(data)`.
  * No file header or footer: a shard is records back to back.
  */
-import { crc32c, maskCrc32c } from './crc32c';
-import { EncodedRecord, FormatError } from './shard-format';
+import { crc32cOfRange, maskCrc32c } from './crc32c';
+import { Encoded } from './encoded';
+import { FormatError } from './shard-format';
 import { ShardRecord } from './shard-record';
 
 /** Length field plus its CRC. */
@@ -18,32 +19,30 @@ const TWO_POW_32 = 2 ** 32;
 
 /** The 12 bytes before a payload of `payloadLength` bytes. */
 export function tfrecordHeader(payloadLength: number): Buffer {
+  checkPayloadLength(payloadLength);
   const header = Buffer.allocUnsafe(TFRECORD_HEADER_SIZE);
-  writeHeader(header, payloadLength);
+  writeHeader(header, 0, payloadLength);
   return header;
 }
 
-/** The 4 bytes after `payload`, which may be given as the chunks it is written in. */
-export function tfrecordFooter(payload: Uint8Array | readonly Uint8Array[]): Buffer {
-  const footer = Buffer.allocUnsafe(TFRECORD_FOOTER_SIZE);
-  writeFooter(footer, payload);
-  return footer;
-}
-
 /**
- * Frames a payload given as chunks, without concatenating them: the result is
- * `[header, ...payloadChunks, footer]`, the data CRC computed incrementally over the chunks.
+ * Frames a payload as one TFRecord, `header | payload | footer`, written in place: the payload
+ * first, then the data CRC over the bytes just written (one CRC32C call, however the payload was
+ * assembled).
  */
-export function frameTfRecord(payloadChunks: readonly Buffer[]): EncodedRecord {
-  let payloadLength = 0;
-  for (const chunk of payloadChunks) payloadLength += chunk.length;
-  // One allocation for both ends: small Buffers come from Node's pool, but each still costs an object.
-  const ends = Buffer.allocUnsafe(TFRECORD_OVERHEAD);
-  const header = ends.subarray(0, TFRECORD_HEADER_SIZE);
-  const footer = ends.subarray(TFRECORD_HEADER_SIZE);
-  writeHeader(header, payloadLength);
-  writeFooter(footer, payloadChunks);
-  return { chunks: [header, ...payloadChunks, footer], size: payloadLength + TFRECORD_OVERHEAD };
+export function frameTfRecord(payload: Encoded): Encoded {
+  const payloadLength = payload.size;
+  checkPayloadLength(payloadLength);
+  return {
+    size: payloadLength + TFRECORD_OVERHEAD,
+    writeTo(target, offset) {
+      const dataStart = offset + TFRECORD_HEADER_SIZE;
+      const dataEnd = dataStart + payloadLength;
+      writeHeader(target, offset, payloadLength);
+      payload.writeTo(target, dataStart);
+      target.writeUInt32LE(maskCrc32c(crc32cOfRange(target, dataStart, dataEnd)), dataEnd);
+    },
+  };
 }
 
 /**
@@ -59,7 +58,7 @@ export function* readTfRecords(shard: Buffer): Generator<ShardRecord, void, unde
       throw corrupt(offset, `truncated record: ${remaining} bytes left, a header needs ${TFRECORD_HEADER_SIZE}`);
     }
     const storedLengthCrc = shard.readUInt32LE(offset + 8);
-    const lengthCrc = maskCrc32c(crc32c(shard.subarray(offset, offset + 8)));
+    const lengthCrc = maskCrc32c(crc32cOfRange(shard, offset, offset + 8));
     if (storedLengthCrc !== lengthCrc) {
       throw corrupt(offset, `bad length crc: stored ${hex(storedLengthCrc)}, computed ${hex(lengthCrc)}`);
     }
@@ -71,7 +70,7 @@ export function* readTfRecords(shard: Buffer): Generator<ShardRecord, void, unde
     const dataStart = offset + TFRECORD_HEADER_SIZE;
     const payload = shard.subarray(dataStart, dataStart + length);
     const storedDataCrc = shard.readUInt32LE(dataStart + length);
-    const dataCrc = maskCrc32c(crc32c(payload));
+    const dataCrc = maskCrc32c(crc32cOfRange(shard, dataStart, dataStart + length));
     if (storedDataCrc !== dataCrc) {
       throw corrupt(offset, `bad data crc: stored ${hex(storedDataCrc)}, computed ${hex(dataCrc)}`);
     }
@@ -80,23 +79,17 @@ export function* readTfRecords(shard: Buffer): Generator<ShardRecord, void, unde
   }
 }
 
-function writeHeader(header: Buffer, payloadLength: number): void {
+function checkPayloadLength(payloadLength: number): void {
   if (!Number.isSafeInteger(payloadLength) || payloadLength < 0) {
     throw new RangeError(`TFRecord payload length must be a non-negative safe integer, got ${payloadLength}`);
   }
-  header.writeUInt32LE(payloadLength % TWO_POW_32, 0);
-  header.writeUInt32LE(Math.floor(payloadLength / TWO_POW_32), 4);
-  header.writeUInt32LE(maskCrc32c(crc32c(header.subarray(0, 8))), 8);
 }
 
-function writeFooter(footer: Buffer, payload: Uint8Array | readonly Uint8Array[]): void {
-  let crc = 0;
-  if (payload instanceof Uint8Array) {
-    crc = crc32c(payload);
-  } else {
-    for (const chunk of payload) crc = crc32c(chunk, crc);
-  }
-  footer.writeUInt32LE(maskCrc32c(crc), 0);
+/** `u64le length | u32le masked crc32c(length bytes)` at `offset`. */
+function writeHeader(target: Buffer, offset: number, payloadLength: number): void {
+  target.writeUInt32LE(payloadLength % TWO_POW_32, offset);
+  target.writeUInt32LE(Math.floor(payloadLength / TWO_POW_32), offset + 4);
+  target.writeUInt32LE(maskCrc32c(crc32cOfRange(target, offset, offset + 8)), offset + 8);
 }
 
 function corrupt(offset: number, what: string): FormatError {

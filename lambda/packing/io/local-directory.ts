@@ -5,6 +5,9 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
 
+/** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
+const STAT_BATCH_FILES = 4096;
+
 /**
  * A folder as the source of a packing run. Keys are `/`-separated paths relative to it.
  *
@@ -27,9 +30,16 @@ export class LocalDirectorySource implements PackingSource {
 
   public async list(): Promise<ListedFile[]> {
     const files: ListedFile[] = [];
-    // Plain files found by readdir are stat-ed in one batch (the bulk of listing's time, and
-    // parallel when the caller can); links and unknown entry types are resolved here as they come.
-    const plain: string[] = [];
+    // Plain files found by readdir are stat-ed in batches handed over as the walk goes on (the
+    // bulk of listing's time, on other threads when the caller has them); links and unknown entry
+    // types are resolved here as they come.
+    const batches: Array<{ readonly keys: string[]; readonly stats: Promise<Float64Array> }> = [];
+    let plain: string[] = [];
+    const statPlain = () => {
+      if (plain.length === 0) return;
+      batches.push({ keys: plain, stats: this.statFiles(plain.map((key) => this.pathOf(key))) });
+      plain = [];
+    };
     const walked = new Set<string>();
     const walk = (relative: string): void => {
       // A link back to a folder already walked would loop forever.
@@ -44,6 +54,7 @@ export class LocalDirectorySource implements PackingSource {
         }
         if (entry.isFile()) {
           plain.push(key);
+          if (plain.length >= STAT_BATCH_FILES) statPlain();
           continue;
         }
         // stat follows symbolic links: a linked file is packed, a linked folder is walked. A link
@@ -56,13 +67,23 @@ export class LocalDirectorySource implements PackingSource {
         }
       }
     };
-    walk('');
-    const stats = await this.statFiles(plain.map((key) => this.pathOf(key)));
-    for (let i = 0; i < plain.length; i++) {
-      // NaN: the file went away since readdir; it is still listed, and reading it reports the failure.
-      const size = stats[2 * i];
-      files.push(Number.isNaN(size) ? { key: plain[i], size: 0, modified: 0 } : { key: plain[i], size, modified: Math.floor(stats[2 * i + 1]) });
+    try {
+      walk('');
+      statPlain();
+    } catch (error) {
+      // Batches already handed over still settle: observed here, a failure among them is not reported as unhandled.
+      for (const batch of batches) batch.stats.catch(() => undefined);
+      throw error;
     }
+    const results = await Promise.all(batches.map((batch) => batch.stats));
+    batches.forEach(({ keys }, b) => {
+      const stats = results[b];
+      for (let i = 0; i < keys.length; i++) {
+        // NaN: the file went away since readdir; it is still listed, and reading it reports the failure.
+        const size = stats[2 * i];
+        files.push(Number.isNaN(size) ? { key: keys[i], size: 0, modified: 0 } : { key: keys[i], size, modified: Math.floor(stats[2 * i + 1]) });
+      }
+    });
     return files;
   }
 
@@ -80,8 +101,11 @@ export class LocalDirectorySource implements PackingSource {
     try {
       // One byte more than listed: a short read ends the file without an fstat per file; a full
       // one means the file grew since it was listed, and then it is read whole, sized by fstat.
+      // A first read of exactly the listed size is the whole file (a regular file reads short only
+      // at its end): no second read to see the end, one system call fewer per file.
       const buffer = scratch.reserve(listedSize + 1);
-      const filled = readFully(fd, buffer, listedSize + 1);
+      const first = fs.readSync(fd, buffer, 0, listedSize + 1, 0);
+      const filled = first === listedSize ? first : first + readFully(fd, buffer.subarray(first), listedSize + 1 - first, first);
       return filled <= listedSize ? buffer.subarray(0, filled) : readWhole(fd);
     } finally {
       fs.closeSync(fd);
@@ -196,11 +220,11 @@ function readWhole(fd: number): Buffer {
   return filled === data.length ? data : data.subarray(0, filled);
 }
 
-/** Reads from the start of the file until `length` bytes or the end of the file; returns the bytes read. */
-function readFully(fd: number, into: Buffer, length: number): number {
+/** Reads from file position `from` until `length` bytes or the end of the file; returns the bytes read. */
+function readFully(fd: number, into: Buffer, length: number, from = 0): number {
   let filled = 0;
   while (filled < length) {
-    const read = fs.readSync(fd, into, filled, length - filled, filled);
+    const read = fs.readSync(fd, into, filled, length - filled, from + filled);
     if (read === 0) break;
     filled += read;
   }

@@ -21,112 +21,125 @@ export interface LocalShardWorkerData {
 }
 
 /** Work for a worker: write a shard, or stat files for the listing. */
-export type WorkerRequest =
+export type WorkerTask =
   | { readonly kind: 'write'; readonly shard: PlannedShard }
   | { readonly kind: 'stat'; readonly paths: string[] };
 
-/** Messages from a worker. */
-export type WorkerMessage =
+/** A task as sent: `id` pairs the worker's messages with it (a worker may hold several). */
+export type WorkerRequest = WorkerTask & { readonly id: number };
+
+/** Messages from a worker, each naming the request it answers. */
+export type WorkerMessage = { readonly id: number } & (
   | { readonly kind: 'progress'; readonly files: number; readonly bytes: number }
   | { readonly kind: 'done'; readonly result: ShardResult }
   | { readonly kind: 'stats'; readonly stats: Float64Array }
-  | { readonly kind: 'failed'; readonly message: string };
+  | { readonly kind: 'failed'; readonly message: string });
+
+/** A request waiting for its final message. */
+interface PendingTask {
+  readonly what: string;
+  readonly onFiles?: (bytes: number, files: number) => void;
+  readonly resolve: (message: WorkerMessage) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface PoolWorker {
+  readonly thread: Worker;
+  readonly tasks: Map<number, PendingTask>;
+}
 
 /**
- * Lists and writes shards of a local folder on worker threads, one task per worker at a time.
- * Reading many small local files is system-call bound on one core; a worker per core packs as
- * many shards at once (the Lambda path needs none of this: there each packer writes one shard).
+ * Lists and writes shards of a local folder on worker threads. Reading many small local files is
+ * system-call bound on one core; a worker per core packs as many shards at once (the Lambda path
+ * needs none of this: there each packer writes one shard). Tasks are posted at once to the least
+ * busy worker, so stat batches posted during a synchronous folder walk are worked on while the
+ * walk goes on.
  */
 export class LocalShardPool {
-  private readonly idle: Worker[] = [];
-  private readonly waiting: Array<(worker: Worker) => void> = [];
-  private readonly workers: Worker[] = [];
+  private readonly workers: PoolWorker[] = [];
+  private nextId = 0;
 
-  /** Workers start on the first task, so a run that fails before listing starts none. */
+  /** Workers start on the first task, or all at once with {@link start}. */
   constructor(private readonly data: LocalShardWorkerData, private readonly threads: number) {}
 
-  /** Writes one shard on the next free worker; `onFiles` hears of the input files it handled. */
+  /**
+   * Starts every worker now: each takes tens of milliseconds to load its modules, time that
+   * overlaps the caller's listing instead of delaying the first task.
+   */
+  public start(): void {
+    while (this.workers.length < Math.max(1, this.threads)) this.spawn();
+  }
+
+  /** Writes one shard; `onFiles` hears of the input files it handled. */
   public async write(shard: PlannedShard, onFiles: (bytes: number, files: number) => void): Promise<ShardResult> {
-    const message = await this.run({ kind: 'write', shard }, `writing ${shard.name}`, onFiles);
+    const message = await this.send({ kind: 'write', shard }, `writing ${shard.name}`, onFiles);
     return (message as Extract<WorkerMessage, { kind: 'done' }>).result;
   }
 
-  /** A `StatFiles` for the source's listing: the paths split evenly over the workers. */
+  /** A `StatFiles` for the source's listing: the paths split evenly over the workers, posted before it returns. */
   public readonly statFiles = async (paths: string[]): Promise<Float64Array> => {
     const parts = Math.max(1, Math.min(this.threads, Math.ceil(paths.length / 1024)));
     const per = Math.ceil(paths.length / parts);
-    const results = await Promise.all(Array.from({ length: parts }, (_, i) =>
-      this.run({ kind: 'stat', paths: paths.slice(i * per, (i + 1) * per) }, 'listing the source')));
+    const sent = Array.from({ length: parts }, (_, i) =>
+      this.send({ kind: 'stat', paths: paths.slice(i * per, (i + 1) * per) }, 'listing the source'));
+    const results = await Promise.all(sent);
     const stats = new Float64Array(2 * paths.length);
     results.forEach((message, i) => stats.set((message as Extract<WorkerMessage, { kind: 'stats' }>).stats, 2 * i * per));
     return stats;
   };
 
-  /** Runs one request on the next free worker; resolves with its final message. */
-  private async run(request: WorkerRequest, what: string, onFiles?: (bytes: number, files: number) => void): Promise<WorkerMessage> {
-    const worker = await this.acquire();
-    let healthy = true;
-    try {
-      return await new Promise<WorkerMessage>((resolve, reject) => {
-        const stop = () => {
-          worker.off('message', onMessage);
-          worker.off('error', onError);
-          worker.off('exit', onExit);
-        };
-        const onMessage = (message: WorkerMessage) => {
-          if (message.kind === 'progress') {
-            onFiles?.(message.bytes, message.files);
-            return;
-          }
-          stop();
-          if (message.kind === 'failed') reject(new Error(message.message));
-          else resolve(message);
-        };
-        // A worker that crashed or exited is never handed another task.
-        const onError = (error: Error) => {
-          healthy = false;
-          stop();
-          reject(error);
-        };
-        const onExit = (code: number) => onError(new Error(`shard worker exited (code ${code}) while ${what}`));
-        worker.on('message', onMessage);
-        worker.on('error', onError);
-        worker.on('exit', onExit);
-        worker.postMessage(request);
-      });
-    } finally {
-      this.release(worker, healthy);
-    }
-  }
-
   public async close(): Promise<void> {
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+    await Promise.all(this.workers.map((worker) => worker.thread.terminate()));
   }
 
-  private acquire(): Promise<Worker> {
-    const free = this.idle.pop();
-    if (free) return Promise.resolve(free);
-    if (this.workers.length < Math.max(1, this.threads)) {
-      const { file, execArgv } = workerEntry();
-      const worker = new Worker(file, { workerData: this.data, execArgv, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
-      this.workers.push(worker);
-      return Promise.resolve(worker);
-    }
-    return new Promise<Worker>((resolve) => this.waiting.push(resolve));
+  /** Posts a task now; resolves with its final message. */
+  private send(task: WorkerTask, what: string, onFiles?: (bytes: number, files: number) => void): Promise<WorkerMessage> {
+    const worker = this.leastBusy();
+    const id = this.nextId++;
+    return new Promise<WorkerMessage>((resolve, reject) => {
+      worker.tasks.set(id, { what, onFiles, resolve, reject });
+      worker.thread.postMessage({ ...task, id } satisfies WorkerRequest);
+    });
   }
 
-  private release(worker: Worker, healthy: boolean): void {
-    if (!healthy) {
-      this.workers.splice(this.workers.indexOf(worker), 1);
-      void worker.terminate();
-      // A replacement starts for whoever waits.
-      const next = this.waiting.shift();
-      if (next) void this.acquire().then(next);
-      return;
-    }
-    const next = this.waiting.shift();
-    if (next) next(worker);
-    else this.idle.push(worker);
+  /** An idle worker, a new one while fewer than `threads` run, else the one with the fewest tasks. */
+  private leastBusy(): PoolWorker {
+    const idle = this.workers.find((worker) => worker.tasks.size === 0);
+    if (idle) return idle;
+    if (this.workers.length < Math.max(1, this.threads)) return this.spawn();
+    return this.workers.reduce((least, worker) => (worker.tasks.size < least.tasks.size ? worker : least));
+  }
+
+  private spawn(): PoolWorker {
+    const { file, execArgv } = workerEntry();
+    const thread = new Worker(file, { workerData: this.data, execArgv, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+    const worker: PoolWorker = { thread, tasks: new Map() };
+    this.workers.push(worker);
+    thread.on('message', (message: WorkerMessage) => {
+      const task = worker.tasks.get(message.id);
+      if (!task) return;
+      if (message.kind === 'progress') {
+        task.onFiles?.(message.bytes, message.files);
+        return;
+      }
+      worker.tasks.delete(message.id);
+      if (message.kind === 'failed') task.reject(new Error(message.message));
+      else task.resolve(message);
+    });
+    // A worker that crashed or exited fails the tasks it held and is never given another; one
+    // that fails while idle (a started one that could not load) is simply replaced by the next task.
+    const retire = (failure: (task: PendingTask) => Error) => {
+      const position = this.workers.indexOf(worker);
+      if (position >= 0) this.workers.splice(position, 1);
+      for (const task of worker.tasks.values()) task.reject(failure(task));
+      worker.tasks.clear();
+    };
+    thread.on('error', (error: Error) => {
+      retire(() => error);
+      void thread.terminate();
+    });
+    thread.on('exit', (code: number) => retire((task) => new Error(`shard worker exited (code ${code}) while ${task.what}`)));
+    return worker;
   }
 }
 

@@ -16,10 +16,11 @@ const format = shardFormat(data.format);
 const port = parentPort!;
 
 port.on('message', (request: WorkerRequest) => {
+  const { id } = request;
   const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   if (request.kind === 'stat') {
     const stats = statFiles(request.paths);
-    post({ kind: 'stats', stats }, [stats.buffer as ArrayBuffer]);
+    post({ id, kind: 'stats', stats }, [stats.buffer as ArrayBuffer]);
     return;
   }
   let files = 0;
@@ -31,13 +32,13 @@ port.on('message', (request: WorkerRequest) => {
       files++;
       bytes += size;
       if (files >= PROGRESS_BATCH) {
-        post({ kind: 'progress', files, bytes });
+        post({ id, kind: 'progress', files, bytes });
         files = 0;
         bytes = 0;
       }
     },
   }).then((result) => {
-    if (files > 0) post({ kind: 'progress', files, bytes });
-    post({ kind: 'done', result });
-  }, (error: Error) => post({ kind: 'failed', message: error.message }));
+    if (files > 0) post({ id, kind: 'progress', files, bytes });
+    post({ id, kind: 'done', result });
+  }, (error: Error) => post({ id, kind: 'failed', message: error.message }));
 });

@@ -1,4 +1,4 @@
-import { crc32c, maskCrc32c, unmaskCrc32c } from '../../../lambda/packing/formats/crc32c';
+import { crc32c, crc32cOfRange, maskCrc32c, unmaskCrc32c } from '../../../lambda/packing/formats/crc32c';
 import { seededRandom } from './support';
 
 // RFC 3720 B.4, as in TensorFlow's tsl/lib/hash/crc32c_test.cc.
@@ -47,6 +47,28 @@ describe('crc32c', () => {
       const chained = crc32c(data.subarray(cut), crc32c(data.subarray(0, cut)));
       // THEN
       expect(chained).toBe(crc32c(data));
+    }
+  });
+});
+
+describe('crc32cOfRange', () => {
+  test('matches the published vectors whether the JS table (short ranges) or the addon computes it', () => {
+    // WHEN / THEN: 32 and 45 bytes go through the table, 48 and more through the addon
+    expect(crc32cOfRange(ascending, 0, 32)).toBe(0x46dd794e);
+    expect(crc32cOfRange(ISCSI_READ_PDU, 1, 45)).toBe(0x4930c4b1);
+    expect(crc32cOfRange(Buffer.concat([ISCSI_READ_PDU, ISCSI_READ_PDU]), 48, 96)).toBe(0xd9963a56);
+    expect(crc32cOfRange(ISCSI_READ_PDU, 7, 7)).toBe(0);
+  });
+
+  test('equals the addon on every range length from 0 to 200 bytes at several offsets (seeded)', () => {
+    // GIVEN
+    const random = seededRandom(11);
+    const data = Buffer.from(Array.from({ length: 300 }, () => Math.floor(random() * 256)));
+    for (const start of [0, 1, 3, 50]) {
+      for (let length = 0; length <= 200; length++) {
+        // WHEN / THEN
+        expect(crc32cOfRange(data, start, start + length)).toBe(crc32c(data.subarray(start, start + length)));
+      }
     }
   });
 });

@@ -2,9 +2,10 @@ import {
   Features,
   decodeExample,
   encodeExample,
-  encodeExampleChunks,
-  encodeImageExample,
+  exampleEncoding,
+  imageExampleEncoding,
 } from '../../../lambda/packing/formats/example';
+import { encodedBytes, encodedToBuffer } from '../../../lambda/packing/formats/encoded';
 import { FormatError } from '../../../lambda/packing/formats/shard-format';
 import { frameTfRecord, readTfRecords } from '../../../lambda/packing/formats/tfrecord';
 import { hex, randomBytes, readExternal, seededRandom } from './support';
@@ -45,7 +46,7 @@ describe('encodeExample / decodeExample', () => {
   test('re-encodes them byte for byte, and the whole file with them', () => {
     // WHEN
     const reencoded = payloads.map((p) => encodeExample(decodeExample(p)));
-    const file = Buffer.concat(reencoded.flatMap((e) => frameTfRecord([e]).chunks));
+    const file = Buffer.concat(reencoded.map((e) => encodedToBuffer(frameTfRecord(encodedBytes(e)))));
     // THEN
     reencoded.forEach((bytes, i) => expect(bytes).toEqual(payloads[i]));
     expect(file).toEqual(singles);
@@ -195,27 +196,24 @@ describe('encodeExample / decodeExample', () => {
         else features[name] = { floatList: Array.from({ length }, () => Math.fround((random() - 0.5) * 1e6)) };
       }
       // WHEN
-      const { chunks, size } = encodeExampleChunks(features);
-      const bytes = Buffer.concat(chunks);
+      const encoding = exampleEncoding(features);
+      const bytes = encodedToBuffer(encoding);
       // THEN
-      expect(bytes.length).toBe(size);
+      expect(bytes.length).toBe(encoding.size);
       expect(decodeExample(bytes)).toEqual(features);
       expect(encodeExample(decodeExample(bytes))).toEqual(bytes);
     }
   });
 });
 
-describe('encodeImageExample', () => {
-  test('puts the image bytes in a chunk of their own: [prefix, image, suffix]', () => {
+describe('imageExampleEncoding', () => {
+  test('holds the label, the image bytes, the file name and the format', () => {
     // GIVEN
     const image = randomBytes(seededRandom(3), 150_000);
     // WHEN
-    const { chunks, size } = encodeImageExample({ encoded: image, label: 7, filename: 'cat/0001.jpg', format: 'jpeg' });
+    const bytes = encodedToBuffer(imageExampleEncoding({ encoded: image, label: 7, filename: 'cat/0001.jpg', format: 'jpeg' }));
     // THEN
-    expect(chunks).toHaveLength(3);
-    expect(chunks[1]).toBe(image);
-    expect(size).toBe(chunks[0].length + image.length + chunks[2].length);
-    expect(decodeExample(Buffer.concat(chunks))).toEqual({
+    expect(decodeExample(bytes)).toEqual({
       'image/class/label': { int64List: [7] },
       'image/encoded': { bytesList: [image] },
       'image/filename': { bytesList: [Buffer.from('cat/0001.jpg')] },
@@ -227,7 +225,7 @@ describe('encodeImageExample', () => {
     // GIVEN
     const image = randomBytes(seededRandom(4), 5000);
     // WHEN
-    const chunked = Buffer.concat(encodeImageExample({ encoded: image, label: 0, filename: 'a.png', format: 'png' }).chunks);
+    const direct = encodedToBuffer(imageExampleEncoding({ encoded: image, label: 0, filename: 'a.png', format: 'png' }));
     const generic = encodeExample({
       'image/format': { bytesList: [Buffer.from('png')] },
       'image/encoded': { bytesList: [image] },
@@ -235,30 +233,35 @@ describe('encodeImageExample', () => {
       'image/class/label': { int64List: [0] },
     });
     // THEN
-    expect(chunked).toEqual(generic);
+    expect(direct).toEqual(generic);
   });
 
   test('omits the label when it is -1', () => {
     // WHEN
-    const features = decodeExample(Buffer.concat(
-      encodeImageExample({ encoded: Buffer.from('x'), label: -1, filename: 'x', format: '' }).chunks));
+    const features = decodeExample(encodedToBuffer(
+      imageExampleEncoding({ encoded: Buffer.from('x'), label: -1, filename: 'x', format: '' })));
     // THEN
     expect(Object.keys(features)).toEqual(['image/encoded', 'image/filename', 'image/format']);
   });
 
-  test('copies a small image into one chunk', () => {
+  test('writes in place at an offset, leaving the bytes around it alone', () => {
+    // GIVEN
+    const encoding = imageExampleEncoding({ encoded: Buffer.alloc(100, 9), label: 1, filename: 'x', format: 'png' });
+    const target = Buffer.alloc(encoding.size + 8, 0xee);
     // WHEN
-    const { chunks } = encodeImageExample({ encoded: Buffer.alloc(100), label: 1, filename: 'x', format: 'png' });
+    encoding.writeTo(target, 4);
     // THEN
-    expect(chunks).toHaveLength(1);
+    expect(target.subarray(0, 4)).toEqual(Buffer.alloc(4, 0xee));
+    expect(target.subarray(4 + encoding.size)).toEqual(Buffer.alloc(4, 0xee));
+    expect(target.subarray(4, 4 + encoding.size)).toEqual(encodedToBuffer(encoding));
   });
 
   test('stores unicode filenames as UTF-8', () => {
     // GIVEN
     const filename = 'chats/Ça va — 日本語 😺.jpeg';
     // WHEN
-    const features = decodeExample(Buffer.concat(
-      encodeImageExample({ encoded: Buffer.from('x'), label: 2, filename, format: 'jpeg' }).chunks));
+    const features = decodeExample(encodedToBuffer(
+      imageExampleEncoding({ encoded: Buffer.from('x'), label: 2, filename, format: 'jpeg' })));
     // THEN
     const stored = (features['image/filename'] as { bytesList: Buffer[] }).bytesList[0];
     expect(stored).toEqual(Buffer.from(filename, 'utf8'));
@@ -267,6 +270,6 @@ describe('encodeImageExample', () => {
 
   test.each([-2, 1.5, NaN])('rejects label %d', (label) => {
     // WHEN / THEN
-    expect(() => encodeImageExample({ encoded: Buffer.from('x'), label, filename: 'x', format: '' })).toThrow(RangeError);
+    expect(() => imageExampleEncoding({ encoded: Buffer.from('x'), label, filename: 'x', format: '' })).toThrow(RangeError);
   });
 });

@@ -6,16 +6,14 @@ import {
   encodeRecordIo,
   readRecordIo,
 } from '../../../lambda/packing/formats/recordio';
+import { encodedToBuffer } from '../../../lambda/packing/formats/encoded';
 import { FormatError } from '../../../lambda/packing/formats/shard-format';
 import { hex, randomBytes, readExternal, seededRandom } from './support';
 
 const MAGIC = hex('0a23d7ce');
 
 function encode(...chunks: Buffer[]): Buffer {
-  const { chunks: out, size } = encodeRecordIo(chunks);
-  const bytes = Buffer.concat(out);
-  expect(bytes.length).toBe(size);
-  return bytes;
+  return encodedToBuffer(encodeRecordIo(chunks));
 }
 
 function u32(value: number): Buffer {
@@ -204,15 +202,20 @@ describe('RecordIO magic escaping', () => {
     expect(encode(...unaligned).readUInt32LE(4)).toBe(13);
   });
 
-  test('references the payload chunks instead of copying them', () => {
-    // GIVEN
-    const header = Buffer.alloc(24);
-    const image = randomBytes(seededRandom(5), 10_000);
+  test('writes in place at an offset, padding with zeros and leaving the bytes around the record alone', () => {
+    // GIVEN a payload of 10,001 bytes with the magic at an aligned offset (two parts, 3 bytes of padding)
+    const header = Buffer.alloc(24, 1);
+    const image = Buffer.concat([randomBytes(seededRandom(5), 4000), MAGIC, randomBytes(seededRandom(6), 5973)]);
+    const target = Buffer.alloc(3 + 10_000 + 24 + 5, 0xee);
     // WHEN
-    const { chunks } = encodeRecordIo([header, image]);
+    const record = encodeRecordIo([header, image]);
+    record.writeTo(target, 3);
     // THEN
-    expect(chunks[1]).toBe(header);
-    expect(chunks[2]).toBe(image);
+    const written = target.subarray(3, 3 + record.size);
+    expect(target.subarray(0, 3)).toEqual(Buffer.alloc(3, 0xee));
+    expect(target.subarray(3 + record.size)).toEqual(Buffer.alloc(target.length - 3 - record.size, 0xee));
+    expect(written.subarray(written.length - 3)).toEqual(Buffer.alloc(3));
+    expect(written).toEqual(dmlcWriteRecord(Buffer.concat([header, image])));
   });
 
   test('agrees with the dmlc-core oracle on random magic-rich payloads in random chunks (seeded)', () => {
@@ -239,7 +242,7 @@ describe('RecordIO record size limit', () => {
     expect(() => checkRecordIoPayloadLength(2 ** 40)).toThrow(/smaller than 2\^29 bytes \(512 MiB\), got 1099511627776 bytes/);
   });
 
-  test('encodes a 2^29 - 1 byte payload given as chunks of one shared 1 MiB buffer', () => {
+  test('sizes a 2^29 - 1 byte payload given as chunks of one shared 1 MiB buffer', () => {
     // GIVEN 512 views of the same 1 MiB (no 512 MiB allocation), one byte short of 2^29
     const mib = Buffer.alloc(2 ** 20);
     const chunks = Array.from({ length: 512 }, (_, i) => (i === 511 ? mib.subarray(1) : mib));
@@ -247,8 +250,6 @@ describe('RecordIO record size limit', () => {
     const record = encodeRecordIo(chunks);
     // THEN one part with the largest length lrecord can hold, and 1 byte of padding
     expect(record.size).toBe(8 + 2 ** 29);
-    expect(record.chunks[0]).toEqual(Buffer.concat([MAGIC, u32(2 ** 29 - 1)]));
-    expect(record.chunks[record.chunks.length - 1]).toEqual(Buffer.alloc(1));
   });
 
   test('refuses a 2^29 byte payload', () => {
@@ -286,10 +287,10 @@ describe('RecordIO round trips', () => {
     const pieces: Buffer[] = [];
     let offset = 0;
     for (const payload of payloads) {
-      const { chunks, size } = encodeRecordIo([payload]);
+      const record = encodedToBuffer(encodeRecordIo([payload]));
       offsets.push(offset);
-      pieces.push(...chunks);
-      offset += size;
+      pieces.push(record);
+      offset += record.length;
     }
     const shard = Buffer.concat(pieces);
     // WHEN
