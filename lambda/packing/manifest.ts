@@ -73,13 +73,18 @@ export function crc32cBase64(crc: number): string {
   return bytes.toString('base64');
 }
 
+const FINGERPRINT_BATCH_LINES = 4096;
+
 /** SHA-256 over the sorted (key, size, modified) of the listed files: equal when the source did not change. */
 export function sourceFingerprint(files: ReadonlyArray<{ key: string; size: number; modified: number }>): string {
   const lines = files.map((file) => `${file.key}\t${file.size}\t${file.modified}\n`);
   // The default sort (UTF-16 code units, no comparator callback) makes the order independent of listing order.
   lines.sort();
-  // Line by line: one joined string of 10 million lines would pass V8's string length limit.
+  // In batches of lines: one joined string of 10 million lines would pass V8's string length
+  // limit, and one update call per line costs more than the hashing.
   const hash = createHash('sha256');
-  for (const line of lines) hash.update(line);
+  for (let start = 0; start < lines.length; start += FINGERPRINT_BATCH_LINES) {
+    hash.update(lines.slice(start, start + FINGERPRINT_BATCH_LINES).join(''));
+  }
   return hash.digest('hex');
 }

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { ShardFormatName } from '../formats/shard-format';
 import type { PlannedShard } from '../planning/plan-types';
 import type { ShardResult } from '../shard-writer';
+import { ShardMessage, toShardMessage } from './shard-message';
 
 /**
  * A small young generation per worker: packing allocates one short-lived buffer per file, and
@@ -22,7 +23,7 @@ export interface LocalShardWorkerData {
 
 /** Work for a worker: write a shard, or stat files for the listing. */
 export type WorkerTask =
-  | { readonly kind: 'write'; readonly shard: PlannedShard }
+  | { readonly kind: 'write'; readonly shard: ShardMessage }
   | { readonly kind: 'stat'; readonly paths: string[] };
 
 /** A task as sent: `id` pairs the worker's messages with it (a worker may hold several). */
@@ -72,7 +73,7 @@ export class LocalShardPool {
 
   /** Writes one shard; `onFiles` hears of the input files it handled. */
   public async write(shard: PlannedShard, onFiles: (bytes: number, files: number) => void): Promise<ShardResult> {
-    const message = await this.send({ kind: 'write', shard }, `writing ${shard.name}`, onFiles);
+    const message = await this.send({ kind: 'write', shard: toShardMessage(shard) }, `writing ${shard.name}`, onFiles);
     return (message as Extract<WorkerMessage, { kind: 'done' }>).result;
   }
 
@@ -92,13 +93,14 @@ export class LocalShardPool {
     await Promise.all(this.workers.map((worker) => worker.thread.terminate()));
   }
 
-  /** Posts a task now; resolves with its final message. */
+  /** Posts a task now (its typed arrays moved, not copied); resolves with its final message. */
   private send(task: WorkerTask, what: string, onFiles?: (bytes: number, files: number) => void): Promise<WorkerMessage> {
     const worker = this.leastBusy();
     const id = this.nextId++;
+    const transfer = task.kind === 'write' ? [task.shard.numbers.buffer as ArrayBuffer] : [];
     return new Promise<WorkerMessage>((resolve, reject) => {
       worker.tasks.set(id, { what, onFiles, resolve, reject });
-      worker.thread.postMessage({ ...task, id } satisfies WorkerRequest);
+      worker.thread.postMessage({ ...task, id } satisfies WorkerRequest, transfer);
     });
   }
 

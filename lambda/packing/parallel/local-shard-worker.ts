@@ -5,6 +5,7 @@ import type { LocalShardWorkerData, WorkerMessage, WorkerRequest } from './local
 import { shardFormat } from '../formats';
 import { LocalDirectorySink, LocalDirectorySource, statFiles } from '../io/local-directory';
 import { writeShard } from '../shard-writer';
+import { fromShardMessage } from './shard-message';
 
 /** Progress is posted every this many files: a message per 5 KB file would cost more than the file. */
 const PROGRESS_BATCH = 256;
@@ -25,7 +26,8 @@ port.on('message', (request: WorkerRequest) => {
   }
   let files = 0;
   let bytes = 0;
-  writeShard(request.shard, {
+  // Inside the promise: a message that cannot be read fails its task, not the worker.
+  Promise.resolve(request.shard).then((message) => writeShard(fromShardMessage(message), {
     source, sink, format,
     readConcurrency: data.readConcurrency,
     onFile: (size) => {
@@ -37,7 +39,7 @@ port.on('message', (request: WorkerRequest) => {
         bytes = 0;
       }
     },
-  }).then((result) => {
+  })).then((result) => {
     if (files > 0) post({ id, kind: 'progress', files, bytes });
     post({ id, kind: 'done', result });
   }, (error: Error) => post({ id, kind: 'failed', message: error.message }));
