@@ -1,4 +1,4 @@
-import { crc32c } from './formats/crc32c';
+import { crc32c, crc32cCombine, crc32cOfRange } from './formats/crc32c';
 import { Encoded, encodedToBuffer } from './formats/encoded';
 import { ObjectWriter } from './io/storage';
 
@@ -13,7 +13,9 @@ export class OutputBlock {
   private readonly blocks: [Buffer, Buffer];
   private current = 0;
   private used = 0;
+  /** CRC32C of everything appended up to `crcEnd` bytes into the current block. */
   private crc = 0;
+  private crcEnd = 0;
   private sent = 0;
   /** The write of the other block, if one is under way; its failure is kept for the next call. */
   private sending: Promise<void> | undefined;
@@ -28,7 +30,10 @@ export class OutputBlock {
     return this.sent + this.used;
   }
 
-  /** CRC32C of everything appended (complete after `flush`). */
+  /**
+   * CRC32C of everything appended (complete after `flush`). Records that bring their own CRC are
+   * combined in (see Encoded); the bytes of the others are checksummed a block at a time.
+   */
   public get checksum(): number {
     return this.crc;
   }
@@ -60,7 +65,12 @@ export class OutputBlock {
   }
 
   private frame(record: Encoded): void {
-    record.writeTo(this.blocks[this.current], this.used);
+    const block = this.blocks[this.current];
+    const recordCrc = record.writeTo(block, this.used);
+    if (recordCrc !== undefined) {
+      this.crc = crc32cCombine(crc32cOfRange(block, this.crcEnd, this.used, this.crc), recordCrc, record.size);
+      this.crcEnd = this.used + record.size;
+    }
     this.used += record.size;
   }
 
@@ -74,7 +84,8 @@ export class OutputBlock {
   private async send(): Promise<void> {
     if (this.used === 0) return;
     const filled = this.blocks[this.current].subarray(0, this.used);
-    this.crc = crc32c(filled, this.crc);
+    this.crc = crc32cOfRange(filled, this.crcEnd, this.used, this.crc);
+    this.crcEnd = 0;
     await this.settle();
     this.sending = this.writer.write([filled]).catch((error: unknown) => {
       this.failure ??= { error };

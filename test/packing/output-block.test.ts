@@ -1,5 +1,6 @@
 import { crc32c } from '@node-rs/crc32';
-import { encodedBytes } from '../../lambda/packing/formats/encoded';
+import { encodedBytes, encodedToBuffer } from '../../lambda/packing/formats/encoded';
+import { frameTfRecord } from '../../lambda/packing/formats/tfrecord';
 import { ObjectWriter } from '../../lambda/packing/io/storage';
 import { OutputBlock } from '../../lambda/packing/output-block';
 import { seededBytes } from '../support/local-files';
@@ -75,6 +76,23 @@ describe('OutputBlock', () => {
     // THEN
     expect(writer.bytes.equals(expected)).toBe(true);
     expect(writer.writes.map((block) => block.length)).toEqual([600, 5000, 600]);
+    expect(output.checksum).toBe(crc32c(expected));
+  });
+
+  test('combines the CRCs records bring with the bytes of those that bring none', async () => {
+    // GIVEN TFRecords (which return their CRC) between raw records (which do not), and a 4 KiB block
+    const writer = new RecordingWriter();
+    const output = new OutputBlock(writer, 4096);
+    const payloads = records(60, (i) => 50 + ((i * 104_729) % 900));
+    const framed = payloads.map((payload, i) => (i % 3 === 0 ? encodedBytes(payload) : frameTfRecord(encodedBytes(payload))));
+    const expected = Buffer.concat(framed.map((record) => encodedToBuffer(record)));
+
+    // WHEN
+    for (const record of framed) await output.append(record);
+    await output.flush();
+
+    // THEN
+    expect(writer.bytes.equals(expected)).toBe(true);
     expect(output.checksum).toBe(crc32c(expected));
   });
 

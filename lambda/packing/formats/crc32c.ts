@@ -39,12 +39,66 @@ export function crc32c(data: Uint8Array, initial = 0): number {
   return nativeCrc32c(data, initial) >>> 0;
 }
 
-/** CRC-32C of `data[start, end)`, without making a view of it when the range is short. */
-export function crc32cOfRange(data: Uint8Array, start: number, end: number): number {
-  if (end - start >= NATIVE_MIN_BYTES) return crc32c(data.subarray(start, end));
-  let crc = 0xffffffff;
+/**
+ * CRC-32C of `data[start, end)`, continuing from `initial` as {@link crc32c} does, without making a
+ * view of the range when it is short.
+ */
+export function crc32cOfRange(data: Uint8Array, start: number, end: number, initial = 0): number {
+  if (end - start >= NATIVE_MIN_BYTES) return crc32c(data.subarray(start, end), initial);
+  let crc = ~initial;
   for (let i = start; i < end; i++) crc = TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  return ~crc >>> 0;
+}
+
+/**
+ * CRC-32C of `a` followed by `b`, from the CRCs of both and the length of `b`, without the bytes
+ * (zlib's crc32_combine, carried over to the Castagnoli polynomial): the CRC of `a` is shifted
+ * over `lengthB` zero bytes by multiplying it by x^(8·lengthB) modulo the polynomial. The shard
+ * writer combines the CRCs TFRecord framing computes anyway instead of reading every byte twice.
+ */
+export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
+  let shifted = crcA;
+  // x^(8·lengthB) is the product of x^(2^k) over the set bits k of 8·lengthB.
+  for (let n = lengthB, k = 3; n > 0; n = Math.floor(n / 2), k++) {
+    if (n % 2 === 1) shifted = multiplyByXPow2K(k, shifted);
+  }
+  return (shifted ^ crcB) >>> 0;
+}
+
+/** x^(2^k) modulo the polynomial, by k, made as needed by squaring. */
+const xPow2K: number[] = [1 << 30]; // x^1, reflected
+
+/**
+ * By k, the products of x^(2^k) with every byte value at each of the four byte positions:
+ * multiplying a CRC by x^(2^k) is linear, so it takes four lookups instead of 32 shift-and-xor
+ * steps (made as needed, 4 KiB each).
+ */
+const multiplyTables: Uint32Array[] = [];
+
+function multiplyByXPow2K(k: number, value: number): number {
+  let table = multiplyTables[k];
+  if (table === undefined) {
+    while (xPow2K.length <= k) xPow2K.push(multiplyModP(xPow2K[xPow2K.length - 1], xPow2K[xPow2K.length - 1]));
+    table = new Uint32Array(4 * 256);
+    for (let position = 0; position < 4; position++) {
+      for (let byte = 0; byte < 256; byte++) table[256 * position + byte] = multiplyModP(xPow2K[k], (byte << (8 * position)) >>> 0);
+    }
+    multiplyTables[k] = table;
+  }
+  return (table[value & 0xff] ^ table[256 + ((value >>> 8) & 0xff)] ^ table[512 + ((value >>> 16) & 0xff)] ^ table[768 + (value >>> 24)]) >>> 0;
+}
+
+/** a(x)·b(x) modulo the polynomial, in the reflected bit order CRCs use (zlib's multmodp). */
+function multiplyModP(a: number, b: number): number {
+  let product = 0;
+  for (let m = 0x80000000; m > 0; m >>>= 1) {
+    if (a & m) {
+      product ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    b = b & 1 ? (b >>> 1) ^ POLYNOMIAL : b >>> 1;
+  }
+  return product >>> 0;
 }
 
 /**

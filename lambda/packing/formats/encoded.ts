@@ -7,15 +7,23 @@
 export interface Encoded {
   /** The number of bytes `writeTo` writes. */
   readonly size: number;
-  /** Writes the bytes into `target` from `offset`; `target` must have `size` bytes there. */
-  writeTo(target: Buffer, offset: number): void;
+  /**
+   * Writes the bytes into `target` from `offset`; `target` must have `size` bytes there. Returns
+   * their CRC-32C when the encoding computed it on the way (TFRecord framing does), so that a
+   * checksum over many records is combined from theirs instead of reading the bytes again; else
+   * undefined.
+   */
+  writeTo(target: Buffer, offset: number): number | undefined;
 }
 
 /** A buffer as {@link Encoded}: copied when written. */
 export function encodedBytes(bytes: Uint8Array): Encoded {
   return {
     size: bytes.length,
-    writeTo: (target, offset) => target.set(bytes, offset),
+    writeTo: (target, offset) => {
+      target.set(bytes, offset);
+      return undefined;
+    },
   };
 }
 

@@ -75,6 +75,11 @@ export class WireWriter {
     this.target.set(value, this.position);
     this.position += value.length;
   }
+
+  /** `value` as UTF-8, `byteLength` bytes (`Buffer.byteLength(value)`, which the caller needed for the size). */
+  utf8(value: string, byteLength: number): void {
+    this.position += this.target.write(value, this.position, byteLength, 'utf8');
+  }
 }
 
 /** Reads protobuf fields from `buffer[start, end)`; errors name the absolute byte offset. */

@@ -66,6 +66,7 @@ export function encodeRecordIo(payloadChunks: readonly Buffer[]): Encoded {
         partStart = partEnd + MAGIC_BYTES.length;
       }
       target.fill(0, at, at + padding);
+      return undefined;
     },
   };
 }

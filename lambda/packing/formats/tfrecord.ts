@@ -3,7 +3,7 @@
  * `u64le length | u32le masked crc32c(length bytes) | data | u32le masked crc32c(data)`.
  * No file header or footer: a shard is records back to back.
  */
-import { crc32cOfRange, maskCrc32c } from './crc32c';
+import { crc32cCombine, crc32cOfRange, maskCrc32c } from './crc32c';
 import { Encoded } from './encoded';
 import { FormatError } from './shard-format';
 import { ShardRecord } from './shard-record';
@@ -28,7 +28,7 @@ export function tfrecordHeader(payloadLength: number): Buffer {
 /**
  * Frames a payload as one TFRecord, `header | payload | footer`, written in place: the payload
  * first, then the data CRC over the bytes just written (one CRC32C call, however the payload was
- * assembled).
+ * assembled). Returns the CRC of the whole record, combined from the data CRC.
  */
 export function frameTfRecord(payload: Encoded): Encoded {
   const payloadLength = payload.size;
@@ -40,7 +40,10 @@ export function frameTfRecord(payload: Encoded): Encoded {
       const dataEnd = dataStart + payloadLength;
       writeHeader(target, offset, payloadLength);
       payload.writeTo(target, dataStart);
-      target.writeUInt32LE(maskCrc32c(crc32cOfRange(target, dataStart, dataEnd)), dataEnd);
+      const dataCrc = crc32cOfRange(target, dataStart, dataEnd);
+      target.writeUInt32LE(maskCrc32c(dataCrc), dataEnd);
+      const throughData = crc32cCombine(crc32cOfRange(target, offset, dataStart), dataCrc, payloadLength);
+      return crc32cOfRange(target, dataEnd, dataEnd + TFRECORD_FOOTER_SIZE, throughData);
     },
   };
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { alignedStagingBuffer, openFileWriter } from './file-writer';
 import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
 
 /** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
@@ -123,37 +124,44 @@ export class LocalDirectorySink implements PackingSink {
   public readonly uri: string;
   private readonly root: string;
 
-  constructor(root: string) {
+  private readonly directWrites: boolean;
+  /** Aligned staging buffers of closed writers, for the next ones (each is a WebAssembly memory). */
+  private readonly stagingBuffers: Buffer[] = [];
+
+  /**
+   * `directWrites` (default true): objects written with `create` bypass the page cache where the
+   * file system allows (see openFileWriter); false writes them through it.
+   */
+  constructor(root: string, options: { readonly directWrites?: boolean } = {}) {
     this.root = path.resolve(root);
     this.uri = directoryUri(this.root);
+    this.directWrites = options.directWrites ?? true;
   }
 
   public async create(key: string): Promise<ObjectWriter> {
     const target = await this.prepare(key);
     const partial = partialName(target);
-    const handle = await fsp.open(partial, 'w');
+    const staging = this.directWrites ? this.stagingBuffers.pop() ?? alignedStagingBuffer() : undefined;
+    const file = await openFileWriter(partial, staging);
     let closed = false;
-    const close = async () => {
+    const closeWith = async (close: () => Promise<void>) => {
       if (!closed) {
         closed = true;
-        await handle.close();
+        try {
+          await close();
+        } finally {
+          if (staging) this.stagingBuffers.push(staging);
+        }
       }
     };
     return {
-      write: async (chunks) => {
-        let buffers = chunks;
-        // writev may write fewer bytes than asked: continue from where it stopped.
-        while (buffers.length > 0) {
-          const { bytesWritten } = await handle.writev(buffers);
-          buffers = remainder(buffers, bytesWritten);
-        }
-      },
+      write: (chunks) => file.write(chunks),
       complete: async () => {
-        await close();
+        await closeWith(() => file.close());
         await fsp.rename(partial, target);
       },
       abort: async () => {
-        await close();
+        await closeWith(() => file.abandon());
         await fsp.rm(partial, { force: true });
       },
     };
@@ -239,18 +247,4 @@ function directoryUri(root: string): string {
 /** A hidden sibling name, unique per writer, so a crash leaves no object under the real key. */
 function partialName(target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.partial`);
-}
-
-function remainder(buffers: Buffer[], written: number): Buffer[] {
-  let skip = written;
-  const rest: Buffer[] = [];
-  for (const buffer of buffers) {
-    if (skip >= buffer.length) {
-      skip -= buffer.length;
-    } else {
-      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
-  }
-  return rest;
 }

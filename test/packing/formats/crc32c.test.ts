@@ -1,4 +1,4 @@
-import { crc32c, crc32cOfRange, maskCrc32c, unmaskCrc32c } from '../../../lambda/packing/formats/crc32c';
+import { crc32c, crc32cCombine, crc32cOfRange, maskCrc32c, unmaskCrc32c } from '../../../lambda/packing/formats/crc32c';
 import { seededRandom } from './support';
 
 // RFC 3720 B.4, as in TensorFlow's tsl/lib/hash/crc32c_test.cc.
@@ -70,6 +70,34 @@ describe('crc32cOfRange', () => {
         expect(crc32cOfRange(data, start, start + length)).toBe(crc32c(data.subarray(start, start + length)));
       }
     }
+  });
+});
+
+describe('crc32cCombine', () => {
+  test('gives the CRC of a concatenation from the CRCs of its parts (seeded lengths, 0 to 1 MiB)', () => {
+    // GIVEN
+    const random = seededRandom(21);
+    const data = Buffer.from(Array.from({ length: 1 << 20 }, () => Math.floor(random() * 256)));
+    for (const [cut, end] of [[0, 0], [0, 5], [5, 5], [1, 2], [100, 5100], [7, 1 << 20], [3, 123_460], [65_536, 131_072]]) {
+      // WHEN
+      const combined = crc32cCombine(crc32c(data.subarray(0, cut)), crc32c(data.subarray(cut, end)), end - cut);
+      // THEN
+      expect(combined).toBe(crc32c(data.subarray(0, end)));
+    }
+  });
+
+  test('holds for a second part beyond 2^32 bits (600 MiB of zeros, checksummed a MiB at a time)', () => {
+    // GIVEN
+    const head = Buffer.from('head');
+    const mib = Buffer.alloc(1 << 20);
+    let zeros = 0;
+    let whole = crc32c(head);
+    for (let i = 0; i < 600; i++) {
+      zeros = crc32c(mib, zeros);
+      whole = crc32c(mib, whole);
+    }
+    // WHEN / THEN
+    expect(crc32cCombine(crc32c(head), zeros, 600 * (1 << 20))).toBe(whole);
   });
 });
 

@@ -8,6 +8,7 @@ import {
 import { encodedBytes, encodedToBuffer } from '../../../lambda/packing/formats/encoded';
 import { FormatError } from '../../../lambda/packing/formats/shard-format';
 import { frameTfRecord, readTfRecords } from '../../../lambda/packing/formats/tfrecord';
+import { seededBytes } from '../../support/local-files';
 import { hex, randomBytes, readExternal, seededRandom } from './support';
 
 /** A length-delimited protobuf field with a one-byte tag, for hand-built messages. */
@@ -234,6 +235,30 @@ describe('imageExampleEncoding', () => {
     });
     // THEN
     expect(direct).toEqual(generic);
+  });
+
+  test('matches the generic encoder at varint boundaries of every length and label (seeded)', () => {
+    // GIVEN sizes and labels on both sides of 1-, 2- and 3-byte varints, unicode file names
+    const random = seededRandom(17);
+    const lengths = [0, 1, 100, 127, 128, 16_383, 16_384, 2_097_152];
+    const labels = [-1, 0, 1, 127, 128, 16_383, 16_384, 2 ** 31, Number.MAX_SAFE_INTEGER];
+    for (const imageLength of lengths) {
+      const image = seededBytes(`image-${imageLength}`, imageLength);
+      for (const label of labels) {
+        const filename = 'é'.repeat(Math.floor(random() * 130)) + '/😺.jpg';
+        const format = random() < 0.5 ? '' : 'jpeg';
+        // WHEN
+        const direct = encodedToBuffer(imageExampleEncoding({ encoded: image, label, filename, format }));
+        // THEN
+        const features: Features = {
+          'image/encoded': { bytesList: [image] },
+          'image/filename': { bytesList: [Buffer.from(filename)] },
+          'image/format': { bytesList: [Buffer.from(format)] },
+          ...(label === -1 ? {} : { 'image/class/label': { int64List: [label] } }),
+        };
+        expect(direct.equals(encodeExample(features))).toBe(true);
+      }
+    }
   });
 
   test('omits the label when it is -1', () => {

@@ -1,3 +1,4 @@
+import { crc32c } from '../../../lambda/packing/formats/crc32c';
 import { encodedBytes, encodedToBuffer } from '../../../lambda/packing/formats/encoded';
 import { FormatError } from '../../../lambda/packing/formats/shard-format';
 import {
@@ -45,6 +46,17 @@ describe('TFRecord framing', () => {
     expect(target.subarray(0, 7)).toEqual(Buffer.alloc(7, 0xee));
     expect(target.subarray(7 + record.size)).toEqual(Buffer.alloc(5, 0xee));
     expect([...readTfRecords(target.subarray(7, 7 + record.size))].map((r) => r.payload)).toEqual([payload]);
+  });
+
+  test('returns the CRC-32C of the whole framed record, so a shard checksum can be combined from it', () => {
+    // GIVEN payloads of 0, 3 and 5,000 bytes
+    for (const payload of [Buffer.alloc(0), Buffer.from('foo'), randomBytes(seededRandom(2), 5000)]) {
+      const target = Buffer.alloc(payload.length + TFRECORD_OVERHEAD);
+      // WHEN
+      const crc = frameTfRecord(encodedBytes(payload)).writeTo(target, 0);
+      // THEN
+      expect(crc).toBe(crc32c(target));
+    }
   });
 
   test('its header is the header tfrecordHeader makes', () => {
