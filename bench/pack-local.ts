@@ -1,6 +1,6 @@
 // Benchmark: `training-io pack` (TFRecord and RecordIO) against GNU `tar cf` of the same folder,
-// warm page cache, same run, same disk. Prints wall time, MB/s, the ratio pack/tar (target ≤ 1.0)
-// and peak RSS (target ≤ 300 MB). Not a test: run `npm run bench:pack-local [-- --dir D --scale F]`.
+// warm page cache, same run, same disk, runs taking turns. Prints best and median wall time, MB/s,
+// the ratios pack/tar (target ≤ 1.0) and peak RSS (target ≤ 300 MB). Not a test: run `npm run bench:pack-local [-- --dir D --scale F]`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -45,13 +45,26 @@ function generate(spec: DatasetSpec, dir: string): number {
   return total;
 }
 
+interface Timing {
+  readonly seconds: number;
+  readonly peakRssMB: number;
+}
+
 /** Runs a command under GNU time: wall seconds and peak RSS in MB. */
-function timed(command: string, args: string[]): { seconds: number; peakRssMB: number } {
+function timed(command: string, args: string[]): Timing {
   const report = path.join(os.tmpdir(), `training-io-bench-time-${process.pid}.txt`);
   execFileSync('/usr/bin/time', ['-f', '%e %M', '-o', report, command, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [seconds, kib] = execFileSync('cat', [report]).toString().trim().split(/\s+/).map(Number);
   rmSync(report, { force: true });
   return { seconds, peakRssMB: kib / 1024 };
+}
+
+/** Best and median wall time of the runs, and the largest peak RSS. */
+function summarize(timings: Timing[]): { best: number; median: number; peakRssMB: number } {
+  const seconds = timings.map((t) => t.seconds).sort((a, b) => a - b);
+  const middle = Math.floor(seconds.length / 2);
+  const median = seconds.length % 2 ? seconds[middle] : (seconds[middle - 1] + seconds[middle]) / 2;
+  return { best: seconds[0], median, peakRssMB: Math.max(...timings.map((t) => t.peakRssMB)) };
 }
 
 function main(): void {
@@ -62,7 +75,7 @@ function main(): void {
   } });
   const scale = Number(values.scale);
   const runs = Number(values.runs);
-  console.log(`pack-local: node ${process.version}, ${os.cpus().length} CPUs, best of ${runs} runs`);
+  console.log(`pack-local: node ${process.version}, ${os.cpus().length} CPUs, ${runs} runs each, taking turns`);
   for (const base of DATASETS) {
     const spec = { ...base, files: Math.round(base.files * scale) };
     const root = path.join(values.dir!, `${spec.name}-${spec.files}`);
@@ -77,22 +90,29 @@ function main(): void {
     const tarFile = path.join(root, 'out.tar');
     // Warm the page cache once, so every contender reads from memory.
     timed('tar', ['cf', tarFile, '-C', source, '.']);
-    const best = (run: () => { seconds: number; peakRssMB: number }) => {
-      const results = Array.from({ length: runs }, run);
-      return results.reduce((a, b) => (b.seconds < a.seconds ? b : a));
-    };
-    const tar = best(() => timed('tar', ['cf', tarFile, '-C', source, '.']));
-    console.log(`\n${spec.name}: ${spec.files} files, ${(bytes / 1e6).toFixed(0)} MB`);
-    console.log(`  tar cf            ${tar.seconds.toFixed(2)} s  ${(bytes / 1e6 / tar.seconds).toFixed(0)} MB/s  peak RSS ${tar.peakRssMB.toFixed(0)} MB`);
-    for (const format of ['tfrecord', 'recordio']) {
-      const out = path.join(root, `packed-${format}`);
-      const pack = best(() => {
-        rmSync(out, { recursive: true, force: true });
-        return timed(process.execPath, [CLI, 'pack', source, out, '--format', format, '--seed', '1']);
-      });
-      console.log(`  pack ${format.padEnd(9)}    ${pack.seconds.toFixed(2)} s  ${(bytes / 1e6 / pack.seconds).toFixed(0)} MB/s  ` +
-        `peak RSS ${pack.peakRssMB.toFixed(0)} MB  ratio pack/tar ${(pack.seconds / tar.seconds).toFixed(2)}`);
-    }
+    // The contenders take turns, run after run, so that a slow spell of the machine (other jobs,
+    // the kernel writing back an earlier run) falls on all of them alike.
+    const contenders: Array<{ name: string; run: () => Timing }> = [
+      { name: 'tar cf', run: () => timed('tar', ['cf', tarFile, '-C', source, '.']) },
+      ...['tfrecord', 'recordio'].map((format) => ({
+        name: `pack ${format}`,
+        run: () => {
+          const out = path.join(root, `packed-${format}`);
+          rmSync(out, { recursive: true, force: true });
+          return timed(process.execPath, [CLI, 'pack', source, out, '--format', format, '--seed', '1']);
+        },
+      })),
+    ];
+    const timings = contenders.map((): Timing[] => []);
+    for (let run = 0; run < runs; run++) contenders.forEach((contender, i) => timings[i].push(contender.run()));
+    console.log(`\n${spec.name}: ${spec.files} files, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs})`);
+    const tar = summarize(timings[0]);
+    contenders.forEach((contender, i) => {
+      const { best, median, peakRssMB } = summarize(timings[i]);
+      const ratios = i === 0 ? '' : `  ratio pack/tar best ${(best / tar.best).toFixed(2)}, median ${(median / tar.median).toFixed(2)}`;
+      console.log(`  ${contender.name.padEnd(14)} best ${best.toFixed(2)} s (${(bytes / 1e6 / best).toFixed(0)} MB/s)  median ${median.toFixed(2)} s  ` +
+        `peak RSS ${peakRssMB.toFixed(0)} MB${ratios}`);
+    });
     rmSync(tarFile, { force: true });
   }
 }
