@@ -90,8 +90,8 @@ function main(): void {
     const tarFile = path.join(root, 'out.tar');
     // Warm the page cache once, so every contender reads from memory.
     timed('tar', ['cf', tarFile, '-C', source, '.']);
-    // The contenders take turns, run after run, so that a slow spell of the machine (other jobs,
-    // the kernel writing back an earlier run) falls on all of them alike.
+    // The contenders take turns, run after run, so that a slow spell of the machine (other jobs)
+    // falls on all of them alike.
     const contenders: Array<{ name: string; run: () => Timing }> = [
       { name: 'tar cf', run: () => timed('tar', ['cf', tarFile, '-C', source, '.']) },
       ...['tfrecord', 'recordio'].map((format) => ({
@@ -104,7 +104,14 @@ function main(): void {
       })),
     ];
     const timings = contenders.map((): Timing[] => []);
-    for (let run = 0; run < runs; run++) contenders.forEach((contender, i) => timings[i].push(contender.run()));
+    for (let run = 0; run < runs; run++) {
+      contenders.forEach((contender, i) => {
+        timings[i].push(contender.run());
+        // Untimed: what a run left for the kernel to write back (tar's 512 MB of dirty pages) is
+        // written now, not during the next contender's run.
+        execFileSync('sync');
+      });
+    }
     console.log(`\n${spec.name}: ${spec.files} files, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs})`);
     const tar = summarize(timings[0]);
     contenders.forEach((contender, i) => {

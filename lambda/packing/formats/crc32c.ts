@@ -71,7 +71,7 @@ const xPow2K: number[] = [1 << 30]; // x^1, reflected
 /**
  * By k, the products of x^(2^k) with every byte value at each of the four byte positions:
  * multiplying a CRC by x^(2^k) is linear, so it takes four lookups instead of 32 shift-and-xor
- * steps (made as needed, 4 KiB each).
+ * steps (made as needed, 4 KiB each, from 32 multiplications).
  */
 const multiplyTables: Uint32Array[] = [];
 
@@ -81,7 +81,14 @@ function multiplyByXPow2K(k: number, value: number): number {
     while (xPow2K.length <= k) xPow2K.push(multiplyModP(xPow2K[xPow2K.length - 1], xPow2K[xPow2K.length - 1]));
     table = new Uint32Array(4 * 256);
     for (let position = 0; position < 4; position++) {
-      for (let byte = 0; byte < 256; byte++) table[256 * position + byte] = multiplyModP(xPow2K[k], (byte << (8 * position)) >>> 0);
+      const base = 256 * position;
+      // Linear in the value: the product with a byte is the XOR of the products with its bits, so
+      // 8 multiplications per position fill its 256 entries.
+      for (let bit = 0; bit < 8; bit++) table[base + (1 << bit)] = multiplyModP(xPow2K[k], (1 << (8 * position + bit)) >>> 0);
+      for (let byte = 3; byte < 256; byte++) {
+        const lowest = byte & -byte;
+        if (lowest !== byte) table[base + byte] = table[base + lowest] ^ table[base + (byte ^ lowest)];
+      }
     }
     multiplyTables[k] = table;
   }
