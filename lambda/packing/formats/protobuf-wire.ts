@@ -78,7 +78,13 @@ export class WireWriter {
 
   /** `value` as UTF-8, `byteLength` bytes (`Buffer.byteLength(value)`, which the caller needed for the size). */
   utf8(value: string, byteLength: number): void {
-    this.position += this.target.write(value, this.position, byteLength, 'utf8');
+    if (byteLength !== value.length) {
+      this.position += this.target.write(value, this.position, byteLength, 'utf8');
+      return;
+    }
+    // As many bytes as characters: all ASCII, copied here (for a file name, a call into
+    // Buffer.write costs more than its bytes).
+    for (let i = 0; i < value.length; i++) this.target[this.position++] = value.charCodeAt(i);
   }
 }
 

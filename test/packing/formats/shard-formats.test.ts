@@ -158,7 +158,7 @@ describe('recordioFormat', () => {
 });
 
 describe('imageFormatOf', () => {
-  test.each([
+  const FORMATS: Array<[string, string]> = [
     ['cat/0001.jpg', 'jpeg'],
     ['cat/0001.JPG', 'jpeg'],
     ['a.jpeg', 'jpeg'],
@@ -169,8 +169,26 @@ describe('imageFormatOf', () => {
     ['.hidden', ''],
     ['a/b.tar.gz', 'gz'],
     ['trailing.', ''],
-  ])('%s → %j', (key, expected) => {
+    ['x.', ''],
+    ['cat/.jpg', ''],
+    ['.jpg', ''],
+    ['jpg', ''],
+    ['dog/2.jpg', 'jpeg'],
+  ];
+
+  test.each(FORMATS)('%s → %j', (key, expected) => {
     // WHEN / THEN
     expect(imageFormatOf(key)).toBe(expected);
+  });
+
+  test('gives every key its own format whichever key came before (the last extension is remembered)', () => {
+    for (const [before] of FORMATS) {
+      for (const [key, expected] of FORMATS) {
+        // GIVEN
+        imageFormatOf(before);
+        // WHEN / THEN
+        expect([before, key, imageFormatOf(key)]).toEqual([before, key, expected]);
+      }
+    }
   });
 });
