@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { shardFormat } from '../../lambda/packing/formats';
-import { LocalDirectorySink, LocalDirectorySource, statFiles } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
 import { writeShard } from '../../lambda/packing/shard-writer';
@@ -39,17 +39,18 @@ describe('LocalShardPool', () => {
     // GIVEN
     const dir = sourceFolder();
     const pool = poolFor(dir, folder('pool-out'));
-    const paths = fs.readdirSync(path.join(dir, 'cat')).map((name) => path.join(dir, 'cat', name));
-    const first = [...paths.slice(0, 12), path.join(dir, 'gone.jpg')];
-    const second = paths.slice(12);
+    const keys = fs.readdirSync(path.join(dir, 'cat')).map((name) => `cat/${name}`);
+    const first = [...keys.slice(0, 12), 'gone.jpg'];
+    const second = keys.slice(12);
 
     // WHEN both are posted from one synchronous stretch, as a folder walk does
     const pending = [pool.statFiles(first), pool.statFiles(second)];
     const [firstStats, secondStats] = await Promise.all(pending);
 
     // THEN
-    expect(Array.from(firstStats)).toEqual(Array.from(statFiles(first)));
-    expect(Array.from(secondStats)).toEqual(Array.from(statFiles(second)));
+    const here = new LocalDirectorySource(dir);
+    expect(Array.from(firstStats)).toEqual(Array.from(here.stat(first)));
+    expect(Array.from(secondStats)).toEqual(Array.from(here.stat(second)));
     expect(firstStats[2 * 12]).toBeNaN();
   });
 
@@ -94,7 +95,7 @@ describe('LocalShardPool', () => {
     // GIVEN a pool of one worker, busy with a stat of many paths
     const dir = sourceFolder();
     const pool = poolFor(dir, folder('pool-out'), 1);
-    const many = Array.from({ length: 200_000 }, (_, i) => path.join(dir, `missing-${i}`));
+    const many = Array.from({ length: 200_000 }, (_, i) => `missing-${i}`);
     const stat = pool.statFiles(many);
     const [worker] = threadsOf(pool);
 
@@ -103,7 +104,7 @@ describe('LocalShardPool', () => {
 
     // THEN
     await expect(stat).rejects.toThrow(/shard worker exited \(code 1\) while listing the source/);
-    const after = await pool.statFiles([path.join(dir, 'gone.jpg')]);
+    const after = await pool.statFiles(['gone.jpg']);
     expect(Array.from(after)).toEqual([NaN, NaN]);
     expect(threadsOf(pool)).toHaveLength(1);
     expect(threadsOf(pool)[0]).not.toBe(worker);
@@ -118,7 +119,7 @@ describe('LocalShardPool', () => {
 
     // WHEN
     await stopped.terminate();
-    const stats = await Promise.all([pool.statFiles([path.join(dir, 'cat', '001.jpg')]), pool.statFiles([path.join(dir, 'dog', '000.jpg')])]);
+    const stats = await Promise.all([pool.statFiles(['cat/001.jpg']), pool.statFiles(['dog/000.jpg'])]);
 
     // THEN
     expect(stats.map((s) => s[0])).toEqual([fs.statSync(path.join(dir, 'cat', '001.jpg')).size, 0]);

@@ -5,7 +5,7 @@ import {
   ShardRecord, unpackImageRecord,
 } from '../../lambda/packing/formats';
 import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
-import { LocalDirectorySink, LocalDirectorySource, statFiles } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { GLOBAL_INDEX_KEY, Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset, PackOptions } from '../../lambda/packing/pack';
@@ -707,9 +707,9 @@ describe('packDataset on a local folder', () => {
       const dir = sourceFolder(present);
       const [vanishing] = Object.keys(present).sort();
       const source = new LocalDirectorySource(dir, {
-        statFiles: async (paths) => {
+        statFiles: async (keys) => {
           fs.rmSync(path.join(dir, vanishing));
-          return statFiles(paths);
+          return new LocalDirectorySource(dir).stat(keys);
         },
       });
 

@@ -22,11 +22,14 @@ export class LocalDirectorySource implements PackingSource {
   private readonly root: string;
   private readonly statFiles: StatFiles;
 
-  /** `statFiles` lets a caller with worker threads stat the listed files in parallel (the CLI's pool does). */
+  /**
+   * `statFiles` lets a caller with worker threads stat the listed files in parallel (the CLI's pool
+   * does, each worker with its own source over the same folder); by default they are stat-ed here.
+   */
   constructor(root: string, options: { readonly statFiles?: StatFiles } = {}) {
     this.root = path.resolve(root);
     this.uri = directoryUri(this.root);
-    this.statFiles = options.statFiles ?? ((paths) => Promise.resolve(statFiles(paths)));
+    this.statFiles = options.statFiles ?? ((keys) => Promise.resolve(this.stat(keys)));
   }
 
   public async list(): Promise<ListedFile[]> {
@@ -38,7 +41,7 @@ export class LocalDirectorySource implements PackingSource {
     let plain: string[] = [];
     const statPlain = () => {
       if (plain.length === 0) return;
-      batches.push({ keys: plain, stats: this.statFiles(plain.map((key) => this.pathOf(key))) });
+      batches.push({ keys: plain, stats: this.statFiles(plain) });
       plain = [];
     };
     const walked = new Set<string>();
@@ -111,6 +114,21 @@ export class LocalDirectorySource implements PackingSource {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /**
+   * `[size, mtimeMs]` per key, in a flat array that a worker thread can hand back without copying;
+   * NaN for a key that could not be stat-ed. The paths are made here, where they die young: made by
+   * the caller for a whole listing, they outlived a garbage collection and stayed on its heap.
+   */
+  public stat(keys: readonly string[]): Float64Array {
+    const stats = new Float64Array(2 * keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const found = fs.statSync(this.pathOf(keys[i]), { throwIfNoEntry: false });
+      stats[2 * i] = found ? found.size : NaN;
+      stats[2 * i + 1] = found ? found.mtimeMs : NaN;
+    }
+    return stats;
   }
 
   /** Keys are `/`-separated, which every platform's fs accepts; path.join per file cost more than the read. */
@@ -204,22 +222,8 @@ export class LocalDirectorySink implements PackingSink {
   }
 }
 
-/**
- * Stats files for a listing: `[size, mtimeMs]` per path, in a flat array that a worker thread can
- * hand back without copying; NaN for a path that could not be stat-ed.
- */
-export type StatFiles = (paths: string[]) => Promise<Float64Array>;
-
-/** `StatFiles` on this thread. */
-export function statFiles(paths: string[]): Float64Array {
-  const stats = new Float64Array(2 * paths.length);
-  for (let i = 0; i < paths.length; i++) {
-    const found = fs.statSync(paths[i], { throwIfNoEntry: false });
-    stats[2 * i] = found ? found.size : NaN;
-    stats[2 * i + 1] = found ? found.mtimeMs : NaN;
-  }
-  return stats;
-}
+/** Stats files of a listing by key, as {@link LocalDirectorySource.stat} does. */
+export type StatFiles = (keys: string[]) => Promise<Float64Array>;
 
 /** The whole file, sized by fstat (not by the listing: the file may have changed since). */
 function readWhole(fd: number): Buffer {

@@ -24,7 +24,7 @@ export interface LocalShardWorkerData {
 /** Work for a worker: write a shard, or stat files for the listing. */
 export type WorkerTask =
   | { readonly kind: 'write'; readonly shard: ShardMessage }
-  | { readonly kind: 'stat'; readonly paths: string[] };
+  | { readonly kind: 'stat'; readonly keys: string[] };
 
 /** A task as sent: `id` pairs the worker's messages with it (a worker may hold several). */
 export type WorkerRequest = WorkerTask & { readonly id: number };
@@ -77,14 +77,17 @@ export class LocalShardPool {
     return (message as Extract<WorkerMessage, { kind: 'done' }>).result;
   }
 
-  /** A `StatFiles` for the source's listing: the paths split evenly over the workers, posted before it returns. */
-  public readonly statFiles = async (paths: string[]): Promise<Float64Array> => {
-    const parts = Math.max(1, Math.min(this.threads, Math.ceil(paths.length / 1024)));
-    const per = Math.ceil(paths.length / parts);
+  /**
+   * A `StatFiles` for the listing of the pool's source folder: the keys split evenly over the
+   * workers, posted before it returns.
+   */
+  public readonly statFiles = async (keys: string[]): Promise<Float64Array> => {
+    const parts = Math.max(1, Math.min(this.threads, Math.ceil(keys.length / 1024)));
+    const per = Math.ceil(keys.length / parts);
     const sent = Array.from({ length: parts }, (_, i) =>
-      this.send({ kind: 'stat', paths: paths.slice(i * per, (i + 1) * per) }, 'listing the source'));
+      this.send({ kind: 'stat', keys: keys.slice(i * per, (i + 1) * per) }, 'listing the source'));
     const results = await Promise.all(sent);
-    const stats = new Float64Array(2 * paths.length);
+    const stats = new Float64Array(2 * keys.length);
     results.forEach((message, i) => stats.set((message as Extract<WorkerMessage, { kind: 'stats' }>).stats, 2 * i * per));
     return stats;
   };

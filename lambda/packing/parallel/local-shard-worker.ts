@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LocalShardWorkerData, WorkerMessage, WorkerRequest } from './local-shard-pool';
 import { shardFormat } from '../formats';
-import { LocalDirectorySink, LocalDirectorySource, statFiles } from '../io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../io/local-directory';
 import { writeShard } from '../shard-writer';
 import { fromShardMessage } from './shard-message';
 
@@ -20,7 +20,7 @@ port.on('message', (request: WorkerRequest) => {
   const { id } = request;
   const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   if (request.kind === 'stat') {
-    const stats = statFiles(request.paths);
+    const stats = source.stat(request.keys);
     post({ id, kind: 'stats', stats }, [stats.buffer as ArrayBuffer]);
     return;
   }
