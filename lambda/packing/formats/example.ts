@@ -94,32 +94,23 @@ export function imageExampleEncoding(input: ImageExampleInput): Encoded {
   const formatEntry = bytesEntrySize(IMAGE_FORMAT.length, formatBytes);
   const featuresSize = (label === -1 ? 0 : delimitedFieldSize(labelEntry))
     + delimitedFieldSize(encodedEntry) + delimitedFieldSize(filenameEntry) + delimitedFieldSize(formatEntry);
-  const size = delimitedFieldSize(featuresSize);
-  return {
-    size,
-    writeTo(target, offset) {
-      const writer = new WireWriter(target, offset);
+  return exampleOf(featuresSize, (writer) => {
+    if (label !== -1) {
+      const packedSize = varintSize(label);
+      writeEntryHead(writer, IMAGE_LABEL, labelEntry, delimitedFieldSize(delimitedFieldSize(packedSize)));
+      writer.byte(tagByte(3, WIRE_LENGTH_DELIMITED));
+      writer.varint(delimitedFieldSize(packedSize));
       writer.byte(tagByte(1, WIRE_LENGTH_DELIMITED));
-      writer.varint(featuresSize);
-      if (label !== -1) {
-        const packedSize = varintSize(label);
-        writeEntryHead(writer, IMAGE_LABEL, labelEntry, delimitedFieldSize(delimitedFieldSize(packedSize)));
-        writer.byte(tagByte(3, WIRE_LENGTH_DELIMITED));
-        writer.varint(delimitedFieldSize(packedSize));
-        writer.byte(tagByte(1, WIRE_LENGTH_DELIMITED));
-        writer.varint(packedSize);
-        writer.varint(label);
-      }
-      writeOneBytesEntry(writer, IMAGE_ENCODED, encodedEntry, encoded.length);
-      writer.bytes(encoded);
-      writeOneBytesEntry(writer, IMAGE_FILENAME, filenameEntry, filenameBytes);
-      writer.utf8(filename, filenameBytes);
-      writeOneBytesEntry(writer, IMAGE_FORMAT, formatEntry, formatBytes);
-      writer.utf8(format, formatBytes);
-      checkWritten(writer, offset, size);
-      return undefined;
-    },
-  };
+      writer.varint(packedSize);
+      writer.varint(label);
+    }
+    writeOneBytesEntry(writer, IMAGE_ENCODED, encodedEntry, encoded.length);
+    writer.bytes(encoded);
+    writeOneBytesEntry(writer, IMAGE_FILENAME, filenameEntry, filenameBytes);
+    writer.utf8(filename, filenameBytes);
+    writeOneBytesEntry(writer, IMAGE_FORMAT, formatEntry, formatBytes);
+    writer.utf8(format, formatBytes);
+  });
 }
 
 /** Body of a map entry whose feature is a BytesList of one value of `valueBytes` bytes. */
@@ -158,17 +149,17 @@ function writeOneBytesEntry(writer: WireWriter, key: Buffer, entryBytes: number,
   writer.varint(valueBytes);
 }
 
-/** A wrong precomputed size is a bug in this file, not bad input. */
-function checkWritten(writer: WireWriter, offset: number, size: number): void {
-  if (writer.position !== offset + size) {
-    throw new Error(`protobuf size mismatch: computed ${size} bytes, wrote ${writer.position - offset}`);
-  }
-}
-
 /** Features sorted by name, as an Example to write. */
 function plannedExample(planned: readonly PlannedFeature[]): Encoded {
   let featuresSize = 0;
   for (const p of planned) featuresSize += delimitedFieldSize(p.entrySize);
+  return exampleOf(featuresSize, (writer) => {
+    for (const p of planned) writeEntry(writer, p);
+  });
+}
+
+/** `Example { Features features = 1 }` whose Features body, `featuresSize` bytes, `writeEntries` writes. */
+function exampleOf(featuresSize: number, writeEntries: (writer: WireWriter) => void): Encoded {
   const size = delimitedFieldSize(featuresSize);
   return {
     size,
@@ -176,8 +167,11 @@ function plannedExample(planned: readonly PlannedFeature[]): Encoded {
       const writer = new WireWriter(target, offset);
       writer.byte(tagByte(1, WIRE_LENGTH_DELIMITED));
       writer.varint(featuresSize);
-      for (const p of planned) writeEntry(writer, p);
-      checkWritten(writer, offset, size);
+      writeEntries(writer);
+      // A wrong precomputed size is a bug in this file, not bad input.
+      if (writer.position !== offset + size) {
+        throw new Error(`protobuf size mismatch: computed ${size} bytes, wrote ${writer.position - offset}`);
+      }
       return undefined;
     },
   };
