@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ShardFormatName } from './formats/shard-format';
+import { sortByKeyInCodePointOrder } from './planning/key-order';
 
 /** Layout of a packed dataset under its prefix (DESIGN.md "Output layout"). */
 export const SHARDS_PREFIX = 'shards/';
@@ -37,7 +38,7 @@ export interface Manifest {
     readonly uri: string;
     readonly objects: number;
     readonly bytes: number;
-    /** SHA-256 over the sorted (key, size, modified) of every listed file. */
+    /** SHA-256 over the (key, size, modified) of every listed file, in key order. */
     readonly fingerprint: string;
   };
   /** Class name → label, names sorted; empty without labels. */
@@ -75,16 +76,21 @@ export function crc32cBase64(crc: number): string {
 
 const FINGERPRINT_BATCH_LINES = 4096;
 
-/** SHA-256 over the sorted (key, size, modified) of the listed files: equal when the source did not change. */
+/**
+ * SHA-256 over `key\tsize\tmodified\n` of the listed files in key order (code points, the order
+ * the planner sorts by): equal when the source did not change, whatever order it was listed in.
+ */
 export function sourceFingerprint(files: ReadonlyArray<{ key: string; size: number; modified: number }>): string {
-  const lines = files.map((file) => `${file.key}\t${file.size}\t${file.modified}\n`);
-  // The default sort (UTF-16 code units, no comparator callback) makes the order independent of listing order.
-  lines.sort();
-  // In batches of lines: one joined string of 10 million lines would pass V8's string length
-  // limit, and one update call per line costs more than the hashing.
+  // A sorted copy of the references, and the lines made a batch at a time: one string per file
+  // for the whole listing took more memory than the listing itself.
+  const sorted = sortByKeyInCodePointOrder(files);
   const hash = createHash('sha256');
-  for (let start = 0; start < lines.length; start += FINGERPRINT_BATCH_LINES) {
-    hash.update(lines.slice(start, start + FINGERPRINT_BATCH_LINES).join(''));
+  for (let start = 0; start < sorted.length; start += FINGERPRINT_BATCH_LINES) {
+    const end = Math.min(start + FINGERPRINT_BATCH_LINES, sorted.length);
+    const lines = new Array<string>(end - start);
+    for (let i = start; i < end; i++) lines[i - start] = `${sorted[i].key}\t${sorted[i].size}\t${sorted[i].modified}\n`;
+    // One update per batch: one per line cost more than the hashing.
+    hash.update(lines.join(''));
   }
   return hash.digest('hex');
 }
