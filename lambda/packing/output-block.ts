@@ -1,5 +1,5 @@
 import { crc32c, crc32cCombine, crc32cOfRange } from './formats/crc32c';
-import { Encoded, encodedToBuffer } from './formats/encoded';
+import { Encoded } from './formats/encoded';
 import { ObjectWriter } from './io/storage';
 
 /**
@@ -55,8 +55,9 @@ export class OutputBlock {
       // A record larger than a block is framed in a buffer of its own (memory holds the file twice
       // meanwhile) and written before the reader reuses the file's buffer.
       await this.settle();
-      const framed = encodedToBuffer(record);
-      this.crc = crc32c(framed, this.crc);
+      const framed = Buffer.allocUnsafe(record.size);
+      const recordCrc = record.writeTo(framed, 0);
+      this.crc = recordCrc === undefined ? crc32c(framed, this.crc) : crc32cCombine(this.crc, recordCrc, framed.length);
       await this.writer.write([framed]);
       this.sent += framed.length;
       return;

@@ -96,6 +96,23 @@ describe('OutputBlock', () => {
     expect(output.checksum).toBe(crc32c(expected));
   });
 
+  test('a TFRecord larger than a block brings its CRC too, between records that bring none', async () => {
+    // GIVEN a 1 KiB block, raw records around a 5,000-byte TFRecord
+    const writer = new RecordingWriter();
+    const output = new OutputBlock(writer, 1024);
+    const framed = [encodedBytes(seededBytes('before', 300)), frameTfRecord(encodedBytes(seededBytes('large', 5000))), encodedBytes(seededBytes('after', 300))];
+    const expected = Buffer.concat(framed.map((record) => encodedToBuffer(record)));
+
+    // WHEN
+    for (const record of framed) await output.append(record);
+    await output.flush();
+
+    // THEN
+    expect(writer.bytes.equals(expected)).toBe(true);
+    expect(writer.writes.map((block) => block.length)).toEqual([300, 5016, 300]);
+    expect(output.checksum).toBe(crc32c(expected));
+  });
+
   test('a failed write of a block is reported by the next append or by flush, not lost', async () => {
     // GIVEN a sink that fails every write
     const writer = new RecordingWriter();

@@ -142,24 +142,19 @@ export class LocalDirectorySink implements PackingSink {
   public readonly uri: string;
   private readonly root: string;
 
-  private readonly directWrites: boolean;
   /** Aligned staging buffers of closed writers, for the next ones (each is a WebAssembly memory). */
   private readonly stagingBuffers: Buffer[] = [];
 
-  /**
-   * `directWrites` (default true): objects written with `create` bypass the page cache where the
-   * file system allows (see openFileWriter); false writes them through it.
-   */
-  constructor(root: string, options: { readonly directWrites?: boolean } = {}) {
+  /** Objects written with `create` bypass the page cache where the file system allows (see openFileWriter). */
+  constructor(root: string) {
     this.root = path.resolve(root);
     this.uri = directoryUri(this.root);
-    this.directWrites = options.directWrites ?? true;
   }
 
   public async create(key: string): Promise<ObjectWriter> {
     const target = await this.prepare(key);
     const partial = partialName(target);
-    const staging = this.directWrites ? this.stagingBuffers.pop() ?? alignedStagingBuffer() : undefined;
+    const staging = this.stagingBuffers.pop() ?? alignedStagingBuffer();
     const file = await openFileWriter(partial, staging);
     let closed = false;
     const closeWith = async (close: () => Promise<void>) => {
