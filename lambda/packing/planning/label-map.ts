@@ -38,19 +38,43 @@ export function labelByFolder(files: readonly SourceFile[]): FolderLabels {
     labels[i] = currentIndex;
   }
 
-  const names = [...provisional.keys()].sort(compareCodePointOrder);
-  const finalIndex = new Int32Array(names.length);
-  names.forEach((name, index) => {
-    finalIndex[provisional.get(name)!] = index;
-  });
+  const labelMap = labelMapOf(provisional.keys());
+  const finalIndex = new Int32Array(provisional.size);
+  for (const [name, index] of provisional) finalIndex[index] = labelMap[name];
   for (let i = 0; i < labels.length; i++) labels[i] = finalIndex[labels[i]];
-
-  // fromEntries defines own properties, so a class named `__proto__` is kept as a name.
-  const labelMap: Record<string, number> = Object.fromEntries(names.map((name, index) => [name, index]));
   return { labels, labelMap };
 }
 
-function className(key: string): string {
+/** Class name → index, the names numbered in code-point order. */
+export function labelMapOf(names: Iterable<string>): Record<string, number> {
+  const sorted = [...new Set(names)].sort(compareCodePointOrder);
+  // fromEntries defines own properties, so a class named `__proto__` is kept as a name.
+  return Object.fromEntries(sorted.map((name, index) => [name, index]));
+}
+
+/**
+ * Labels files of part of a listing by the label map of the whole (see {@link labelMapOf}); fast
+ * on files sorted by key, as {@link labelByFolder}.
+ */
+export function labelsByMap(files: readonly SourceFile[], labelMap: Record<string, number>): Int32Array {
+  const labels = new Int32Array(files.length);
+  let currentPrefix = '';
+  let currentIndex = -1;
+  for (let i = 0; i < files.length; i++) {
+    const key = files[i].key;
+    if (currentIndex < 0 || !key.startsWith(currentPrefix)) {
+      const name = className(key);
+      if (!Object.hasOwn(labelMap, name)) throw new PlanError(`class '${name}' of '${key}' is not in the label map of the listing`);
+      currentPrefix = `${name}/`;
+      currentIndex = labelMap[name];
+    }
+    labels[i] = currentIndex;
+  }
+  return labels;
+}
+
+/** The class of a key: its first folder. Keys at the root fail, naming the key. */
+export function className(key: string): string {
   const slash = key.indexOf('/');
   if (slash < 0) {
     throw new PlanError(

@@ -1,12 +1,12 @@
-import { assignShards, ShardAssignment } from './assign-shards';
+import { GroupedPlan, PLAN_LIMITS, PlanLimits } from './grouped-plan';
 import { sortByKeyInCodePointOrder } from './key-order';
-import { labelByFolder } from './label-map';
+import { labelByFolder, labelsByMap } from './label-map';
+import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
-import { LabelMode, PlannedRecord, PlannedShard, PlanOptions, ShardPlan, SourceFile } from './plan-types';
-import { SeededRandom } from './seeded-random';
-import { shardName } from './shard-name';
+import { LabelMode, PlannedShard, PlanOptions, ShardPlan, SourceFile } from './plan-types';
 
 export { PlanError } from './plan-error';
+export { SHARD_CEILING_BYTES } from './plan-core';
 
 const MIB = 1024 * 1024;
 
@@ -16,11 +16,9 @@ export const MIN_TARGET_SHARD_BYTES = 1 * MIB;
 export const MAX_TARGET_SHARD_BYTES = 128 * MIB;
 /** `targetShardBytes` when not given. */
 export const DEFAULT_TARGET_SHARD_BYTES = 64 * MIB;
-/** No shard of more than one file holds more (one packer Lambda writes one shard); a single larger file still is a shard. */
-export const SHARD_CEILING_BYTES = 128 * MIB;
 
 /** Options with defaults applied, checked. */
-interface PlanSettings {
+export interface PlanSettings {
   readonly seed: number;
   readonly targetShardBytes: number;
   readonly shardCount?: number;
@@ -33,15 +31,19 @@ interface PlanSettings {
  * shards of about equal bytes and equal record counts. Pure and deterministic: the same set of
  * files (in any order) and the same options give a deep-equal plan.
  *
- * Shard count: `shardCount`, else ceil(total bytes / `targetShardBytes`) (at least 1); never more
- * than the files; rounded up to a multiple of `consumers` (down, if up would exceed the files).
- * It then grows, in multiples of `consumers`, until no shard of more than one file exceeds
- * 128 MiB. O(n log n) time; beyond the returned plan, memory is a few typed arrays of n entries.
+ * Shard count: `shardCount`, else ceil(total bytes / `targetShardBytes`) (at least 1), and at
+ * least files / 131,072; never more than the files; rounded up to a multiple of `consumers`
+ * (down, if up would exceed the files). It then grows, in multiples of `consumers`, until no
+ * shard of more than one file exceeds 128 MiB.
+ *
+ * Listings of more than 131,072 files are planned in groups (see {@link GroupedPlan}), the same
+ * way here as by a caller that streams the groups from disk, so both give the same plan.
+ * O(n log n) time; beyond the returned plan, memory is a few typed arrays of n entries.
  *
  * @throws PlanError for bad options, no files, a duplicate key, a size that is not a whole number
  * of bytes ≥ 0, a root-level key with labels `folder`, or more consumers than files.
  */
-export function planShards(files: readonly SourceFile[], options: PlanOptions): ShardPlan {
+export function planShards(files: readonly SourceFile[], options: PlanOptions, limits: PlanLimits = PLAN_LIMITS): ShardPlan {
   const settings = checkOptions(options);
   if (!Array.isArray(files) || files.length === 0) {
     throw new PlanError('files is empty: nothing to pack (the source lists no files)');
@@ -50,26 +52,43 @@ export function planShards(files: readonly SourceFile[], options: PlanOptions): 
   const sorted = sortByKeyInCodePointOrder(files);
   const sizes = sizesOfUniqueKeys(sorted);
   const labelling = settings.labels === 'folder' ? labelByFolder(sorted) : undefined;
+  const plan = { seed: settings.seed, labelMap: labelling?.labelMap ?? {}, totalFiles: sorted.length, totalBytes };
 
-  const shuffled = new Uint32Array(sorted.length);
-  for (let i = 0; i < shuffled.length; i++) shuffled[i] = i;
-  new SeededRandom(settings.seed).shuffle(shuffled);
-  // Sizes in shuffled order: the assignment then reads them front to back, from one typed array.
-  const shuffledSizes = new Float64Array(shuffled.length);
-  for (let position = 0; position < shuffled.length; position++) shuffledSizes[position] = sizes[shuffled[position]];
+  const requested = requestedShardCount(sorted.length, totalBytes, settings, limits);
+  const grouped = GroupedPlan.of(
+    sorted.length, settings.seed, firstShardCount(sorted.length, requested, settings.consumers), settings.consumers, limits,
+  );
+  if (grouped) return { ...plan, shards: planInGroups(grouped, sorted, labelling?.labelMap) };
 
-  const assignment = assignWithinCeiling(shuffledSizes, totalBytes, settings);
-  const shards = writeOrder(sorted, labelling?.labels, shuffled, assignment);
-  return {
-    seed: settings.seed,
-    shards,
-    labelMap: labelling?.labelMap ?? {},
-    totalFiles: sorted.length,
-    totalBytes,
-  };
+  const { shuffled, shuffledSizes } = shuffle(sizes, settings.seed);
+  const assignment = assignWithinCeiling(shuffledSizes, totalBytes, requested, settings.consumers);
+  return { ...plan, shards: writeOrder(sorted, labelling?.labels, shuffled, assignment) };
 }
 
-function checkOptions(options: PlanOptions): PlanSettings {
+/**
+ * The shard count asked for, before consumers and the ceiling: `shardCount` or the target size,
+ * and enough shards that none averages more records than the limit.
+ */
+export function requestedShardCount(fileCount: number, totalBytes: number, settings: PlanSettings, limits: PlanLimits): number {
+  const bySize = settings.shardCount ?? Math.max(1, Math.ceil(totalBytes / settings.targetShardBytes));
+  return Math.max(bySize, Math.ceil(fileCount / limits.maxAverageShardRecords));
+}
+
+/** Every group sized, then planned, in group order (the layout a streaming caller reproduces). */
+function planInGroups(grouped: GroupedPlan, sorted: readonly SourceFile[], labelMap: Record<string, number> | undefined): PlannedShard[] {
+  const groups = Array.from({ length: grouped.groupCount }, () => new Array<SourceFile>());
+  for (const file of sorted) groups[grouped.groupOf(file.key)].push(file);
+  groups.forEach((group, index) => grouped.requireShards(index, group));
+  const shards: PlannedShard[] = [];
+  let firstRecordId = 0;
+  groups.forEach((group, index) => {
+    shards.push(...grouped.plan(index, group, labelMap && labelsByMap(group, labelMap), firstRecordId));
+    firstRecordId += group.length;
+  });
+  return shards;
+}
+
+export function checkOptions(options: PlanOptions): PlanSettings {
   if (options === null || typeof options !== 'object') {
     throw new PlanError(`options must be an object with at least a seed, got ${String(options)}`);
   }
@@ -112,12 +131,6 @@ function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
 
-/** `0.99999905 MiB (1048575 bytes)`: MiB to read the scale, bytes to see an off-by-one. */
-function describeBytes(value: unknown): string {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return String(value);
-  return `${Number((value / MIB).toFixed(8))} MiB (${value} bytes)`;
-}
-
 /** Checks each file's key and size; returns the sum of the sizes. */
 function checkFiles(files: readonly SourceFile[]): number {
   let totalBytes = 0;
@@ -151,108 +164,3 @@ function sizesOfUniqueKeys(sorted: readonly SourceFile[]): Float64Array {
   return sizes;
 }
 
-/**
- * Assigns with the requested shard count; while a shard of more than one file exceeds the ceiling,
- * adds shards (in multiples of consumers): first in proportion to the overshoot, so a large
- * dataset needs one or two re-plans, then bisects back to the fewest shards that fit, so coarse
- * files (e.g. 50 MiB each) do not end with more shards than needed.
- */
-function assignWithinCeiling(sizes: Float64Array, totalBytes: number, settings: PlanSettings): ShardAssignment {
-  const fileCount = sizes.length;
-  const { consumers } = settings;
-  const mostShards = Math.floor(fileCount / consumers) * consumers;
-  if (mostShards === 0) {
-    throw new PlanError(
-      `consumers is ${consumers} but the source has only ${fileCount} file${fileCount === 1 ? '' : 's'}: the shard count must be a `
-      + `multiple of consumers and every shard needs a file, so ${consumers - fileCount} consumers would get empty shards `
-      + `(nothing to read); use at most ${fileCount} consumers`,
-    );
-  }
-  const requested = settings.shardCount ?? Math.max(1, Math.ceil(totalBytes / settings.targetShardBytes));
-  let tooFew = Math.min(roundUp(requested, consumers), mostShards);
-  let assignment = assignShards(sizes, totalBytes, tooFew);
-  if (withinCeiling(assignment)) return assignment;
-
-  let enough: number;
-  for (;;) {
-    if (tooFew === mostShards) {
-      const heaviest = heaviestSharedShard(assignment);
-      throw new PlanError(
-        `cannot keep every shard of more than one file within 128 MiB: with ${tooFew} shards (the most that is a multiple `
-        + `of consumers ${consumers} with ${fileCount} files) shard ${heaviest} holds ${describeBytes(assignment.bytes[heaviest])} `
-        + `in ${assignment.records[heaviest]} files; use fewer consumers`,
-      );
-    }
-    const grown = Math.ceil((tooFew * assignment.bytes[heaviestSharedShard(assignment)]) / SHARD_CEILING_BYTES);
-    const candidate = Math.min(roundUp(Math.max(tooFew + consumers, grown), consumers), mostShards);
-    assignment = assignShards(sizes, totalBytes, candidate);
-    if (withinCeiling(assignment)) {
-      enough = candidate;
-      break;
-    }
-    tooFew = candidate;
-  }
-
-  let best = assignment;
-  while (enough - tooFew > consumers) {
-    const middle = tooFew + Math.floor((enough - tooFew) / consumers / 2) * consumers;
-    const trial = assignShards(sizes, totalBytes, middle);
-    if (withinCeiling(trial)) {
-      enough = middle;
-      best = trial;
-    } else {
-      tooFew = middle;
-    }
-  }
-  return best;
-}
-
-function withinCeiling(assignment: ShardAssignment): boolean {
-  const heaviest = heaviestSharedShard(assignment);
-  return heaviest < 0 || assignment.bytes[heaviest] <= SHARD_CEILING_BYTES;
-}
-
-/** The shard with the most bytes among shards of more than one file, or -1 if none. */
-function heaviestSharedShard(assignment: ShardAssignment): number {
-  let heaviest = -1;
-  for (let shard = 0; shard < assignment.bytes.length; shard++) {
-    if (assignment.records[shard] > 1 && (heaviest < 0 || assignment.bytes[shard] > assignment.bytes[heaviest])) {
-      heaviest = shard;
-    }
-  }
-  return heaviest;
-}
-
-function roundUp(value: number, multiple: number): number {
-  return Math.ceil(value / multiple) * multiple;
-}
-
-/**
- * Lays out each shard's records in shuffled order (a counting sort over the shuffle, O(n)) and
- * numbers them consecutively across shards in shard order.
- */
-function writeOrder(
-  sorted: readonly SourceFile[], labels: Int32Array | undefined, shuffled: Uint32Array, assignment: ShardAssignment,
-): PlannedShard[] {
-  const shardCount = assignment.records.length;
-  const next = new Float64Array(shardCount);
-  for (let shard = 1; shard < shardCount; shard++) {
-    next[shard] = next[shard - 1] + assignment.records[shard - 1];
-  }
-  const byRecordId = new Uint32Array(sorted.length);
-  for (let position = 0; position < shuffled.length; position++) {
-    byRecordId[next[assignment.shardAt[position]]++] = shuffled[position];
-  }
-
-  const shards: PlannedShard[] = [];
-  let recordId = 0;
-  for (let shard = 0; shard < shardCount; shard++) {
-    const records = new Array<PlannedRecord>(assignment.records[shard]);
-    for (let r = 0; r < records.length; r++, recordId++) {
-      const file = byRecordId[recordId];
-      records[r] = { key: sorted[file].key, size: sorted[file].size, label: labels ? labels[file] : -1, recordId };
-    }
-    shards.push({ index: shard, name: shardName(shard, shardCount), records, bytes: assignment.bytes[shard] });
-  }
-  return shards;
-}
