@@ -81,16 +81,31 @@ const FINGERPRINT_BATCH_LINES = 4096;
  * the planner sorts by): equal when the source did not change, whatever order it was listed in.
  */
 export function sourceFingerprint(files: ReadonlyArray<{ key: string; size: number; modified: number }>): string {
-  // A sorted copy of the references, and the lines made a batch at a time: one string per file
-  // for the whole listing took more memory than the listing itself.
-  const sorted = sortByKeyInCodePointOrder(files);
-  const hash = createHash('sha256');
-  for (let start = 0; start < sorted.length; start += FINGERPRINT_BATCH_LINES) {
-    const end = Math.min(start + FINGERPRINT_BATCH_LINES, sorted.length);
-    const lines = new Array<string>(end - start);
-    for (let i = start; i < end; i++) lines[i - start] = `${sorted[i].key}\t${sorted[i].size}\t${sorted[i].modified}\n`;
-    // One update per batch: one per line cost more than the hashing.
-    hash.update(lines.join(''));
+  // A sorted copy of the references: one string per file for the whole listing took more memory than the listing itself.
+  const hasher = new FingerprintHasher();
+  for (const file of sortByKeyInCodePointOrder(files)) hasher.add(file);
+  return hasher.digest();
+}
+
+/** {@link sourceFingerprint} of files fed one at a time, already in key order (a listing streamed from disk). */
+export class FingerprintHasher {
+  private readonly hash = createHash('sha256');
+  private lines: string[] = [];
+
+  public add(file: { key: string; size: number; modified: number }): void {
+    this.lines.push(`${file.key}\t${file.size}\t${file.modified}\n`);
+    // One update per batch of lines: one per line cost more than the hashing.
+    if (this.lines.length === FINGERPRINT_BATCH_LINES) this.flush();
   }
-  return hash.digest('hex');
+
+  /** The hex digest; the hasher is spent. */
+  public digest(): string {
+    this.flush();
+    return this.hash.digest('hex');
+  }
+
+  private flush(): void {
+    this.hash.update(this.lines.join(''));
+    this.lines = [];
+  }
 }

@@ -1,11 +1,13 @@
+import * as os from 'node:os';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
-import { ShardFormatName } from './formats/shard-format';
-import { ListedFile, PackingSink, PackingSource } from './io/storage';
-import { Manifest, MANIFEST_KEY, ManifestFailure, ManifestShard, sourceFingerprint } from './manifest';
-import { planShards } from './planning/plan-shards';
-import { LabelMode } from './planning/plan-types';
-import { PlannedShard } from './planning/plan-types';
+import { ShardFormat, ShardFormatName } from './formats/shard-format';
+import { PackingSink, PackingSource } from './io/storage';
+import { ListingCollector } from './listing/listing-collector';
+import { ListingPlan, planListing } from './listing/plan-listing';
+import { Manifest, MANIFEST_KEY } from './manifest';
+import { PLAN_LIMITS } from './planning/grouped-plan';
+import { LabelMode, PlannedShard } from './planning/plan-types';
 import { ShardResult, writeShard } from './shard-writer';
 
 /**
@@ -34,6 +36,11 @@ export interface PackOptions {
   /** How shards are written (default: in this process, from `source` to `sink`). */
   readonly writeShard?: ShardWriteFunction;
   readonly onProgress?: (progress: PackProgress) => void;
+  /**
+   * Where a listing too large to hold (over 131,072 files) is sorted and grouped, in a folder
+   * removed at the end (about 60 bytes a file, twice). Default: the system's temporary folder.
+   */
+  readonly scratchDirectory?: string;
 }
 
 /** How far a run is. */
@@ -49,21 +56,46 @@ export interface PackProgress {
 /**
  * Packs a source into shards, indexes and a manifest: list → plan → write shards (a few at once,
  * each with bounded read-ahead) → finalize (merged index, manifest last). Inputs that cannot be
- * read are listed in the manifest's failures, never dropped.
+ * read are listed in the manifest's failures, never dropped. Listings of more than 131,072 files
+ * are sorted and planned through files in `scratchDirectory`, a group at a time (see planListing).
  */
 export async function packDataset(options: PackOptions): Promise<Manifest> {
   const format = shardFormat(options.format);
-  let files: ListedFile[] | undefined = await options.source.list();
-  const plan = planShards(files, {
-    seed: options.seed,
-    targetShardBytes: options.targetShardBytes,
-    shardCount: options.shardCount,
-    consumers: options.consumers,
-    labels: options.labels,
-  });
-  // The manifest says "complete": an earlier run's must not vouch for shards this run is rewriting.
-  await options.sink.delete(MANIFEST_KEY);
-  const progress = { filesDone: 0, bytesDone: 0, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes, shardsDone: 0, totalShards: plan.shards.length };
+  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir());
+  try {
+    for await (const batch of options.source.list()) collector.add(batch);
+    const plan = planListing(collector, {
+      seed: options.seed,
+      targetShardBytes: options.targetShardBytes,
+      shardCount: options.shardCount,
+      consumers: options.consumers,
+      labels: options.labels,
+    });
+    // The manifest says "complete": an earlier run's must not vouch for shards this run is rewriting.
+    await options.sink.delete(MANIFEST_KEY);
+    const results = await writeShards(plan, options, format);
+    return await finalizeDataset({
+      sink: options.sink,
+      format: options.format,
+      seed: plan.seed,
+      source: {
+        uri: options.source.uri,
+        objects: plan.totalFiles,
+        bytes: plan.totalBytes,
+        fingerprint: results.fingerprint,
+      },
+      labels: plan.labelMap,
+      shards: results.shards.map((r) => r.shard),
+      failures: results.shards.flatMap((r) => r.failures),
+    });
+  } finally {
+    collector.dispose();
+  }
+}
+
+/** Writes every shard of the plan, a few at once, taking the plan's groups as they are needed. */
+async function writeShards(plan: ListingPlan, options: PackOptions, format: ShardFormat) {
+  const progress = { filesDone: 0, bytesDone: 0, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes, shardsDone: 0, totalShards: plan.shardCount };
   const report = () => options.onProgress?.({ ...progress });
   report();
 
@@ -74,20 +106,31 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
     readConcurrency: options.readConcurrency ?? 32,
     onFile: (bytes) => onFiles(bytes, 1),
   }));
-  const results = new Array<{ shard: ManifestShard; failures: ManifestFailure[] }>(plan.shards.length);
-  const pending: Array<PlannedShard | undefined> = plan.shards;
-  let nextShard = 0;
+  const results = new Array<ShardResult>(plan.shardCount);
+  const groups = plan.groups[Symbol.iterator]();
+  let group: Array<PlannedShard | undefined> = [];
+  let taken = 0;
+  const nextShard = (): PlannedShard | undefined => {
+    while (taken === group.length) {
+      const next = groups.next();
+      if (next.done) return undefined;
+      group = next.value;
+      taken = 0;
+    }
+    const shard = group[taken];
+    // Once dispatched, a shard's records are let go: the live heap keeps the shards in flight only.
+    group[taken++] = undefined;
+    return shard;
+  };
   // After a failure no shard starts, and the run rejects only once the shards in flight are done:
   // nothing keeps writing after the caller has been told the run failed.
   let failure: { readonly error: unknown } | undefined;
   const worker = async () => {
-    while (!failure && nextShard < plan.shards.length) {
-      const position = nextShard++;
+    while (!failure) {
       try {
-        const shard = pending[position]!;
-        // Once dispatched, a shard's records are let go: the live heap keeps the shards in flight only.
-        pending[position] = undefined;
-        results[position] = await write(shard, (bytes, files) => {
+        const shard = nextShard();
+        if (!shard) return;
+        results[shard.index] = await write(shard, (bytes, files) => {
           progress.filesDone += files;
           progress.bytesDone += bytes;
           report();
@@ -101,28 +144,12 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
     }
   };
   const writing = Promise.all(Array.from({ length: Math.max(1, options.parallelShards ?? 2) }, worker));
-  // The fingerprint (a sort and a hash over the whole listing) is computed while the first shards
-  // are written, once their writes have been handed over: with worker threads or S3 doing the
-  // writing, this thread would otherwise only wait.
+  // A listing held in memory is fingerprinted (a sort and a hash over the whole listing) while the
+  // first shards are written, once their writes have been handed over: with worker threads or S3
+  // doing the writing, this thread would otherwise only wait.
   await new Promise((resolve) => setImmediate(resolve));
-  const fingerprint = sourceFingerprint(files);
-  // Nor is the listing needed any more (with both let go, 400,000 files left 66 MB live on this heap).
-  files = undefined;
+  const fingerprint = plan.fingerprint();
   await writing;
   if (failure) throw failure.error;
-
-  return finalizeDataset({
-    sink: options.sink,
-    format: options.format,
-    seed: plan.seed,
-    source: {
-      uri: options.source.uri,
-      objects: plan.totalFiles,
-      bytes: plan.totalBytes,
-      fingerprint,
-    },
-    labels: plan.labelMap,
-    shards: results.map((r) => r.shard),
-    failures: results.flatMap((r) => r.failures),
-  });
+  return { shards: results, fingerprint };
 }

@@ -1,4 +1,4 @@
-import { isObjectNotFound, PackingSink, PackingSource } from '../packing/io/storage';
+import { isObjectNotFound, listAll, PackingSink, PackingSource } from '../packing/io/storage';
 import { Manifest, MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
 import { planShards } from '../packing/planning/plan-shards';
 import { ShardPlan } from '../packing/planning/plan-types';
@@ -38,7 +38,7 @@ export interface PlanDatasetOptions {
  */
 export async function planDataset(options: PlanDatasetOptions): Promise<ShardPlannerResult> {
   const { source, sink, destination, settings } = options;
-  const files = await source.list();
+  const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
   const plan = planShards(files, {
     seed: settings.seed,

@@ -5,6 +5,7 @@ import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/i
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
 import { writeShard } from '../../lambda/packing/shard-writer';
+import { listAll } from '../../lambda/packing/io/storage';
 import { seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 
 const folder = temporaryFolders();
@@ -61,10 +62,10 @@ describe('LocalShardPool', () => {
     pool.start();
 
     // WHEN
-    const listed = await new LocalDirectorySource(dir, { statFiles: pool.statFiles }).list();
+    const listed = await listAll(new LocalDirectorySource(dir, { statFiles: pool.statFiles }));
 
     // THEN
-    const here = await new LocalDirectorySource(dir).list();
+    const here = await listAll(new LocalDirectorySource(dir));
     const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
     expect(listed.sort(byKey)).toEqual(here.sort(byKey));
   });
@@ -72,7 +73,7 @@ describe('LocalShardPool', () => {
   test('writes a shard with the bytes the same shard gets written in this thread', async () => {
     // GIVEN
     const dir = sourceFolder();
-    const files = await new LocalDirectorySource(dir).list();
+    const files = await listAll(new LocalDirectorySource(dir));
     const [shard] = planShards(files, { seed: 3, shardCount: 1 }).shards;
     const pooledDir = folder('pool-out');
     const pool = poolFor(dir, pooledDir);

@@ -6,7 +6,7 @@ import {
 } from '../../lambda/packing/formats';
 import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import { listAll, ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { GLOBAL_INDEX_KEY, Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset, PackOptions } from '../../lambda/packing/pack';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
@@ -121,7 +121,7 @@ function int64sOf(feature: Feature): readonly (number | bigint)[] {
  */
 async function keysOf(records: PackedRecord[], sourceDir: string, options: PackFolderOptions): Promise<string[]> {
   if (options.format === 'tfrecord') return records.map((r) => r.filename!);
-  const plan = planShards(await new LocalDirectorySource(sourceDir).list(), {
+  const plan = planShards(await listAll(new LocalDirectorySource(sourceDir)), {
     seed: options.seed ?? 7, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
     consumers: options.consumers, labels: options.labels,
   });
@@ -655,10 +655,10 @@ describe('packDataset on a local folder', () => {
       const local = new LocalDirectorySource(dir);
       const [vanishing] = Object.keys(present);
       const source = sourceWith(local, {
-        list: async () => {
-          const listed = await local.list();
+        list: async function* list() {
+          const listed = await listAll(local);
           fs.rmSync(path.join(dir, vanishing));
-          return listed;
+          yield listed;
         },
       }, inPlace);
 
@@ -685,10 +685,10 @@ describe('packDataset on a local folder', () => {
         [emptied]: Buffer.alloc(0),
       };
       const source = sourceWith(local, {
-        list: async () => {
-          const listed = await local.list();
+        list: async function* list() {
+          const listed = await listAll(local);
           writeFiles(dir, { [growing]: changed[growing], [shrinking]: changed[shrinking], [emptied]: changed[emptied] });
-          return listed;
+          yield listed;
         },
       }, inPlace);
 

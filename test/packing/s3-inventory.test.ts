@@ -5,6 +5,7 @@ import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import { packDataset } from '../../lambda/packing/pack';
+import { listAll } from '../../lambda/packing/io/storage';
 import { seededBytes } from '../support/local-files';
 import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
 import { csvLine, currentInventoryLines, InventoryReport, inventoryKey, writeInventoryReport } from '../support/s3-inventory-report';
@@ -68,8 +69,8 @@ describe('S3Source from an S3 Inventory report', () => {
     const manifestKey = await writeReport('2026-11-20T00-00Z', await currentLines());
 
     // WHEN
-    const fromInventory = await inventorySource({ bucket, key: manifestKey }).list();
-    const fromListing = await new S3Source({ client, bucket, prefix: 'raw/' }).list();
+    const fromInventory = await listAll(inventorySource({ bucket, key: manifestKey }));
+    const fromListing = await listAll(new S3Source({ client, bucket, prefix: 'raw/' }));
 
     // THEN
     const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
@@ -85,7 +86,7 @@ describe('S3Source from an S3 Inventory report', () => {
     await writeReport('2026-11-21T00-00Z', lines);
 
     // WHEN
-    const listed = await inventorySource({ bucket, key: REPORT_FOLDER }).list();
+    const listed = await listAll(inventorySource({ bucket, key: REPORT_FOLDER }));
 
     // THEN
     expect(listed).toHaveLength(Object.keys(objects).length);
@@ -117,7 +118,7 @@ describe('S3Source from an S3 Inventory report', () => {
     const manifestKey = await writeReport('2026-11-20T00-00Z', lines, { schema: VERSIONED_SCHEMA });
 
     // WHEN
-    const listed = await inventorySource({ bucket, key: manifestKey }).list();
+    const listed = await listAll(inventorySource({ bucket, key: manifestKey }));
 
     // THEN
     expect(listed.map((f) => f.key).sort()).toEqual(current.filter((o) => !o.key.endsWith('/')).map((o) => o.key.slice('raw/'.length)).sort());
@@ -135,7 +136,7 @@ describe('S3Source from an S3 Inventory report', () => {
     });
 
     // WHEN
-    const listed = await inventorySource({ bucket, key: manifestKey }, fixture.proxied).list();
+    const listed = await listAll(inventorySource({ bucket, key: manifestKey }, fixture.proxied));
 
     // THEN
     expect(reset).toBe(true);
@@ -166,6 +167,6 @@ describe('S3Source from an S3 Inventory report', () => {
       return { bucket, key };
     }, /MD5 differs from the manifest's [0-9a-f]{32}: the file is damaged or was replaced/],
   ])('%s is refused with an error naming the report and what to do', async (_case, location, expected) => {
-    await expect(inventorySource(await location()).list()).rejects.toThrow(expected);
+    await expect(listAll(inventorySource(await location()))).rejects.toThrow(expected);
   });
 });

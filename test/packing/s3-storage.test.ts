@@ -9,6 +9,7 @@ import { S3Source } from '../../lambda/packing/io/s3-source';
 import { crc32cBase64 } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { verifyDataset } from '../../lambda/packing/verify';
+import { listAll } from '../../lambda/packing/io/storage';
 import { FaultProxy } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
 import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
@@ -112,7 +113,7 @@ describe('S3Source', () => {
     const listing = new S3Source({ client: recorded, bucket, prefix: 'raw/', listPageSize: 100 });
 
     // WHEN
-    const files = await listing.list();
+    const files = await listAll(listing);
 
     // THEN
     expect(files.map((f) => f.key).sort()).toEqual(Object.keys(sourceObjects).map((k) => k.slice('raw/'.length)).sort());
@@ -139,7 +140,7 @@ describe('S3Source', () => {
 
     // WHEN
     const data = await reader.read('dog/00004.jpg');
-    const files = await (proxy.slowDownNext(2), reader.list());
+    const files = await (proxy.slowDownNext(2), listAll(reader));
 
     // THEN
     expect(data.equals(sourceObjects['raw/dog/00004.jpg'])).toBe(true);
@@ -377,11 +378,11 @@ describe('packDataset from S3 to S3', () => {
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vanishing/cat/a.jpg', Body: Buffer.from('a') }));
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vanishing/cat/b.jpg', Body: Buffer.from('b') }));
     const listing = new S3Source({ client, bucket, prefix: 'vanishing/', retry: FAST_RETRY });
-    const files = await listing.list();
+    const files = await listAll(listing);
     await sink('vanishing/').delete('cat/b.jpg');
 
     // WHEN
-    const manifest = await packDataset({ source: { uri: listing.uri, list: async () => files, read: (k) => listing.read(k) },
+    const manifest = await packDataset({ source: { uri: listing.uri, list: async function* list() { yield files; }, read: (k) => listing.read(k) },
       sink: sink('vanishing-packed/'), format: 'recordio', seed: 1, shardCount: 1 });
 
     // THEN

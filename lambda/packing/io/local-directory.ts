@@ -3,11 +3,14 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { sortStringsInCodePointOrder } from '../planning/key-order';
 import { alignedStagingBuffer, openFileWriter } from './file-writer';
 import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
 
 /** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
 const STAT_BATCH_FILES = 4096;
+/** Stat batches out at once during the walk: work for every thread, and a bound on the keys held. */
+const STAT_BATCHES_IN_FLIGHT = 8;
 
 /**
  * A folder as the source of a packing run. Keys are `/`-separated paths relative to it.
@@ -32,63 +35,74 @@ export class LocalDirectorySource implements PackingSource {
     this.statFiles = options.statFiles ?? ((keys) => Promise.resolve(this.stat(keys)));
   }
 
-  public async list(): Promise<ListedFile[]> {
-    const files: ListedFile[] = [];
-    // Plain files found by readdir are stat-ed in batches handed over as the walk goes on (the
-    // bulk of listing's time, on other threads when the caller has them); links and unknown entry
-    // types are resolved here as they come.
-    const batches: Array<{ readonly keys: string[]; readonly stats: Promise<Float64Array> }> = [];
-    let plain: string[] = [];
-    const statPlain = () => {
-      if (plain.length === 0) return;
-      batches.push({ keys: plain, stats: this.statFiles(plain) });
-      plain = [];
+  /**
+   * Files in key order (code points, as the planner sorts): each folder's entries are sorted with
+   * `/` after folder names, so a folder's files come exactly where their keys sort. Files are
+   * stat-ed in batches handed over as the walk goes on (the bulk of listing's time, on other
+   * threads when the caller has them); the walk waits while {@link STAT_BATCHES_IN_FLIGHT} are
+   * out, so the keys held at once stay bounded whatever the size of the tree.
+   */
+  public async* list(): AsyncGenerator<ListedFile[]> {
+    const pending: Array<{ readonly keys: string[]; readonly stats: Promise<Float64Array> }> = [];
+    let keys: string[] = [];
+    const handOver = () => {
+      pending.push({ keys, stats: this.statFiles(keys) });
+      keys = [];
     };
+    try {
+      for (const key of this.walk()) {
+        keys.push(key);
+        if (keys.length < STAT_BATCH_FILES) continue;
+        handOver();
+        if (pending.length >= STAT_BATCHES_IN_FLIGHT) yield await listedBatch(pending.shift()!);
+      }
+      if (keys.length > 0) handOver();
+      while (pending.length > 0) yield await listedBatch(pending.shift()!);
+    } finally {
+      // Batches already handed over still settle: observed here, a failure among them is not reported as unhandled.
+      for (const batch of pending) batch.stats.catch(() => undefined);
+    }
+  }
+
+  /**
+   * Keys of the files under the root in code-point order. stat follows symbolic links: a linked
+   * file is listed, a linked folder is walked. A link that leads nowhere is still listed, so that
+   * reading it fails and it is reported, not dropped. Other entries (sockets, devices) are skipped.
+   */
+  private* walk(): Generator<string> {
     const walked = new Set<string>();
-    const walk = (relative: string): void => {
+    // Each folder's entries, sorted, with a `/` after folder names; the deepest folder last.
+    const stack: Array<{ readonly prefix: string; readonly names: string[]; next: number }> = [];
+    const enter = (relative: string) => {
       // A link back to a folder already walked would loop forever.
       const real = fs.realpathSync(this.pathOf(relative));
       if (walked.has(real)) return;
       walked.add(real);
+      const names: string[] = [];
       for (const entry of fs.readdirSync(this.pathOf(relative), { withFileTypes: true })) {
-        const key = relative ? `${relative}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
-          walk(key);
-          continue;
-        }
-        if (entry.isFile()) {
-          plain.push(key);
-          if (plain.length >= STAT_BATCH_FILES) statPlain();
-          continue;
-        }
-        // stat follows symbolic links: a linked file is packed, a linked folder is walked. A link
-        // that leads nowhere is still listed, so that reading it fails and it is reported, not dropped.
-        const stats = fs.statSync(this.pathOf(key), { throwIfNoEntry: false });
-        if (stats?.isDirectory()) {
-          walk(key);
-        } else if (!stats || stats.isFile()) {
-          files.push({ key, size: stats?.size ?? 0, modified: stats ? Math.floor(stats.mtimeMs) : 0 });
+          names.push(`${entry.name}/`);
+        } else if (entry.isFile()) {
+          names.push(entry.name);
+        } else {
+          const stats = fs.statSync(this.pathOf(relative ? `${relative}/${entry.name}` : entry.name), { throwIfNoEntry: false });
+          if (stats?.isDirectory()) names.push(`${entry.name}/`);
+          else if (!stats || stats.isFile()) names.push(entry.name);
         }
       }
+      stack.push({ prefix: relative ? `${relative}/` : '', names: sortStringsInCodePointOrder(names), next: 0 });
     };
-    try {
-      walk('');
-      statPlain();
-    } catch (error) {
-      // Batches already handed over still settle: observed here, a failure among them is not reported as unhandled.
-      for (const batch of batches) batch.stats.catch(() => undefined);
-      throw error;
-    }
-    const results = await Promise.all(batches.map((batch) => batch.stats));
-    batches.forEach(({ keys }, b) => {
-      const stats = results[b];
-      for (let i = 0; i < keys.length; i++) {
-        // NaN: the file went away since readdir; it is still listed, and reading it reports the failure.
-        const size = stats[2 * i];
-        files.push(Number.isNaN(size) ? { key: keys[i], size: 0, modified: 0 } : { key: keys[i], size, modified: Math.floor(stats[2 * i + 1]) });
+    enter('');
+    while (stack.length > 0) {
+      const folder = stack[stack.length - 1];
+      if (folder.next === folder.names.length) {
+        stack.pop();
+        continue;
       }
-    });
-    return files;
+      const name = folder.names[folder.next++];
+      if (name.endsWith('/')) enter(folder.prefix + name.slice(0, -1));
+      else yield folder.prefix + name;
+    }
   }
 
   public async read(key: string): Promise<Buffer> {
@@ -219,6 +233,15 @@ export class LocalDirectorySink implements PackingSink {
 
 /** Stats files of a listing by key, as {@link LocalDirectorySource.stat} does. */
 export type StatFiles = (keys: string[]) => Promise<Float64Array>;
+
+/** A stat-ed batch as listed files. NaN: the file went away since readdir; it is still listed, and reading it reports the failure. */
+async function listedBatch(batch: { readonly keys: string[]; readonly stats: Promise<Float64Array> }): Promise<ListedFile[]> {
+  const stats = await batch.stats;
+  return batch.keys.map((key, i) => {
+    const size = stats[2 * i];
+    return Number.isNaN(size) ? { key, size: 0, modified: 0 } : { key, size, modified: Math.floor(stats[2 * i + 1]) };
+  });
+}
 
 /** The whole file, sized by fstat (not by the listing: the file may have changed since). */
 function readWhole(fd: number): Buffer {

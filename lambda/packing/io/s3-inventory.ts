@@ -48,8 +48,8 @@ const DATED_MANIFEST = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}Z\/manifest\.json$/;
  * skipped. Objects written after the report are not packed; objects deleted since fail to read
  * and are listed as failures, so the totals still hold.
  */
-export async function listFromInventory(client: S3Client, location: S3InventoryLocation, bucket: string, prefix: string,
-  retry?: S3RetryOptions): Promise<ListedFile[]> {
+export async function* listFromInventory(client: S3Client, location: S3InventoryLocation, bucket: string, prefix: string,
+  retry?: S3RetryOptions): AsyncGenerator<ListedFile[]> {
   const manifestKey = await findManifest(client, location, retry);
   const manifestUri = s3Uri(location.bucket, manifestKey);
   const manifest = parseManifest(await getObjectBytes(client, location.bucket, manifestKey, retry), manifestUri);
@@ -57,7 +57,6 @@ export async function listFromInventory(client: S3Client, location: S3InventoryL
     throw new InventoryError(`${manifestUri} lists bucket '${manifest.sourceBucket}', not the source bucket '${bucket}'`);
   }
   const columns = inventoryColumns(manifest.fileSchema, manifestUri);
-  const files: ListedFile[] = [];
   for (const file of manifest.files) {
     const uri = s3Uri(location.bucket, file.key);
     // Read whole before its rows count: a retried read must not list a row twice.
@@ -73,9 +72,8 @@ export async function listFromInventory(client: S3Client, location: S3InventoryL
       // What is wrong with the report itself is said once, not wrapped in a storage error.
       throw error instanceof S3StorageError && error.cause instanceof InventoryError ? error.cause : error;
     });
-    for (const row of rows) files.push(row);
+    yield rows;
   }
-  return files;
 }
 
 /**

@@ -35,16 +35,20 @@ export class S3Source implements PackingSource {
     this.uri = s3Uri(this.bucket, this.prefix);
   }
 
-  public async list(): Promise<ListedFile[]> {
-    if (this.inventory) return listFromInventory(this.client, this.inventory, this.bucket, this.prefix, this.retry);
-    const files: ListedFile[] = [];
+  /** A batch per ListObjectsV2 page, or per inventory file. */
+  public async* list(): AsyncGenerator<ListedFile[]> {
+    if (this.inventory) {
+      yield* listFromInventory(this.client, this.inventory, this.bucket, this.prefix, this.retry);
+      return;
+    }
     for await (const page of listPages(this.client, this.bucket, this.prefix, this.pageSize, this.retry)) {
+      const files: ListedFile[] = [];
       for (const object of page.Contents ?? []) {
         if (!object.Key || object.Key.endsWith('/')) continue;
         files.push({ key: object.Key.slice(this.prefix.length), size: object.Size ?? 0, modified: object.LastModified?.getTime() ?? 0 });
       }
+      yield files;
     }
-    return files;
   }
 
   public read(key: string): Promise<Buffer> {

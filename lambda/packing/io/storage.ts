@@ -17,8 +17,11 @@ export interface ListedFile {
 export interface PackingSource {
   /** `file:///abs/dir/` or `s3://bucket/prefix/`: named in the manifest and in errors. */
   readonly uri: string;
-  /** Every file under the root, in any order. */
-  list(): Promise<ListedFile[]>;
+  /**
+   * Every file under the root, in batches, in any order (the engine sorts). Batches, so that a
+   * listing of millions of files never has to be held whole by the source.
+   */
+  list(): AsyncIterable<ListedFile[]>;
   /** The bytes of one file. Rejects when it vanished or cannot be read: the engine lists it as a failure. */
   read(key: string): Promise<Buffer>;
   /**
@@ -29,6 +32,15 @@ export interface PackingSource {
    * Throws when the file vanished or cannot be read.
    */
   readInto?(key: string, listedSize: number, scratch: ScratchBuffer): Buffer;
+}
+
+/** The whole listing of a source in one array, for callers that plan in memory (the planner Lambda, tests). */
+export async function listAll(source: PackingSource): Promise<ListedFile[]> {
+  const files: ListedFile[] = [];
+  for await (const batch of source.list()) {
+    for (const file of batch) files.push(file);
+  }
+  return files;
 }
 
 /** One growable buffer, reused for every file a shard writer reads. */

@@ -49,6 +49,12 @@ export function sortByKeyInCodePointOrder<T extends { readonly key: string }>(it
   return sampleSort(items, compareKeys, compareItems);
 }
 
+/** Sorts strings in place in code-point order (see {@link compareCodePointOrder}); returns them. */
+export function sortStringsInCodePointOrder(strings: string[]): string[] {
+  // Without surrogates the engine's default comparison (code units) is the same order, and faster.
+  return strings.some((value) => SURROGATE.test(value)) ? strings.sort(compareCodePointOrder) : strings.sort();
+}
+
 function sampleSort<T extends { readonly key: string }>(
   items: readonly T[], compareKeys: (a: string, b: string) => number, compareItems: (a: T, b: T) => number,
 ): T[] {

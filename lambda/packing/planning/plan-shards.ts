@@ -134,31 +134,39 @@ function isPositiveInteger(value: unknown): value is number {
 /** Checks each file's key and size; returns the sum of the sizes. */
 function checkFiles(files: readonly SourceFile[]): number {
   let totalBytes = 0;
-  for (let i = 0; i < files.length; i++) {
-    const file = files[i];
-    const key: unknown = file?.key;
-    if (typeof key !== 'string' || key.length === 0) {
-      throw new PlanError(`file ${i} of the listing has no key (got ${JSON.stringify(key)}): every file needs a non-empty key`);
-    }
-    const size: unknown = file.size;
-    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
-      throw new PlanError(`file '${key}' has size ${String(size)}: a size must be a whole number of bytes, 0 or more`);
-    }
-    totalBytes += size;
+  for (let i = 0; i < files.length; i++) totalBytes += checkFile(files[i], i);
+  checkTotalBytes(totalBytes);
+  return totalBytes;
+}
+
+/** Checks a file's key and size (`i`: its position in the listing); returns its size. */
+export function checkFile(file: SourceFile, i: number): number {
+  const key: unknown = file?.key;
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new PlanError(`file ${i} of the listing has no key (got ${JSON.stringify(key)}): every file needs a non-empty key`);
   }
+  const size: unknown = file.size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
+    throw new PlanError(`file '${key}' has size ${String(size)}: a size must be a whole number of bytes, 0 or more`);
+  }
+  return size;
+}
+
+export function checkTotalBytes(totalBytes: number): void {
   if (!Number.isSafeInteger(totalBytes)) {
     throw new PlanError(`the files add up to ${totalBytes} bytes, more than can be counted exactly (${Number.MAX_SAFE_INTEGER})`);
   }
-  return totalBytes;
+}
+
+export function duplicateKey(key: string): PlanError {
+  return new PlanError(`key '${key}' is listed more than once: each file must be packed exactly once`);
 }
 
 /** The sizes of the sorted files, checking on the way that no key is listed twice. */
 function sizesOfUniqueKeys(sorted: readonly SourceFile[]): Float64Array {
   const sizes = new Float64Array(sorted.length);
   for (let i = 0; i < sorted.length; i++) {
-    if (i > 0 && sorted[i].key === sorted[i - 1].key) {
-      throw new PlanError(`key '${sorted[i].key}' is listed more than once: each file must be packed exactly once`);
-    }
+    if (i > 0 && sorted[i].key === sorted[i - 1].key) throw duplicateKey(sorted[i].key);
     sizes[i] = sorted[i].size;
   }
   return sizes;

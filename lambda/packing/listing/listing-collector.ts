@@ -1,0 +1,118 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ListedFile } from '../io/storage';
+import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../planning/key-order';
+import { checkFile } from '../planning/plan-shards';
+import { EntryFileWriter, readEntryFile } from './entry-file';
+
+/** Buffer of each entry file open at once: a merge reads many runs at a time. */
+const ENTRY_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Gathers a source's listing, batch by batch, holding at most `runFiles` files: beyond, each run
+ * of that many is sorted by key and written to a scratch folder, and the listing is read back as
+ * one merge of the runs (an external merge sort). A listing that fits stays in memory, as is.
+ */
+export class ListingCollector {
+  private run: ListedFile[] = [];
+  private readonly runs: string[] = [];
+  private folder: string | undefined;
+  private files = 0;
+  private bytes = 0;
+
+  constructor(private readonly runFiles: number, private readonly scratchDirectory: string) {}
+
+  /** @throws PlanError for a file without a key or with a size that is not a whole number of bytes */
+  public add(batch: readonly ListedFile[]): void {
+    for (const file of batch) {
+      // Checked here, so that the totals the plan starts from are exact.
+      this.bytes += checkFile(file, this.files++);
+      this.run.push(file);
+      if (this.run.length >= this.runFiles) this.spill();
+    }
+  }
+
+  /** Files added so far. */
+  public get count(): number {
+    return this.files;
+  }
+
+  /** Sum of the listed sizes (as listed: the planner checks each). */
+  public get totalBytes(): number {
+    return this.bytes;
+  }
+
+  /** The listing, when it was small enough to stay in memory; undefined once written to disk. */
+  public inMemory(): ListedFile[] | undefined {
+    return this.runs.length === 0 ? this.run : undefined;
+  }
+
+  /** Every file in key order (code points); equal keys next to each other. */
+  public* sorted(): Generator<ListedFile> {
+    if (this.runs.length === 0) {
+      yield* sortByKeyInCodePointOrder(this.run);
+      return;
+    }
+    if (this.run.length > 0) this.spill();
+    yield* mergeRuns(this.runs.map((run) => readEntryFile(run, ENTRY_BUFFER_BYTES)));
+  }
+
+  /** A new file in the scratch folder, for data derived from the listing (removed by {@link dispose}). */
+  public scratchFile(name: string): string {
+    this.folder ??= fs.mkdtempSync(path.join(this.scratchDirectory, 'training-io-listing-'));
+    return path.join(this.folder, name);
+  }
+
+  /** Removes the scratch folder and lets go of the files held. */
+  public dispose(): void {
+    this.run = [];
+    if (this.folder) fs.rmSync(this.folder, { recursive: true, force: true });
+    this.folder = undefined;
+  }
+
+  private spill(): void {
+    const writer = new EntryFileWriter(this.scratchFile(`run-${this.runs.length}`), ENTRY_BUFFER_BYTES);
+    try {
+      for (const file of sortByKeyInCodePointOrder(this.run)) writer.write(file);
+    } finally {
+      writer.close();
+    }
+    this.runs.push(writer.path);
+    this.run = [];
+  }
+}
+
+/** K-way merge of sorted runs with a binary heap of their heads. */
+function* mergeRuns(runs: Array<Iterator<ListedFile>>): Generator<ListedFile> {
+  const heads: Array<{ file: ListedFile; run: Iterator<ListedFile> }> = [];
+  const before = (a: number, b: number) => compareCodePointOrder(heads[a].file.key, heads[b].file.key) < 0;
+  const siftDown = (from: number) => {
+    let position = from;
+    for (;;) {
+      const left = 2 * position + 1;
+      if (left >= heads.length) return;
+      const child = left + 1 < heads.length && before(left + 1, left) ? left + 1 : left;
+      if (!before(child, position)) return;
+      [heads[position], heads[child]] = [heads[child], heads[position]];
+      position = child;
+    }
+  };
+  for (const run of runs) {
+    const first = run.next();
+    if (!first.done) heads.push({ file: first.value, run });
+  }
+  for (let i = (heads.length >> 1) - 1; i >= 0; i--) siftDown(i);
+  while (heads.length > 0) {
+    const head = heads[0];
+    yield head.file;
+    const next = head.run.next();
+    if (next.done) {
+      const last = heads.pop()!;
+      if (heads.length === 0) return;
+      heads[0] = last;
+    } else {
+      head.file = next.value;
+    }
+    siftDown(0);
+  }
+}
