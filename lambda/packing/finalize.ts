@@ -1,4 +1,4 @@
-import { mergeRecordIoIndexes, parseMxnetIndex } from './formats';
+import { parseMxnetIndex, rebasedMxnetIndex } from './formats';
 import { ShardFormatName } from './formats/shard-format';
 import { PackingSink } from './io/storage';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
@@ -46,16 +46,40 @@ export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
   const problem = checkTotals(manifest);
   if (problem) throw new IncompleteDatasetError(`not writing ${MANIFEST_KEY}: ${problem}`);
 
-  if (input.format === 'recordio') {
-    const indexes = await Promise.all(input.shards.map(async (shard) => ({
-      records: parseMxnetIndex((await input.sink.get(shard.indexKey)).toString('utf8')),
-      bytes: shard.bytes,
-    })));
-    await input.sink.put(GLOBAL_INDEX_KEY, Buffer.from(mergeRecordIoIndexes(indexes)));
-  }
+  if (input.format === 'recordio') await writeGlobalIndex(input.sink, input.shards);
   await removeStaleObjects(input.sink, manifest);
   await input.sink.put(MANIFEST_KEY, serializeManifest(manifest));
   return manifest;
+}
+
+/** Shard indexes read at once while the global index is written (S3 reads are latency-bound). */
+const INDEX_READ_AHEAD = 16;
+
+/**
+ * The RecordIO index over all shards, streamed: the shard indexes are read a few ahead and written
+ * in shard order, so memory holds a few shards' lines, not the dataset's.
+ */
+async function writeGlobalIndex(sink: PackingSink, shards: readonly ManifestShard[]): Promise<void> {
+  const read = (shard: ManifestShard) => sink.get(shard.indexKey).then((data) => parseMxnetIndex(data.toString('utf8')));
+  const reads = shards.slice(0, INDEX_READ_AHEAD).map(read);
+  const writer = await sink.create(GLOBAL_INDEX_KEY);
+  try {
+    let base = 0;
+    for (let position = 0; position < shards.length; position++) {
+      const records = await reads[position];
+      // Let go of the lines read: only the reads ahead stay held.
+      reads[position] = Promise.resolve([]);
+      if (position + INDEX_READ_AHEAD < shards.length) reads.push(read(shards[position + INDEX_READ_AHEAD]));
+      await writer.write([Buffer.from(rebasedMxnetIndex({ records, bytes: shards[position].bytes }, base, position))]);
+      base += shards[position].bytes;
+    }
+    await writer.complete();
+  } catch (error) {
+    // Reads already started still settle: observed here, a failure among them is not reported as unhandled.
+    for (const pending of reads) pending.catch(() => undefined);
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
 }
 
 /** Shard and index names the engine writes: only these are ever removed. */

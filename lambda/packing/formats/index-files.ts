@@ -54,17 +54,27 @@ export function parseMxnetIndex(text: string): MxnetIndexEntry[] {
  * the shards before it, shards in the order given (the order of DALI's `path` list).
  */
 export function mergeRecordIoIndexes(shards: readonly RecordIoShardIndex[]): string {
-  const lines: string[] = [];
   let base = 0;
-  shards.forEach((shard, position) => {
-    for (const record of shard.records) {
-      if (record.offset >= shard.bytes) {
-        throw new FormatError(`shard ${position}: record ${record.id} at offset ${record.offset} lies outside its ${shard.bytes} bytes`);
-      }
-      lines.push(mxnetIndexLine(record.id, base + record.offset));
-    }
+  return shards.map((shard, position) => {
+    const lines = rebasedMxnetIndex(shard, base, position);
     base += shard.bytes;
-  });
+    return lines;
+  }).join('');
+}
+
+/**
+ * One shard's part of {@link mergeRecordIoIndexes}: its lines with offsets shifted by `base`, the
+ * bytes of the shards before it (`position`: the shard's place, for errors). Written a shard at a
+ * time, the merged index of millions of records is never held whole.
+ */
+export function rebasedMxnetIndex(shard: RecordIoShardIndex, base: number, position: number): string {
+  const lines: string[] = [];
+  for (const record of shard.records) {
+    if (record.offset >= shard.bytes) {
+      throw new FormatError(`shard ${position}: record ${record.id} at offset ${record.offset} lies outside its ${shard.bytes} bytes`);
+    }
+    lines.push(mxnetIndexLine(record.id, base + record.offset));
+  }
   return lines.join('');
 }
 

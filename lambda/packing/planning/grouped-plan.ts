@@ -14,12 +14,14 @@ export interface PlanLimits {
 }
 
 /**
- * 131,072 files: a group's plan takes tens of MB, so planning stays within the CLI's memory bound
- * (peak RSS ≤ 300 MB) whatever the number of files, and listings up to this size are planned
- * whole. The same bound on records per shard keeps a worker's shard (its members, index lines)
- * in the same range; it binds only below ~512 B per file at the 64 MiB default.
+ * Groups of 131,072 files: a group's plan takes tens of MB, so planning stays within the CLI's
+ * memory bound (peak RSS ≤ 300 MB) whatever the number of files, and listings up to this size are
+ * planned whole. Shards of 32,768 records on average: each worker holds the members and index
+ * lines of the shards it writes (with 100,000-record shards, 400,000 files of 100 B peaked at
+ * 360–380 MB, with 32,768 at 170–200 MB). At the 64 MiB default this binds only for files
+ * averaging under 2 KiB, where it makes smaller shards (e.g. 3.2 MB of 100-byte files).
  */
-export const PLAN_LIMITS: PlanLimits = { groupFiles: 131_072, maxAverageShardRecords: 131_072 };
+export const PLAN_LIMITS: PlanLimits = { groupFiles: 131_072, maxAverageShardRecords: 32_768 };
 
 /**
  * Grouped planning spreads each group over its own shards: with fewer files per shard than this,

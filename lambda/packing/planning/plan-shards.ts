@@ -32,7 +32,7 @@ export interface PlanSettings {
  * files (in any order) and the same options give a deep-equal plan.
  *
  * Shard count: `shardCount`, else ceil(total bytes / `targetShardBytes`) (at least 1), and at
- * least files / 131,072; never more than the files; rounded up to a multiple of `consumers`
+ * least files / 32,768 (see PLAN_LIMITS); never more than the files; rounded up to a multiple of `consumers`
  * (down, if up would exceed the files). It then grows, in multiples of `consumers`, until no
  * shard of more than one file exceeds 128 MiB.
  *
