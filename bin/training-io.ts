@@ -3,7 +3,6 @@
 // library (lib/) and the packing engine shared with the Lambda handlers (lambda/packing/).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as v8 from 'node:v8';
 import { UsageError } from './cli/usage-error';
 
 const USAGE = `training-io: the command line of cdk-training-io
@@ -78,19 +77,7 @@ export async function main(argv: string[], out = process.stdout, err = process.s
   }
 }
 
-/**
- * V8's memory-saving heuristics, for this process and the worker threads it starts (V8 flags are
- * process-wide; this one is read as heaps grow, so setting it before any work is safe). Packing
- * makes garbage in bursts (a listing, a group's plan, a shard's records) that V8's default
- * heuristics leave on the heap until it has grown well past what is live. Measured, `pack` of
- * 400,000 files of 100 B: peak RSS 300 → 170 MB; 100,000 files of 2–8 KB: 226–248 → 157–163 MB,
- * for about 10 % more CPU and no longer wall time (see bench/). Only here, where the process is
- * the CLI's own: not for callers that import `main` (tests) or the engine.
- */
-const MEMORY_FLAGS = '--optimize-for-size';
-
 if (require.main === module) {
-  v8.setFlagsFromString(MEMORY_FLAGS);
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: Error) => {
     process.stderr.write(`training-io: ${error.message}\n`);
     process.exitCode = 1;

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
+import * as v8 from 'node:v8';
 import { checkS3Flags, DatasetLocation, describeLocation, isInside, parseLocation } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
@@ -121,6 +122,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       parallelShards: pool ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, onFiles) => pool.write(shard, onFiles) : undefined,
       onProgress: (state) => progress.update(state),
+      onLargeListing: favourMemoryOverSpeed,
     });
   } catch (error) {
     if (error instanceof PlanError) throw new UsageError(error.message, PACK_USAGE);
@@ -137,6 +139,19 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     return 1;
   }
   return 0;
+}
+
+/**
+ * Switches V8 to its memory-saving heuristics (`--optimize-for-size`: old garbage collected sooner,
+ * heaps grown more slowly) for this process and its worker threads: V8 flags are process-wide, and
+ * this one is read as heaps grow, so it takes effect from here on. Only for listings planned from
+ * disk (over 131,072 files), whose group-by-group planning makes garbage in bursts that V8's
+ * defaults leave on the heap. Measured peak RSS: 400,000 files of 100 B 300–320 → 187 MB;
+ * 1,200,000 files of 100–400 B 278 → 225 MB, at the same CPU time. Set from the start of every run
+ * it cost 10–30 % more CPU, so smaller listings keep V8's defaults (peak 226–248 MB at 100,000 files).
+ */
+function favourMemoryOverSpeed(): void {
+  v8.setFlagsFromString('--optimize-for-size');
 }
 
 function parseShardSize(raw: string): number {

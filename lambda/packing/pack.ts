@@ -41,6 +41,11 @@ export interface PackOptions {
    * removed at the end (about 60 bytes a file, twice). Default: the system's temporary folder.
    */
   readonly scratchDirectory?: string;
+  /**
+   * Called once if the listing is too large to hold and goes to `scratchDirectory`: the CLI then
+   * has V8 favour memory over speed for the rest of the run (see bin/cli/pack.ts).
+   */
+  readonly onLargeListing?: () => void;
 }
 
 /** How far a run is. */
@@ -61,7 +66,7 @@ export interface PackProgress {
  */
 export async function packDataset(options: PackOptions): Promise<Manifest> {
   const format = shardFormat(options.format);
-  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir());
+  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
     const plan = planListing(collector, {

@@ -42,13 +42,16 @@ describe('packing a listing larger than a plan group', () => {
     const source = syntheticSource(count);
     const outDir = folder('large-out');
     const scratch = folder('large-scratch');
+    let largeListings = 0;
 
     // WHEN
     const manifest = await packDataset({
       source, sink: new LocalDirectorySink(outDir), format: 'recordio', seed: 5, scratchDirectory: scratch, parallelShards: 3,
+      onLargeListing: () => largeListings++,
     });
 
-    // THEN: every file read once and packed once
+    // THEN: told once that the listing went to disk; every file read once and packed once
+    expect(largeListings).toBe(1);
     expect(manifest.records).toBe(count);
     expect(manifest.failures).toEqual([]);
     expect(source.reads.size).toBe(count);

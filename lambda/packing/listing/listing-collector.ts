@@ -20,7 +20,8 @@ export class ListingCollector {
   private files = 0;
   private bytes = 0;
 
-  constructor(private readonly runFiles: number, private readonly scratchDirectory: string) {}
+  /** @param onFirstSpill called once, when the listing first turns out too large to hold */
+  constructor(private readonly runFiles: number, private readonly scratchDirectory: string, private readonly onFirstSpill?: () => void) {}
 
   /** @throws PlanError for a file without a key or with a size that is not a whole number of bytes */
   public add(batch: readonly ListedFile[]): void {
@@ -71,6 +72,7 @@ export class ListingCollector {
   }
 
   private spill(): void {
+    if (this.runs.length === 0) this.onFirstSpill?.();
     const writer = new EntryFileWriter(this.scratchFile(`run-${this.runs.length}`), ENTRY_BUFFER_BYTES);
     try {
       for (const file of sortByKeyInCodePointOrder(this.run)) writer.write(file);

@@ -21,8 +21,8 @@ function listed(count: number, options: { seed?: number; classes?: number } = {}
   return uniformFiles(count, 1 * KIB, 64 * KIB, options).map((file, i) => ({ ...file, modified: 1_700_000_000_000 + i }));
 }
 
-function collect(files: readonly ListedFile[], runFiles: number, batch = 777): ListingCollector {
-  const collector = new ListingCollector(runFiles, folder('listing'));
+function collect(files: readonly ListedFile[], runFiles: number, batch = 777, onFirstSpill?: () => void): ListingCollector {
+  const collector = new ListingCollector(runFiles, folder('listing'), onFirstSpill);
   for (let start = 0; start < files.length; start += batch) collector.add(files.slice(start, start + batch));
   return collector;
 }
@@ -71,10 +71,12 @@ describe('ListingCollector', () => {
     const files = listed(900);
 
     // WHEN
-    const collector = collect(files, 1000);
+    let spills = 0;
+    const collector = collect(files, 1000, 777, () => spills++);
 
     // THEN
     expect(collector.inMemory()).toEqual(files);
+    expect(spills).toBe(0);
     expect(collector.count).toBe(900);
     expect(collector.totalBytes).toBe(files.reduce((sum, file) => sum + file.size, 0));
   });
@@ -84,12 +86,14 @@ describe('ListingCollector', () => {
     const files = reordered([...listed(10_000), { key: 'z/\uffff.jpg', size: 1, modified: 1 }, { key: 'z/😀.jpg', size: 2, modified: 2 }], 3);
 
     // WHEN
-    const collector = collect(files, 1000);
+    let spills = 0;
+    const collector = collect(files, 1000, 777, () => spills++);
     const sorted = [...collector.sorted()];
     const scratch = path.dirname(collector.scratchFile('probe'));
 
     // THEN
     expect(collector.inMemory()).toBeUndefined();
+    expect(spills).toBe(1);
     expect(sorted).toEqual(byKey(files));
     expect(sorted.slice(-2).map((file) => file.key)).toEqual(['z/\uffff.jpg', 'z/😀.jpg']);
     expect(fs.readdirSync(scratch).filter((name) => name.startsWith('run-')).length).toBe(11);
