@@ -1,6 +1,8 @@
 // Benchmark: `training-io pack` (TFRecord and RecordIO) against GNU `tar cf` of the same folder,
 // warm page cache, same run, same disk, runs taking turns. Prints best and median wall time, MB/s,
-// the ratios pack/tar (target ≤ 1.0) and peak RSS (target ≤ 300 MB). Not a test: run `npm run bench:pack-local [-- --dir D --scale F]`.
+// the ratios pack/tar (target ≤ 1.0) and peak RSS (target ≤ 300 MB). Not a test: run
+// `npm run bench:pack-local [-- --dir D --scale F --runs N --many FILES]`; `--many 1200000` adds a
+// set of that many 100–400 B files, for peak RSS beyond the 131,072 files planned in memory.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -72,11 +74,14 @@ function main(): void {
     dir: { type: 'string', default: path.join(os.tmpdir(), 'training-io-bench') },
     scale: { type: 'string', default: '1' },
     runs: { type: 'string', default: '3' },
+    many: { type: 'string', default: '0' },
   } });
   const scale = Number(values.scale);
   const runs = Number(values.runs);
+  const many = Number(values.many);
+  const datasets = many > 0 ? [...DATASETS, { name: 'many-100-400B', files: many, classes: 1000, minBytes: 100, maxBytes: 400 }] : DATASETS;
   console.log(`pack-local: node ${process.version}, ${os.cpus().length} CPUs, ${runs} runs each, taking turns`);
-  for (const base of DATASETS) {
+  for (const base of datasets) {
     const spec = { ...base, files: Math.round(base.files * scale) };
     const root = path.join(values.dir!, `${spec.name}-${spec.files}`);
     const source = path.join(root, 'source');
