@@ -35,6 +35,8 @@ TFRecord or MXNet RecordIO shards with index files and a manifest.json (written 
 
 With an S3 side, 4 shards are written at once in this process; credentials come from the
 AWS SDK's default chain (environment, profile, instance role).
+A source of more than 131,072 files is sorted and planned through files in the temporary
+folder ($TMPDIR, else the system's; ~120 bytes a file, removed at the end).
 
 Output: <output>/shards/part-00000-of-0000N.<tfrecord|rec>, <output-dir>/index/*.idx
 (and index/all.idx for RecordIO), <output>/manifest.json.

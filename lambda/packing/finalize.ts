@@ -60,7 +60,12 @@ const INDEX_READ_AHEAD = 16;
  * in shard order, so memory holds a few shards' lines, not the dataset's.
  */
 async function writeGlobalIndex(sink: PackingSink, shards: readonly ManifestShard[]): Promise<void> {
-  const read = (shard: ManifestShard) => sink.get(shard.indexKey).then((data) => parseMxnetIndex(data.toString('utf8')));
+  const read = (shard: ManifestShard) => {
+    const records = sink.get(shard.indexKey).then((data) => parseMxnetIndex(data.toString('utf8')));
+    // A read ahead may fail before its turn: handled now, it still rejects where it is awaited.
+    records.catch(() => undefined);
+    return records;
+  };
   const reads = shards.slice(0, INDEX_READ_AHEAD).map(read);
   const writer = await sink.create(GLOBAL_INDEX_KEY);
   try {
@@ -75,8 +80,6 @@ async function writeGlobalIndex(sink: PackingSink, shards: readonly ManifestShar
     }
     await writer.complete();
   } catch (error) {
-    // Reads already started still settle: observed here, a failure among them is not reported as unhandled.
-    for (const pending of reads) pending.catch(() => undefined);
     await writer.abort().catch(() => undefined);
     throw error;
   }

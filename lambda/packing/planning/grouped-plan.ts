@@ -1,5 +1,4 @@
-import { ShardAssignment } from './assign-shards';
-import { assignShards } from './assign-shards';
+import { assignShards, ShardAssignment } from './assign-shards';
 import { assignWithinCeiling, describeBytes, heaviestSharedShard, roundUp, shuffle, withinCeiling, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
 import { PlannedShard, SourceFile } from './plan-types';

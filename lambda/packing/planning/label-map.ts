@@ -19,25 +19,15 @@ export interface FolderLabels {
  * cut out and looked up only where the class changes.
  */
 export function labelByFolder(files: readonly SourceFile[]): FolderLabels {
-  const labels = new Int32Array(files.length);
   const provisional = new Map<string, number>();
-  let currentPrefix = '';
-  let currentIndex = -1;
-  for (let i = 0; i < files.length; i++) {
-    const key = files[i].key;
-    if (currentIndex < 0 || !key.startsWith(currentPrefix)) {
-      const name = className(key);
-      currentPrefix = `${name}/`;
-      let index = provisional.get(name);
-      if (index === undefined) {
-        index = provisional.size;
-        provisional.set(name, index);
-      }
-      currentIndex = index;
+  const labels = labelEachByClass(files, (name) => {
+    let index = provisional.get(name);
+    if (index === undefined) {
+      index = provisional.size;
+      provisional.set(name, index);
     }
-    labels[i] = currentIndex;
-  }
-
+    return index;
+  });
   const labelMap = labelMapOf(provisional.keys());
   const finalIndex = new Int32Array(provisional.size);
   for (const [name, index] of provisional) finalIndex[index] = labelMap[name];
@@ -57,6 +47,14 @@ export function labelMapOf(names: Iterable<string>): Record<string, number> {
  * on files sorted by key, as {@link labelByFolder}.
  */
 export function labelsByMap(files: readonly SourceFile[], labelMap: Record<string, number>): Int32Array {
+  return labelEachByClass(files, (name, key) => {
+    if (!Object.hasOwn(labelMap, name)) throw new PlanError(`class '${name}' of '${key}' is not in the label map of the listing`);
+    return labelMap[name];
+  });
+}
+
+/** `indexOf` of each file's class, asked only where the class changes from the file before. */
+function labelEachByClass(files: readonly SourceFile[], indexOf: (name: string, key: string) => number): Int32Array {
   const labels = new Int32Array(files.length);
   let currentPrefix = '';
   let currentIndex = -1;
@@ -64,9 +62,8 @@ export function labelsByMap(files: readonly SourceFile[], labelMap: Record<strin
     const key = files[i].key;
     if (currentIndex < 0 || !key.startsWith(currentPrefix)) {
       const name = className(key);
-      if (!Object.hasOwn(labelMap, name)) throw new PlanError(`class '${name}' of '${key}' is not in the label map of the listing`);
       currentPrefix = `${name}/`;
-      currentIndex = labelMap[name];
+      currentIndex = indexOf(name, key);
     }
     labels[i] = currentIndex;
   }
