@@ -1,4 +1,4 @@
-import { parseMxnetIndex, rebasedMxnetIndex } from './formats';
+import { GlobalRecordIoIndex, parseMxnetIndex } from './formats';
 import { ShardFormatName } from './formats/shard-format';
 import { PackingSink } from './io/storage';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
@@ -68,15 +68,14 @@ async function writeGlobalIndex(sink: PackingSink, shards: readonly ManifestShar
   };
   const reads = shards.slice(0, INDEX_READ_AHEAD).map(read);
   const writer = await sink.create(GLOBAL_INDEX_KEY);
+  const globalIndex = new GlobalRecordIoIndex();
   try {
-    let base = 0;
     for (let position = 0; position < shards.length; position++) {
       const records = await reads[position];
       // Let go of the lines read: only the reads ahead stay held.
       reads[position] = Promise.resolve([]);
       if (position + INDEX_READ_AHEAD < shards.length) reads.push(read(shards[position + INDEX_READ_AHEAD]));
-      await writer.write([Buffer.from(rebasedMxnetIndex({ records, bytes: shards[position].bytes }, base, position))]);
-      base += shards[position].bytes;
+      await writer.write([Buffer.from(globalIndex.part({ records, bytes: shards[position].bytes }))]);
     }
     await writer.complete();
   } catch (error) {

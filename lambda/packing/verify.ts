@@ -1,7 +1,7 @@
 import { crc32c } from '@node-rs/crc32';
 import {
-  decodeExample, FormatError, mergeRecordIoIndexes, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
-  ShardRecord, unpackImageRecord,
+  decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
+  RecordIoShardIndex, ShardRecord, unpackImageRecord,
 } from './formats';
 import { PackingSink } from './io/storage';
 import { checkTotals, crc32cBase64, Manifest, MANIFEST_KEY, ManifestShard } from './manifest';
@@ -41,25 +41,52 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
   const labelCount = Object.keys(manifest.labels).length;
   let recordsChecked = 0;
   let bytesChecked = 0;
-  const recordIoIndexes: Array<{ records: { id: number; offset: number }[]; bytes: number }> = [];
+  const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
 
   for (const [position, shard] of manifest.shards.entries()) {
     const checked = await verifyShard(dataset, manifest, shard, labelCount, problems);
     recordsChecked += checked.records.length;
     bytesChecked += checked.bytes;
-    if (manifest.format === 'recordio') recordIoIndexes.push({ records: checked.ids.map((id, i) => ({ id, offset: checked.records[i].offset })), bytes: checked.bytes });
+    globalIndex?.next({ records: checked.ids.map((id, i) => ({ id, offset: checked.records[i].offset })), bytes: checked.bytes });
     onShard?.(position + 1, manifest.shards.length);
   }
-  if (manifest.format === 'recordio') {
+  globalIndex?.finish();
+  return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked };
+}
+
+/**
+ * Checks RecordIO's global index against the shards' records, a shard at a time: the index is read
+ * once as bytes and each shard's expected lines are compared with the next slice of it, so the
+ * records' ids and offsets are never held for the whole dataset.
+ */
+class GlobalIndexCheck {
+  public static async read(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<GlobalIndexCheck | undefined> {
     const key = manifest.globalIndexKey ?? '(missing globalIndexKey)';
-    const expected = mergeRecordIoIndexes(recordIoIndexes);
-    const actual = await dataset.get(key).then((b) => b.toString('utf8'), (error: Error) => {
+    const text = await dataset.get(key).catch((error: Error) => {
       problems.push(`${key}: cannot be read (${error.message})`);
       return undefined;
     });
-    if (actual !== undefined && actual !== expected) problems.push(`${key}: does not match the records of the shards in order (global offsets)`);
+    return text && new GlobalIndexCheck(key, text, problems);
   }
-  return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked };
+
+  private readonly expected = new GlobalRecordIoIndex();
+  private checked = 0;
+  private matches = true;
+
+  private constructor(private readonly key: string, private readonly text: Buffer, private readonly problems: string[]) {}
+
+  public next(shard: RecordIoShardIndex): void {
+    if (!this.matches) return;
+    const lines = Buffer.from(this.expected.part(shard));
+    this.matches = lines.equals(this.text.subarray(this.checked, this.checked + lines.length));
+    this.checked += lines.length;
+  }
+
+  public finish(): void {
+    if (!this.matches || this.checked !== this.text.length) {
+      this.problems.push(`${this.key}: does not match the records of the shards in order (global offsets)`);
+    }
+  }
 }
 
 interface CheckedShard {

@@ -841,6 +841,7 @@ describe('verifyDataset', () => {
     (data) => data.toString('utf8').replace(/\n/, '\nnot an index line\n'));
   const shiftGlobalOffset: Corruption = (outDir) => edit(outDir, GLOBAL_INDEX_KEY,
     (data) => data.toString('utf8').replace(/\t(\d+)\n$/, (_, n) => `\t${Number(n) + 4}\n`));
+  const appendGlobalLine: Corruption = (outDir) => edit(outDir, GLOBAL_INDEX_KEY, (data) => `${data.toString('utf8')}99\t0\n`);
   const remove = (key: (m: Manifest) => string): Corruption => (outDir, m) => fs.rmSync(path.join(outDir, key(m)));
   const overstateRecords: Corruption = (outDir) => edit(outDir, MANIFEST_KEY,
     (data) => data.toString('utf8').replace(/\n {2}"records": (\d+)/, (_, n) => `\n  "records": ${Number(n) + 1}`));
@@ -855,6 +856,7 @@ describe('verifyDataset', () => {
     ['a TFRecord index line with size and offset swapped', 'tfrecord', swapIndexColumns, (m) => m.shards[2].indexKey, [/does not match/]],
     ['a garbled index line', 'recordio', garbleIndexLine, (m) => m.shards[0].indexKey, [/index line 2: expected/]],
     ['a shifted offset in all.idx', 'recordio', shiftGlobalOffset, () => GLOBAL_INDEX_KEY, [/does not match the records of the shards in order/]],
+    ['a line too many at the end of all.idx', 'recordio', appendGlobalLine, () => GLOBAL_INDEX_KEY, [/does not match the records of the shards in order/]],
     ['a deleted all.idx', 'recordio', remove(() => GLOBAL_INDEX_KEY), () => GLOBAL_INDEX_KEY, [/cannot be read/]],
     ['a deleted shard', 'tfrecord', remove((m) => m.shards[2].key), (m) => m.shards[2].key, [/cannot be read \(ENOENT/]],
     ['a deleted index', 'tfrecord', remove((m) => m.shards[1].indexKey), (m) => m.shards[1].indexKey, [/cannot be read \(ENOENT/]],

@@ -5,7 +5,7 @@
  * - MXNet `.idx` (`MXIndexedRecordIO.write_idx`): `"<id>\t<offset>\n"` per record, offset of the
  *   record's first magic word. DALI `fn.readers.mxnet` takes exactly one such file for all shards,
  *   with offsets into the concatenation of the shards in path order (recordio_loader.h), hence
- *   {@link mergeRecordIoIndexes}.
+ *   {@link GlobalRecordIoIndex}.
  */
 import { FormatError } from './shard-format';
 
@@ -22,7 +22,7 @@ export interface MxnetIndexEntry {
   readonly offset: number;
 }
 
-/** A shard's MXNet index with the shard's size, for {@link mergeRecordIoIndexes}. */
+/** A shard's MXNet index with the shard's size, for {@link GlobalRecordIoIndex}. */
 export interface RecordIoShardIndex {
   readonly records: readonly MxnetIndexEntry[];
   /** The shard's size in bytes: where the next shard starts in the concatenation. */
@@ -50,32 +50,28 @@ export function parseMxnetIndex(text: string): MxnetIndexEntry[] {
 }
 
 /**
- * The one MXNet index over several shards, for DALI: each shard's offsets shifted by the sizes of
- * the shards before it, shards in the order given (the order of DALI's `path` list).
+ * The one MXNet index over several shards, for DALI, made a shard at a time: each shard's offsets
+ * shifted by the sizes of the shards before it, shards in the order given (the order of DALI's
+ * `path` list). Written or checked a shard at a time, the index of millions of records is never
+ * held whole.
  */
-export function mergeRecordIoIndexes(shards: readonly RecordIoShardIndex[]): string {
-  let base = 0;
-  return shards.map((shard, position) => {
-    const lines = rebasedMxnetIndex(shard, base, position);
-    base += shard.bytes;
-    return lines;
-  }).join('');
-}
+export class GlobalRecordIoIndex {
+  private base = 0;
+  private position = 0;
 
-/**
- * One shard's part of {@link mergeRecordIoIndexes}: its lines with offsets shifted by `base`, the
- * bytes of the shards before it (`position`: the shard's place, for errors). Written a shard at a
- * time, the merged index of millions of records is never held whole.
- */
-export function rebasedMxnetIndex(shard: RecordIoShardIndex, base: number, position: number): string {
-  const lines: string[] = [];
-  for (const record of shard.records) {
-    if (record.offset >= shard.bytes) {
-      throw new FormatError(`shard ${position}: record ${record.id} at offset ${record.offset} lies outside its ${shard.bytes} bytes`);
+  /** The next shard's lines. Throws a FormatError for a record outside its shard. */
+  public part(shard: RecordIoShardIndex): string {
+    const lines: string[] = [];
+    for (const record of shard.records) {
+      if (record.offset >= shard.bytes) {
+        throw new FormatError(`shard ${this.position}: record ${record.id} at offset ${record.offset} lies outside its ${shard.bytes} bytes`);
+      }
+      lines.push(mxnetIndexLine(record.id, this.base + record.offset));
     }
-    lines.push(mxnetIndexLine(record.id, base + record.offset));
+    this.base += shard.bytes;
+    this.position++;
+    return lines.join('');
   }
-  return lines.join('');
 }
 
 function parseLines<T>(text: string, pattern: RegExp, expected: string, entry: (a: number, b: number) => T): T[] {

@@ -1,8 +1,9 @@
 import {
-  mergeRecordIoIndexes,
+  GlobalRecordIoIndex,
   mxnetIndexLine,
   parseMxnetIndex,
   parseTfRecordIndex,
+  RecordIoShardIndex,
   tfrecordIndexLine,
 } from '../../../lambda/packing/formats/index-files';
 import { readRecordIo } from '../../../lambda/packing/formats/recordio';
@@ -70,7 +71,13 @@ describe('MXNet index', () => {
   });
 });
 
-describe('mergeRecordIoIndexes', () => {
+/** The parts of the global index of `shards`, joined. */
+function mergeRecordIoIndexes(shards: RecordIoShardIndex[]): string {
+  const globalIndex = new GlobalRecordIoIndex();
+  return shards.map((shard) => globalIndex.part(shard)).join('');
+}
+
+describe('GlobalRecordIoIndex', () => {
   test('shifts each shard\'s offsets by the sizes of the shards before it', () => {
     // GIVEN three shards of 100, 0 and 60 bytes
     const shards = [
