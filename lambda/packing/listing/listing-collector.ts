@@ -43,9 +43,15 @@ export class ListingCollector {
     return this.bytes;
   }
 
-  /** The listing, when it was small enough to stay in memory; undefined once written to disk. */
-  public inMemory(): ListedFile[] | undefined {
-    return this.runs.length === 0 ? this.run : undefined;
+  /**
+   * The listing, when it was small enough to stay in memory, handed over: the collector lets go
+   * of it, so the caller decides how long it lives. Undefined once written to disk.
+   */
+  public takeInMemory(): ListedFile[] | undefined {
+    if (this.runs.length > 0) return undefined;
+    const files = this.run;
+    this.run = [];
+    return files;
   }
 
   /** Every file in key order (code points); equal keys next to each other. */

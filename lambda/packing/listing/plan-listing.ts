@@ -36,7 +36,7 @@ export interface ListingPlan {
  * is a group's files and plan, whatever the size of the listing.
  */
 export function planListing(collector: ListingCollector, options: PlanOptions, limits: PlanLimits = PLAN_LIMITS): ListingPlan {
-  const held = collector.inMemory();
+  const held = collector.takeInMemory();
   if (held) return planInMemory(held, options, limits);
 
   const settings = checkOptions(options);

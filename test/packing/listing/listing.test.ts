@@ -66,7 +66,7 @@ describe('entry files', () => {
 });
 
 describe('ListingCollector', () => {
-  test('a listing within the run size stays in memory, as listed', () => {
+  test('a listing within the run size stays in memory, as listed, until taken', () => {
     // GIVEN
     const files = listed(900);
 
@@ -75,7 +75,8 @@ describe('ListingCollector', () => {
     const collector = collect(files, 1000, 777, () => spills++);
 
     // THEN
-    expect(collector.inMemory()).toEqual(files);
+    expect(collector.takeInMemory()).toEqual(files);
+    expect(collector.takeInMemory()).toEqual([]);
     expect(spills).toBe(0);
     expect(collector.count).toBe(900);
     expect(collector.totalBytes).toBe(files.reduce((sum, file) => sum + file.size, 0));
@@ -92,7 +93,7 @@ describe('ListingCollector', () => {
     const scratch = path.dirname(collector.scratchFile('probe'));
 
     // THEN
-    expect(collector.inMemory()).toBeUndefined();
+    expect(collector.takeInMemory()).toBeUndefined();
     expect(spills).toBe(1);
     expect(sorted).toEqual(byKey(files));
     expect(sorted.slice(-2).map((file) => file.key)).toEqual(['z/\uffff.jpg', 'z/😀.jpg']);
