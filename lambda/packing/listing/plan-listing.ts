@@ -8,7 +8,7 @@ import { PlannedShard, PlanOptions } from '../planning/plan-types';
 import { EntryFileWriter, readEntryFile } from './entry-file';
 import { ListingCollector } from './listing-collector';
 
-/** Group files open at once while the listing is dealt into groups; more groups share files. */
+/** Group files open at once while the listing is dealt into groups (and the default of `openGroupFiles`); more groups share files. */
 const MAX_GROUP_FILES_OPEN = 256;
 /** Buffer per group file: hundreds may be open at once. */
 const GROUP_FILE_BUFFER_BYTES = 64 * 1024;
@@ -35,7 +35,9 @@ export interface ListingPlan {
  * groups sizes them; the groups are then planned one at a time as the caller takes them. Memory
  * is a group's files and plan, whatever the size of the listing.
  */
-export function planListing(collector: ListingCollector, options: PlanOptions, limits: PlanLimits = PLAN_LIMITS): ListingPlan {
+export function planListing(
+  collector: ListingCollector, options: PlanOptions, limits: PlanLimits = PLAN_LIMITS, openGroupFiles = MAX_GROUP_FILES_OPEN,
+): ListingPlan {
   const held = collector.takeInMemory();
   if (held) return planInMemory(held, options, limits);
 
@@ -47,7 +49,7 @@ export function planListing(collector: ListingCollector, options: PlanOptions, l
   // Too few files per shard for groups: planned whole, as planShards would (memory then grows with the listing).
   if (!grouped) return planInMemory([...collector.sorted()], options, limits);
 
-  const groupFiles = Array.from({ length: Math.min(grouped.groupCount, MAX_GROUP_FILES_OPEN) },
+  const groupFiles = Array.from({ length: Math.min(grouped.groupCount, openGroupFiles) },
     (_, i) => new EntryFileWriter(collector.scratchFile(`group-${i}`), GROUP_FILE_BUFFER_BYTES));
   const groupSizes = new Float64Array(grouped.groupCount);
   const hasher = new FingerprintHasher();
@@ -74,8 +76,11 @@ export function planListing(collector: ListingCollector, options: PlanOptions, l
   const fingerprint = hasher.digest();
 
   const filesOf = (group: number): ListedFile[] => {
+    const entries = readEntryFile(groupFiles[group % groupFiles.length].path, GROUP_FILE_BUFFER_BYTES);
+    // A file per group holds that group only; shared files are sorted out by hashing again.
+    if (groupFiles.length === grouped.groupCount) return [...entries];
     const files: ListedFile[] = [];
-    for (const file of readEntryFile(groupFiles[group % groupFiles.length].path, GROUP_FILE_BUFFER_BYTES)) {
+    for (const file of entries) {
       if (grouped.groupOf(file.key) === group) files.push(file);
     }
     return files;

@@ -124,6 +124,17 @@ describe('planListing', () => {
     expect(plan.fingerprint()).toBe(sourceFingerprint(files));
   });
 
+  test('with more groups than group files open at once, groups share files: still the same plan', () => {
+    // GIVEN: 12 groups, 5 files
+    const files = listed(12_000, { classes: 13 });
+
+    // WHEN
+    const plan = planListing(collect(files, 1000), options, SMALL, 5);
+
+    // THEN
+    expect([...plan.groups].flat()).toEqual(planShards(files, options, SMALL).shards);
+  });
+
   test('groups are planned one at a time, when asked for', () => {
     // GIVEN
     const plan = planListing(collect(listed(12_000), 1000), options, SMALL);
