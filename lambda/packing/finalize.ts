@@ -66,15 +66,14 @@ async function writeGlobalIndex(sink: PackingSink, shards: readonly ManifestShar
     records.catch(() => undefined);
     return records;
   };
-  const reads = shards.slice(0, INDEX_READ_AHEAD).map(read);
+  // The reads in flight, oldest first: shard `position` is the head.
+  const ahead = shards.slice(0, INDEX_READ_AHEAD).map(read);
   const writer = await sink.create(GLOBAL_INDEX_KEY);
   const globalIndex = new GlobalRecordIoIndex();
   try {
     for (let position = 0; position < shards.length; position++) {
-      const records = await reads[position];
-      // Let go of the lines read: only the reads ahead stay held.
-      reads[position] = Promise.resolve([]);
-      if (position + INDEX_READ_AHEAD < shards.length) reads.push(read(shards[position + INDEX_READ_AHEAD]));
+      const records = await ahead.shift()!;
+      if (position + INDEX_READ_AHEAD < shards.length) ahead.push(read(shards[position + INDEX_READ_AHEAD]));
       await writer.write([Buffer.from(globalIndex.part({ records, bytes: shards[position].bytes }))]);
     }
     await writer.complete();
