@@ -726,10 +726,10 @@ describe('packDataset on a local folder', () => {
       // GIVEN
       const dir = sourceFolder(randomDataset(10, 20, ['cat', 'dog']));
       const local = new LocalDirectorySource(dir);
-      const broken: Record<string, string> = { 'dog/00001.jpg': 'EIO', 'cat/00002.jpg': 'EACCES' };
+      const broken: Record<string, string> = { 'dog/00001.jpg': 'ENOENT', 'cat/00002.jpg': 'EACCES' };
       const source = sourceWith(local, {
         read: (key) => (broken[key]
-          ? Promise.reject(Object.assign(new Error(`input/output trouble reading ${key}`), { code: broken[key] }))
+          ? Promise.reject(Object.assign(new Error(`trouble reading ${key}`), { code: broken[key] }))
           : local.read(key)),
       });
 
@@ -738,11 +738,30 @@ describe('packDataset on a local folder', () => {
 
       // THEN
       expect(manifest.failures).toEqual([
-        { key: 'cat/00002.jpg', reason: 'EACCES: input/output trouble reading cat/00002.jpg' },
-        { key: 'dog/00001.jpg', reason: 'EIO: input/output trouble reading dog/00001.jpg' },
+        { key: 'cat/00002.jpg', reason: 'EACCES: trouble reading cat/00002.jpg' },
+        { key: 'dog/00001.jpg', reason: 'ENOENT: trouble reading dog/00001.jpg' },
       ]);
       expect(manifest.records).toBe(18);
       expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
+    });
+
+    test.each(READ_PATHS)('a read error that says nothing of the file (EIO) fails the run %s: no failure listed, no manifest', async (_path, inPlace) => {
+      // GIVEN
+      const dir = sourceFolder(randomDataset(11, 20, ['cat', 'dog']));
+      const local = new LocalDirectorySource(dir);
+      const failing = (key: string) => Object.assign(new Error(`EIO: i/o error, read '${dir}/${key}'`), { code: 'EIO' });
+      const source: PackingSource = inPlace
+        ? { uri: local.uri, list: () => local.list(), read: (key) => local.read(key),
+          readInto: (key, size, scratch) => { if (key === 'dog/00001.jpg') throw failing(key); return local.readInto(key, size, scratch); } }
+        : sourceWith(local, { read: (key) => (key === 'dog/00001.jpg' ? Promise.reject(failing(key)) : local.read(key)) });
+      const outDir = folder('out');
+
+      // WHEN
+      const packing = packDataset({ source, sink: new LocalDirectorySink(outDir), format: 'recordio', seed: 1, shardCount: 2 });
+
+      // THEN
+      await expect(packing).rejects.toThrow(/EIO: i\/o error, read '.*dog\/00001\.jpg'/);
+      expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
     });
 
     test('when no file can be read, the manifest still accounts for each one and verify passes', async () => {
