@@ -55,7 +55,8 @@ function namingEndpoint(error: unknown, request: EndpointRequest | undefined): u
   if (!request?.hostname || typeof fields?.message !== 'string' || fields.$metadata?.httpStatusCode !== undefined) return error;
   const endpoint = `${request.protocol ?? 'https:'}//${request.hostname}${request.port ? `:${request.port}` : ''}`;
   if (fields.message.includes(endpoint)) return error;
-  fields.message = fields.name === 'TimeoutError'
+  // Not by name: the SDK calls a reset a TimeoutError too.
+  fields.message = /timed out|exceeded the configured|within the configured timeout/.test(fields.message)
     ? `no answer from ${endpoint} in time: ${fields.message}`
     : `${fields.message} (endpoint ${endpoint})`;
   return error;
