@@ -237,6 +237,8 @@ describe('training-io pack and verify with S3', () => {
       ['an output URI with an empty segment', () => ['pack', localSource, `s3://${bucket}/a//b/`], /output 's3:\/\/.*\/a\/\/b\/' has an empty path segment/],
       ['an output prefix inside the source prefix', () => ['pack', `s3://${bucket}/raw/`, `s3://${bucket}/raw/packed/`],
         /output prefix 's3:\/\/.*\/raw\/packed\/' is inside the source prefix 's3:\/\/.*\/raw\/'/],
+      ['a source prefix inside the output prefix', () => ['pack', `s3://${bucket}/raw/cat/`, `s3://${bucket}/raw/`],
+        /source prefix 's3:\/\/.*\/raw\/cat\/' is inside the output prefix 's3:\/\/.*\/raw\/'/],
       ['an output anywhere in a bucket packed whole', () => ['pack', `s3://${bucket}`, `s3://${bucket}/packed/`],
         /output prefix 's3:\/\/.*\/packed\/' is inside the source prefix 's3:\/\/.*\/'/],
       ['--endpoint-url that is not a URL', () => ['pack', `s3://${bucket}/raw/`, folder('out'), '--endpoint-url', 'localhost-9000'],
