@@ -19,7 +19,7 @@ import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import { createTrainingVpc } from '../training/private/training-network';
 import { trainingJobArnPattern } from '../training/private/training-permissions';
-import { S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
+import { InputMode, S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
 import { TrainingJob, TrainingJobNaming, TrainingJobOptions } from '../training/training-job';
 
 /**
@@ -46,6 +46,15 @@ export interface TrainingPipelineProps {
    * @default 'train'
    */
   readonly channelName?: string;
+
+  /**
+   * Name of the job's channel of the index files (`index/` of the dataset), FullyReplicated in
+   * File mode: every process needs the index of each shard it reads, and DALI's readers need
+   * them all. The reference `train.py` looks for a channel named `index`.
+   *
+   * @default 'index'
+   */
+  readonly indexChannelName?: string;
 
   /**
    * Read the shards through an FSx for Lustre file system linked to them: loaded from S3 once,
@@ -114,6 +123,9 @@ const DEFAULT_LOADER_METRICS: LoaderMetricNames = {
   samplesPerSecond: 'train:samples_per_second',
   dataWaitFraction: 'train:data_wait_fraction',
 };
+const DEFAULT_INDEX_CHANNEL = 'index';
+/** A few bytes per record: downloaded whole to every host before training starts. */
+const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
 /** How often the pipeline checks on an FSx import task. */
 const IMPORT_POLL = Duration.seconds(30);
 
@@ -158,15 +170,18 @@ export class TrainingPipeline extends Construct {
     if (props.datasetCache) {
       this.cache = new LustreDatasetCache(this, 'Cache', { ...props.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
-    const channel = this.cache
-      ? TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards')
-      : TrainingChannel.fromShards(channelName, dataset, defaultShardsChannel(training, props.shardsChannel));
+    const indexChannelName = props.indexChannelName ?? DEFAULT_INDEX_CHANNEL;
+    const channels = this.cache
+      ? [TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards'),
+        TrainingChannel.fromDatasetCache(indexChannelName, this.cache, 'index')]
+      : [TrainingChannel.fromShards(channelName, dataset, defaultShardsChannel(training, props.shardsChannel)),
+        TrainingChannel.fromBucket(indexChannelName, dataset.destinationBucket, dataset.indexPrefix, INDEX_CHANNEL_OPTIONS)];
 
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),
       vpc,
-      channels: [channel],
+      channels,
       jobNaming: TrainingJobNaming.EXECUTION_NAME,
       hyperparametersAtRunTime: sfn.JsonPath.jsonMerge(
         sfn.JsonPath.objectAt('$.jobHyperparameters.defaults'), sfn.JsonPath.objectAt('$.jobHyperparameters.overrides')),

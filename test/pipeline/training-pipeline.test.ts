@@ -125,6 +125,27 @@ describe('TrainingPipeline: the state machine', () => {
     expect(JSON.stringify(channel.DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
   });
 
+  test('the job reads the index files too, FullyReplicated in File mode, so that DALI can read the shards', () => {
+    // GIVEN / WHEN
+    const built = build();
+
+    // THEN
+    const [, index] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(index).toMatchObject({ ChannelName: 'index', InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(JSON.stringify(index.DataSource.S3DataSource.S3Uri)).toContain('/packed/index/');
+    expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', built.stack.resolve(built.pipeline.trainingJob.renderRequest()))).toEqual([]);
+  });
+
+  test('with a cache the job mounts the shards and the index folders of the file system', () => {
+    // GIVEN / WHEN
+    const built = withCache({ channelName: 'images', indexChannelName: 'offsets' });
+
+    // THEN
+    const channels = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(channels.map((c: any) => [c.ChannelName, c.InputMode, c.DataSource.FileSystemDataSource.DirectoryPath['Fn::Join'][1].slice(-1)[0]]))
+      .toEqual([['images', 'File', '/shards'], ['offsets', 'File', '/index']]);
+  });
+
   test('every task notifies the topic on any error, naming the step, then fails the execution with the error', () => {
     // GIVEN / WHEN
     const definition = definitionOf(withCache());
