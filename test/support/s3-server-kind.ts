@@ -75,7 +75,8 @@ export function swiftVersion(): string | undefined {
 }
 
 export function s3rverName(): string {
-  return `s3rver ${(require('s3rver/package.json') as { version: string }).version} (npm)`;
+  const manifest = JSON.parse(fs.readFileSync(require.resolve('s3rver/package.json'), 'utf8')) as { version: string };
+  return `s3rver ${manifest.version} (npm)`;
 }
 
 /** Why this machine cannot install python3-swift itself, or undefined when it can. */
