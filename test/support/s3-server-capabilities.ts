@@ -50,7 +50,7 @@ function recordSkip(what: string, reason: string): void {
   if (file) fs.appendFileSync(file, `${JSON.stringify({ what, reason })}\n`);
 }
 
-/** The skips written to `file`, counted by reason: `2 tests, 5 checks: <reason>` lines. */
+/** The skips written to `file`, counted by reason: `1 test and 5 checks skipped: <reason>` lines. */
 export function summarizeSkips(file: string): string[] {
   if (!fs.existsSync(file)) return [];
   const byReason = new Map<string, { tests: number; checks: number }>();
@@ -61,5 +61,6 @@ export function summarizeSkips(file: string): string[] {
     else counts.checks++;
     byReason.set(reason, counts);
   }
-  return [...byReason].map(([reason, { tests, checks }]) => `${tests} test(s) and ${checks} check(s) skipped: ${reason}`);
+  const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return [...byReason].map(([reason, { tests, checks }]) => `${counted(tests, 'test')} and ${counted(checks, 'check')} skipped: ${reason}`);
 }

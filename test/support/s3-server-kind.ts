@@ -38,6 +38,7 @@ export async function chooseS3Server(log: (line: string) => void = (line) => pro
           // Another run may have installed it while this one waited for the lock.
           if (swiftVersion() === undefined) await installSwift(log);
         });
+        missing = `python3-swift is installed, yet ${DEBIAN_PYTHON} cannot import it`;
       } catch (error) {
         missing = `installing python3-swift failed (${(error as Error).message})`;
       }
