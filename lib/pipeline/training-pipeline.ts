@@ -1,7 +1,6 @@
-import { Duration, Size, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -10,15 +9,14 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
+import { LoaderMetricNames, TrainingJobDiagnosis } from './training-job-diagnosis';
 import { ValidationError } from '../private/errors';
-import { createHandlerFunction } from '../private/handler-function';
-import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
+import { acknowledge, wildcardResourceFinding } from '../private/nag';
 import { ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
 import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import { createTrainingVpc } from '../training/private/training-network';
-import { trainingJobArnPattern } from '../training/private/training-permissions';
 import { InputMode, S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
 import { TrainingJob, TrainingJobNaming, TrainingJobOptions } from '../training/training-job';
 
@@ -106,23 +104,10 @@ export interface TrainingPipelineProps {
   readonly loaderMetrics?: LoaderMetricNames;
 }
 
-/**
- * The metric definitions of the training code's loader metrics.
- */
-export interface LoaderMetricNames {
-  /** Samples per second, e.g. `train:samples_per_second`. */
-  readonly samplesPerSecond: string;
-  /** Share of each interval the training loop waited for its next batch, 0–1, e.g. `train:data_wait_fraction`. */
-  readonly dataWaitFraction: string;
-}
 
 /** Routes a state's errors to the failure notification, naming the step. */
 type CatchFailure = (state: { addCatch(handler: sfn.IChainable, props?: sfn.CatchProps): unknown }, step: string) => void;
 
-const DEFAULT_LOADER_METRICS: LoaderMetricNames = {
-  samplesPerSecond: 'train:samples_per_second',
-  dataWaitFraction: 'train:data_wait_fraction',
-};
 const DEFAULT_INDEX_CHANNEL = 'index';
 /** A few bytes per record: downloaded whole to every host before training starts. */
 const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
@@ -153,6 +138,8 @@ export class TrainingPipeline extends Construct {
   public readonly cache?: LustreDatasetCache;
   /** Diagnoses each job: job-diagnoser. */
   public readonly diagnoserFunction: lambda.Function;
+  /** Diagnoses the pipeline's jobs that fail or are stopped (the `Diagnose` step does those that complete). */
+  public readonly diagnosis: TrainingJobDiagnosis;
   /** Where failures are published. */
   public readonly notificationTopic: sns.ITopic;
   /** The bus of the diagnosis events. */
@@ -199,10 +186,14 @@ export class TrainingPipeline extends Construct {
       masterKey: kms.Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
       enforceSSL: true,
     });
-    this.eventBus = props.eventBus ?? events.EventBus.fromEventBusName(this, 'DefaultBus', 'default');
 
-    const loaderMetrics = props.loaderMetrics ?? declaredLoaderMetrics(this.trainingJob);
-    this.diagnoserFunction = this.createDiagnoser(loaderMetrics);
+    // Failed and stopped jobs get a report too; the Diagnose step diagnoses a completed one and returns it.
+    this.diagnosis = new TrainingJobDiagnosis(this, 'Diagnosis', {
+      job: this.trainingJob, loaderMetrics: props.loaderMetrics, cache: this.cache, eventBus: props.eventBus, diagnoseCompletedJobs: false,
+    });
+    this.diagnoserFunction = this.diagnosis.diagnoserFunction;
+    this.eventBus = this.diagnosis.eventBus;
+    const loaderMetrics = this.diagnosis.loaderMetrics;
 
     const definition = this.createDefinition(dataset);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
@@ -231,35 +222,6 @@ export class TrainingPipeline extends Construct {
       dataWaitMetric: loaderMetrics?.dataWaitFraction,
       cache: this.cache && { fileSystemId: this.cache.fileSystemId, baselineMBps: this.cache.baselineThroughputMBps },
     });
-  }
-
-  private createDiagnoser(loaderMetrics: LoaderMetricNames | undefined): lambda.Function {
-    const job = this.trainingJob;
-    const cacheBaseline = this.cache?.baselineThroughputMBps;
-    const fn = createHandlerFunction(this, 'Diagnoser', 'job-diagnoser', {
-      memorySize: Size.mebibytes(512),
-      timeout: Duration.minutes(5),
-      description: 'reads a training job\'s metrics, says what held its GPUs back, writes the report beside its output',
-      environment: {
-        GPUS_PER_INSTANCE: String(job.instance.gpus),
-        VCPUS_PER_INSTANCE: String(job.instance.vcpus),
-        ...(loaderMetrics ? { LOADER_SAMPLES_METRIC: loaderMetrics.samplesPerSecond, LOADER_DATA_WAIT_METRIC: loaderMetrics.dataWaitFraction } : {}),
-        ...(this.cache && cacheBaseline !== undefined
-          ? { CACHE_FILE_SYSTEM_ID: this.cache.fileSystemId, CACHE_BASELINE_MBPS: String(cacheBaseline) } : {}),
-        EVENT_BUS_NAME: this.eventBus.eventBusName,
-      },
-    });
-    const jobs = trainingJobArnPattern(this, job.jobNamePrefix);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sagemaker:DescribeTrainingJob'], resources: [jobs] }));
-    acknowledge(fn, wildcardResourceFinding(fn, jobs), `reads the pipeline's own training jobs, named ${job.jobNamePrefix}-<execution name>`);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
-    acknowledge(fn, 'AwsSolutions-IAM5[Resource::*]',
-      'cloudwatch:GetMetricData has no resource-level permissions; X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) neither');
-    const reports = `${job.outputPrefix}${job.jobNamePrefix}-*/diagnosis/`;
-    job.outputBucket.grantPut(fn, `${reports}*`);
-    acknowledgePrefixGrant(fn, job.outputBucket, reports, 'writes each job\'s report beside its output');
-    this.eventBus.grantPutEventsTo(fn);
-    return fn;
   }
 
   private createDefinition(dataset: ShardedDataset): sfn.IChainable {
@@ -415,12 +377,6 @@ function defaultShardsChannel(training: TrainingJobOptions, options: S3ChannelOp
   return { ...(instanceCount > 1 ? { distribution: S3DataDistribution.SHARDED_BY_S3_KEY } : {}), ...options };
 }
 
-/** The loader metrics the job's code declares (the reference code does), else none. */
-function declaredLoaderMetrics(job: TrainingJob): LoaderMetricNames | undefined {
-  const names = new Set(job.metricDefinitions.map((d) => d.name));
-  return names.has(DEFAULT_LOADER_METRICS.samplesPerSecond) && names.has(DEFAULT_LOADER_METRICS.dataWaitFraction)
-    ? DEFAULT_LOADER_METRICS : undefined;
-}
 
 function validateProps(scope: Construct, props: TrainingPipelineProps): void {
   if (props.datasetCache && props.shardsChannel) {

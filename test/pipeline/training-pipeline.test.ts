@@ -146,6 +146,21 @@ describe('TrainingPipeline: the state machine', () => {
       .toEqual([['images', 'File', '/shards'], ['offsets', 'File', '/index']]);
   });
 
+  test('jobs that fail or are stopped are diagnosed by a rule on their end; the Diagnose step does those that complete', () => {
+    // GIVEN / WHEN
+    const built = build({}, { jobNamePrefix: 'resnet' });
+
+    // THEN
+    const rules = Object.values(built.template.findResources('AWS::Events::Rule')) as any[];
+    expect(rules.map((r) => r.Properties.EventPattern.detail)).toEqual([
+      { TrainingJobName: [{ prefix: 'resnet-' }], TrainingJobStatus: ['Failed', 'Stopped'] },
+    ]);
+    const diagnoser = built.stack.getLogicalId(built.pipeline.diagnoserFunction.node.defaultChild as any);
+    expect(rules[0].Properties.Targets[0].Arn).toEqual({ 'Fn::GetAtt': [diagnoser, 'Arn'] });
+    expect(definitionOf(built).States.Diagnose.Resource).toBeDefined();
+    functionNamed(built.template, 'job-diagnoser');
+  });
+
   test('every task notifies the topic on any error, naming the step, then fails the execution with the error', () => {
     // GIVEN / WHEN
     const definition = definitionOf(withCache());
