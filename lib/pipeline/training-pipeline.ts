@@ -14,7 +14,7 @@ import { LoaderMetricNames, TrainingJobDiagnosis } from './training-job-diagnosi
 import { DatasetProfile } from '../planning/dataset-profile';
 import { ValidationError } from '../private/errors';
 import { acknowledge, wildcardResourceFinding } from '../private/nag';
-import { ShardedDataset } from '../sharding/sharded-dataset';
+import { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
 import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
@@ -55,6 +55,16 @@ export interface TrainingPipelineProps {
    * @default 'index'
    */
   readonly indexChannelName?: string;
+
+  /**
+   * A packed dataset to evaluate on after each epoch, as the job's `validation` channel
+   * (FullyReplicated: every process evaluates its share of the records; the input mode TrainingJob
+   * derives, File when it fits). The reference `train.py` logs `val:loss` and `val:accuracy` from it.
+   * It is read from S3 also with a `datasetCache`, which holds the training shards only.
+   *
+   * @default - no validation channel
+   */
+  readonly validationDataset?: IShardedDataset;
 
   /**
    * Read the shards through an FSx for Lustre file system linked to them: loaded from S3 once,
@@ -131,6 +141,8 @@ export interface TrainingPipelineProps {
 type CatchFailure = (state: { addCatch(handler: sfn.IChainable, props?: sfn.CatchProps): unknown }, step: string) => void;
 
 const DEFAULT_INDEX_CHANNEL = 'index';
+/** The channel the reference `train.py` evaluates on. */
+const VALIDATION_CHANNEL = 'validation';
 /** A few bytes per record: downloaded whole to every host before training starts. */
 const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
 /** How often the pipeline checks on an FSx import task. */
@@ -190,6 +202,9 @@ export class TrainingPipeline extends Construct {
       : [TrainingChannel.fromShards(channelName, dataset, dataPath.shardsChannel),
         TrainingChannel.fromBucket(indexChannelName, dataset.destinationBucket, dataset.indexPrefix, INDEX_CHANNEL_OPTIONS)];
 
+    if (props.validationDataset) {
+      channels.push(TrainingChannel.fromShards(VALIDATION_CHANNEL, props.validationDataset, { distribution: S3DataDistribution.FULLY_REPLICATED }));
+    }
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),

@@ -136,6 +136,28 @@ describe('TrainingPipeline: the state machine', () => {
     expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', built.stack.resolve(built.pipeline.trainingJob.renderRequest()))).toEqual([]);
   });
 
+  test('a validation dataset is its own channel, FullyReplicated from S3 also beside a cache', () => {
+    // GIVEN
+    const app = new App();
+    const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+    const raw = new s3.Bucket(stack, 'Raw');
+    const validationDataset = new ShardedDataset(stack, 'Validation', { sourceBucket: raw, sourcePrefix: 'val/', destinationBucket: raw, destinationPrefix: 'packed-val/' });
+
+    // WHEN
+    const pipeline = new TrainingPipeline(stack, 'Pipeline', {
+      dataset: new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw, destinationPrefix: 'packed/' }),
+      training: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 },
+      datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 },
+      validationDataset,
+    });
+
+    // THEN
+    const channels = stack.resolve(pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(channels.map((c: any) => c.ChannelName)).toEqual(['train', 'index', 'validation']);
+    expect(channels[2]).toMatchObject({ DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(JSON.stringify(channels[2].DataSource.S3DataSource.S3Uri)).toContain('/packed-val/shards/');
+  });
+
   test('with a cache the job mounts the shards and the index folders of the file system', () => {
     // GIVEN / WHEN
     const built = withCache({ channelName: 'images', indexChannelName: 'offsets' });
