@@ -15,3 +15,4 @@ export * from './training/training-container';
 export * from './training/training-job';
 export * from './pipeline/pipeline-execution';
 export * from './pipeline/training-pipeline';
+export * from './pipeline/training-job-diagnosis';

@@ -1,7 +1,6 @@
-import { Duration, Size, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -9,17 +8,18 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { planDataPath } from './private/pipeline-plan';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
+import { LoaderMetricNames, TrainingJobDiagnosis } from './training-job-diagnosis';
+import { DatasetProfile } from '../planning/dataset-profile';
 import { ValidationError } from '../private/errors';
-import { createHandlerFunction } from '../private/handler-function';
-import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
-import { ShardedDataset } from '../sharding/sharded-dataset';
+import { acknowledge, wildcardResourceFinding } from '../private/nag';
+import { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
 import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import { createTrainingVpc } from '../training/private/training-network';
-import { trainingJobArnPattern } from '../training/private/training-permissions';
-import { S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
+import { InputMode, S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
 import { TrainingJob, TrainingJobNaming, TrainingJobOptions } from '../training/training-job';
 
 /**
@@ -48,6 +48,25 @@ export interface TrainingPipelineProps {
   readonly channelName?: string;
 
   /**
+   * Name of the job's channel of the index files (`index/` of the dataset), FullyReplicated in
+   * File mode: every process needs the index of each shard it reads, and DALI's readers need
+   * them all. The reference `train.py` looks for a channel named `index`.
+   *
+   * @default 'index'
+   */
+  readonly indexChannelName?: string;
+
+  /**
+   * A packed dataset to evaluate on after each epoch, as the job's `validation` channel
+   * (FullyReplicated: every process evaluates its share of the records; the input mode TrainingJob
+   * derives, File when it fits). The reference `train.py` logs `val:loss` and `val:accuracy` from it.
+   * It is read from S3 also with a `datasetCache`, which holds the training shards only.
+   *
+   * @default - no validation channel
+   */
+  readonly validationDataset?: IShardedDataset;
+
+  /**
    * Read the shards through an FSx for Lustre file system linked to them: loaded from S3 once,
    * read by every job in File mode at the file system's throughput. After each packing run the
    * pipeline imports the new shards' metadata and waits until the import is done, so that the job
@@ -58,13 +77,33 @@ export interface TrainingPipelineProps {
   readonly datasetCache?: LustreDatasetCacheOptions;
 
   /**
-   * How the job reads the shards from S3 when there is no `datasetCache`.
+   * How the job reads the shards from S3 when there is no `datasetCache`. What you set here wins
+   * over the planner's choice.
    *
-   * @default - ShardedByS3Key over more than one instance; the input mode TrainingJob derives
-   * (File when the shards fit on the instance, else FastFile). Planner seam: `IoPlanner` is to
-   * supply these defaults from a dataset profile and the cluster.
+   * @default - with `datasetProfile`, what `IoPlanner` chooses for it and the job's cluster (input
+   * mode, distribution, ShuffleConfig with the dataset's seed); without, ShardedByS3Key over more than
+   * one instance and the input mode TrainingJob derives (File when the shards fit on the instance, else FastFile)
    */
   readonly shardsChannel?: S3ChannelOptions;
+
+  /**
+   * The source files as they lie in S3 (count and size), for the I/O planner: with it, `IoPlanner`
+   * chooses the shards channel's input mode, distribution and shuffle from the job's cluster and
+   * `epochs` hyperparameter, and gives the cache its `datasetSize`. Every choice and its reason is
+   * recorded in the cloud assembly (metadata `cdk-training-io:plan`) and the stack output `DataPath`.
+   *
+   * @default - no profile: the fixed defaults of `shardsChannel` and `datasetCache`
+   */
+  readonly datasetProfile?: DatasetProfile;
+
+  /**
+   * Samples each GPU (or Trainium device) consumes per second at full speed, e.g. 1000 for
+   * ResNet-50 on a V100. With a `datasetProfile` (its mean object size), it gives the cache a
+   * `readRate` when `datasetCache` has none, and the planner its read-rate and decoding checks.
+   *
+   * @default - unknown: a cache without `readRate` gets the lowest throughput tier, with a warning
+   */
+  readonly samplesPerSecondPerDevice?: number;
 
   /**
    * The topic every failure is published to (the step, the error and the cause).
@@ -97,23 +136,15 @@ export interface TrainingPipelineProps {
   readonly loaderMetrics?: LoaderMetricNames;
 }
 
-/**
- * The metric definitions of the training code's loader metrics.
- */
-export interface LoaderMetricNames {
-  /** Samples per second, e.g. `train:samples_per_second`. */
-  readonly samplesPerSecond: string;
-  /** Share of each interval the training loop waited for its next batch, 0–1, e.g. `train:data_wait_fraction`. */
-  readonly dataWaitFraction: string;
-}
 
 /** Routes a state's errors to the failure notification, naming the step. */
 type CatchFailure = (state: { addCatch(handler: sfn.IChainable, props?: sfn.CatchProps): unknown }, step: string) => void;
 
-const DEFAULT_LOADER_METRICS: LoaderMetricNames = {
-  samplesPerSecond: 'train:samples_per_second',
-  dataWaitFraction: 'train:data_wait_fraction',
-};
+const DEFAULT_INDEX_CHANNEL = 'index';
+/** The channel the reference `train.py` evaluates on. */
+const VALIDATION_CHANNEL = 'validation';
+/** A few bytes per record: downloaded whole to every host before training starts. */
+const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
 /** How often the pipeline checks on an FSx import task. */
 const IMPORT_POLL = Duration.seconds(30);
 
@@ -141,6 +172,8 @@ export class TrainingPipeline extends Construct {
   public readonly cache?: LustreDatasetCache;
   /** Diagnoses each job: job-diagnoser. */
   public readonly diagnoserFunction: lambda.Function;
+  /** Diagnoses the pipeline's jobs that fail or are stopped (the `Diagnose` step does those that complete). */
+  public readonly diagnosis: TrainingJobDiagnosis;
   /** Where failures are published. */
   public readonly notificationTopic: sns.ITopic;
   /** The bus of the diagnosis events. */
@@ -154,19 +187,29 @@ export class TrainingPipeline extends Construct {
     const { dataset, training } = props;
     const channelName = props.channelName ?? 'train';
 
-    const vpc = training.vpc ?? (props.datasetCache ? createTrainingVpc(this) : undefined);
-    if (props.datasetCache) {
-      this.cache = new LustreDatasetCache(this, 'Cache', { ...props.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
+    const dataPath = planDataPath(this, {
+      training, shardsChannel: props.shardsChannel, datasetCache: props.datasetCache,
+      datasetProfile: props.datasetProfile, samplesPerSecondPerDevice: props.samplesPerSecondPerDevice, seed: dataset.seed,
+    });
+    const vpc = training.vpc ?? (dataPath.datasetCache ? createTrainingVpc(this) : undefined);
+    if (dataPath.datasetCache) {
+      this.cache = new LustreDatasetCache(this, 'Cache', { ...dataPath.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
-    const channel = this.cache
-      ? TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards')
-      : TrainingChannel.fromShards(channelName, dataset, defaultShardsChannel(training, props.shardsChannel));
+    const indexChannelName = props.indexChannelName ?? DEFAULT_INDEX_CHANNEL;
+    const channels = this.cache
+      ? [TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards'),
+        TrainingChannel.fromDatasetCache(indexChannelName, this.cache, 'index')]
+      : [TrainingChannel.fromShards(channelName, dataset, dataPath.shardsChannel),
+        TrainingChannel.fromBucket(indexChannelName, dataset.destinationBucket, dataset.indexPrefix, INDEX_CHANNEL_OPTIONS)];
 
+    if (props.validationDataset) {
+      channels.push(TrainingChannel.fromShards(VALIDATION_CHANNEL, props.validationDataset, { distribution: S3DataDistribution.FULLY_REPLICATED }));
+    }
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),
       vpc,
-      channels: [channel],
+      channels,
       jobNaming: TrainingJobNaming.EXECUTION_NAME,
       hyperparametersAtRunTime: sfn.JsonPath.jsonMerge(
         sfn.JsonPath.objectAt('$.jobHyperparameters.defaults'), sfn.JsonPath.objectAt('$.jobHyperparameters.overrides')),
@@ -184,10 +227,14 @@ export class TrainingPipeline extends Construct {
       masterKey: kms.Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
       enforceSSL: true,
     });
-    this.eventBus = props.eventBus ?? events.EventBus.fromEventBusName(this, 'DefaultBus', 'default');
 
-    const loaderMetrics = props.loaderMetrics ?? declaredLoaderMetrics(this.trainingJob);
-    this.diagnoserFunction = this.createDiagnoser(loaderMetrics);
+    // Failed and stopped jobs get a report too; the Diagnose step diagnoses a completed one and returns it.
+    this.diagnosis = new TrainingJobDiagnosis(this, 'Diagnosis', {
+      job: this.trainingJob, loaderMetrics: props.loaderMetrics, cache: this.cache, eventBus: props.eventBus, diagnoseCompletedJobs: false,
+    });
+    this.diagnoserFunction = this.diagnosis.diagnoserFunction;
+    this.eventBus = this.diagnosis.eventBus;
+    const loaderMetrics = this.diagnosis.loaderMetrics;
 
     const definition = this.createDefinition(dataset);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
@@ -216,35 +263,6 @@ export class TrainingPipeline extends Construct {
       dataWaitMetric: loaderMetrics?.dataWaitFraction,
       cache: this.cache && { fileSystemId: this.cache.fileSystemId, baselineMBps: this.cache.baselineThroughputMBps },
     });
-  }
-
-  private createDiagnoser(loaderMetrics: LoaderMetricNames | undefined): lambda.Function {
-    const job = this.trainingJob;
-    const cacheBaseline = this.cache?.baselineThroughputMBps;
-    const fn = createHandlerFunction(this, 'Diagnoser', 'job-diagnoser', {
-      memorySize: Size.mebibytes(512),
-      timeout: Duration.minutes(5),
-      description: 'reads a training job\'s metrics, says what held its GPUs back, writes the report beside its output',
-      environment: {
-        GPUS_PER_INSTANCE: String(job.instance.gpus),
-        VCPUS_PER_INSTANCE: String(job.instance.vcpus),
-        ...(loaderMetrics ? { LOADER_SAMPLES_METRIC: loaderMetrics.samplesPerSecond, LOADER_DATA_WAIT_METRIC: loaderMetrics.dataWaitFraction } : {}),
-        ...(this.cache && cacheBaseline !== undefined
-          ? { CACHE_FILE_SYSTEM_ID: this.cache.fileSystemId, CACHE_BASELINE_MBPS: String(cacheBaseline) } : {}),
-        EVENT_BUS_NAME: this.eventBus.eventBusName,
-      },
-    });
-    const jobs = trainingJobArnPattern(this, job.jobNamePrefix);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sagemaker:DescribeTrainingJob'], resources: [jobs] }));
-    acknowledge(fn, wildcardResourceFinding(fn, jobs), `reads the pipeline's own training jobs, named ${job.jobNamePrefix}-<execution name>`);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
-    acknowledge(fn, 'AwsSolutions-IAM5[Resource::*]',
-      'cloudwatch:GetMetricData has no resource-level permissions; X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) neither');
-    const reports = `${job.outputPrefix}${job.jobNamePrefix}-*/diagnosis/`;
-    job.outputBucket.grantPut(fn, `${reports}*`);
-    acknowledgePrefixGrant(fn, job.outputBucket, reports, 'writes each job\'s report beside its output');
-    this.eventBus.grantPutEventsTo(fn);
-    return fn;
   }
 
   private createDefinition(dataset: ShardedDataset): sfn.IChainable {
@@ -388,24 +406,7 @@ export class TrainingPipeline extends Construct {
   }
 }
 
-/**
- * How the job reads the shards from S3: ShardedByS3Key when several instances read them (each gets
- * its share of the equal shards), unless the user said otherwise.
- */
-function defaultShardsChannel(training: TrainingJobOptions, options: S3ChannelOptions | undefined): S3ChannelOptions {
-  // Planner seam (issue 6): given a DatasetProfile, IoPlanner.plan({ dataset, cluster }).inputMode is to
-  // choose the input mode, the distribution and the shuffle here (and .fsx the cache's sizing); until
-  // the pipeline takes a profile, these defaults.
-  const instanceCount = training.instanceCount ?? 1;
-  return { ...(instanceCount > 1 ? { distribution: S3DataDistribution.SHARDED_BY_S3_KEY } : {}), ...options };
-}
 
-/** The loader metrics the job's code declares (the reference code does), else none. */
-function declaredLoaderMetrics(job: TrainingJob): LoaderMetricNames | undefined {
-  const names = new Set(job.metricDefinitions.map((d) => d.name));
-  return names.has(DEFAULT_LOADER_METRICS.samplesPerSecond) && names.has(DEFAULT_LOADER_METRICS.dataWaitFraction)
-    ? DEFAULT_LOADER_METRICS : undefined;
-}
 
 function validateProps(scope: Construct, props: TrainingPipelineProps): void {
   if (props.datasetCache && props.shardsChannel) {
