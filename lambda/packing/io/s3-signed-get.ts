@@ -11,6 +11,11 @@ import { s3Uri } from './s3-uri';
 export const RANGE_BYTES = 8 * 1024 * 1024;
 /** Ranges of one member in flight at once. */
 const RANGES_IN_FLIGHT = 4;
+/**
+ * Connections per host at most, as the SDK's NodeHttpHandler allows by default: more reads than this
+ * wait for a connection rather than open one each (a local Swift answers 503 to 64 at once).
+ */
+const MAX_SOCKETS = 50;
 
 /** Where and how the GETs of one bucket go, as the client's own GetObject would send them. */
 interface BucketEndpoint {
@@ -170,8 +175,8 @@ export class S3SignedGet {
     if (!request.path.endsWith(`/${SAMPLE_KEY}`)) return undefined;
     const isHttps = request.protocol === 'https:';
     const agent = isHttps
-      ? (this.agents.https ??= new https.Agent({ keepAlive: true, scheduling: 'lifo' }))
-      : (this.agents.http ??= new http.Agent({ keepAlive: true, scheduling: 'lifo' }));
+      ? (this.agents.https ??= new https.Agent({ keepAlive: true, scheduling: 'lifo', maxSockets: MAX_SOCKETS }))
+      : (this.agents.http ??= new http.Agent({ keepAlive: true, scheduling: 'lifo', maxSockets: MAX_SOCKETS }));
     return {
       request: { protocol: request.protocol, hostname: request.hostname, port: request.port },
       basePath: request.path.slice(0, -SAMPLE_KEY.length - 1),
