@@ -127,7 +127,7 @@ function operations(): string[] {
   return aws.calls.map((call) => `${call.service} ${call.operation}`);
 }
 
-const START = ['ApplyDefaults', 'MergeInput', 'CheckInput'];
+const START = ['ApplyDefaults', 'CheckInput', 'MergeInput'];
 const PACK = ['Plan', 'UpToDate', 'PackShards', ...Array(SHARDS).fill('PackShard'), 'Finalize'];
 const IMPORT_ONE_POLL = ['ImportShards', 'WaitForImport', 'CheckImport', 'ImportDone'];
 const TRAIN = ['JobHyperparameters', 'Train'];
@@ -249,6 +249,9 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     [{ hyperparameters: 'epochs=5' }],
     [{ hyperparameters: null }],
     [{ force: 1, hyperparameters: {} }],
+    [{ hyperparameters: ['epochs=5'] }],
+    ['go'],
+    [[{ force: true }]],
   ])('the invalid input %p is notified from CheckInput before anything runs', async (input) => {
     // WHEN
     const execution = await pipeline('invalid/').run(input, { executionName: 'invalid' });
@@ -256,7 +259,7 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     // THEN
     expectNotified(execution, 'CheckInput', 'InvalidInput');
     expect(execution.cause).toMatch(/^the execution input must be \{"force": true\|false, "hyperparameters"/);
-    expect(execution.states).toEqual([...START, 'InvalidInput', 'NotifyFailure', 'Failed']);
+    expect(execution.states).toEqual(['ApplyDefaults', 'CheckInput', 'InvalidInput', 'NotifyFailure', 'Failed']);
     expect(execution.lambdaCalls).toEqual([]);
     expect(aws.calls).toEqual([]);
   });
