@@ -8,7 +8,7 @@ import { AwsJsonServer, AwsServiceError, useAwsJsonServer } from '../support/aws
 import { describeTrainingJobResponse, metricDataAnswerer, syntheticMetricSet } from '../support/metric-sets';
 import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
 import { testContainer } from '../support/stacks';
-import { Execution, StateMachineRunner } from '../support/state-machine-runner';
+import { Execution, RunOptions, StateMachineRunner } from '../support/state-machine-runner';
 
 /*
  * The pipeline's state machine, executed: the definition TrainingPipeline synthesizes (with an FSx
@@ -135,6 +135,19 @@ const TRAIN = ['JobHyperparameters', 'Train'];
 /** The pipeline over `packed/`, shared by the tests that find the dataset packed. */
 let packedPipeline: StateMachineRunner | undefined;
 
+/** The pipeline over `packed/` once its dataset is packed (by the first test, or here when it runs alone). */
+async function alreadyPacked(): Promise<StateMachineRunner> {
+  packedPipeline ??= pipeline('packed/');
+  const packed = await client.send(new GetObjectCommand({ Bucket: datasetBucket, Key: `packed/${MANIFEST_KEY}` })).then(() => true, () => false);
+  if (!packed) {
+    serveImport(['SUCCEEDED']);
+    serveTraining('Completed');
+    expect(await packedPipeline.run({}, { executionName: 'packing' })).toMatchObject({ status: 'SUCCEEDED' });
+    aws.reset();
+  }
+  return packedPipeline;
+}
+
 /** The notification the execution published, and what the execution failed with: the same error. */
 function expectNotified(execution: Execution, step: string, error: string): void {
   expect(execution).toMatchObject({ status: 'FAILED', error });
@@ -197,11 +210,11 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
 
   test('a dataset already packed goes straight to training: no packers, no import', async () => {
     // GIVEN
-    packedPipeline ??= pipeline('packed/');
+    const runner = await alreadyPacked();
     const created = serveTraining('Completed');
 
     // WHEN
-    const execution = await packedPipeline.run({}, { executionName: 'run-2' });
+    const execution = await runner.run({}, { executionName: 'run-2' });
 
     // THEN
     expect(execution).toMatchObject({ status: 'SUCCEEDED', output: { trainingJobName: 'pipeline-run-2' } });
@@ -230,11 +243,11 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     ['Stopped', '"TrainingJobStatus":"Stopped"'],
   ])('a training job that ends %s is notified from the Train step, with SageMaker\'s description as cause, and not diagnosed here', async (status, inCause) => {
     // GIVEN
-    packedPipeline ??= pipeline('packed/');
+    const runner = await alreadyPacked();
     serveTraining(status);
 
     // WHEN
-    const execution = await packedPipeline.run({}, { executionName: `job-${status.toLowerCase()}` });
+    const execution = await runner.run({}, { executionName: `job-${status.toLowerCase()}` });
 
     // THEN
     expectNotified(execution, 'Train', 'States.TaskFailed');
@@ -242,6 +255,42 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     expect(execution.cause).toContain(inCause);
     expect(execution.states).toEqual([...START, 'Plan', 'UpToDate', 'AlreadyPacked', ...TRAIN, 'NotifyFailure', 'Failed']);
     expect(execution.lambdaCalls.map((c) => c.handler)).toEqual(['shard-planner']);
+  });
+
+  test.each<[string, string, (prefix: string) => RunOptions, string, boolean]>([
+    ['Plan', 'packed/', () => ({ failLambda: (call) => (call.handler === 'shard-planner' ? new Error('injected') : undefined) }), 'Error', false],
+    ['PackShards', 'pack-failed/', () => ({ failLambda: (call) => (call.handler === 'shard-packer' && call.event.shardIndex === 0 ? new Error('injected') : undefined) }),
+      'States.ExceedToleratedFailureThreshold', false],
+    ['Finalize', 'finalize-failed/', () => ({ failLambda: (call) => (call.handler === 'shard-finalizer' ? new Error('injected') : undefined) }), 'Error', false],
+    ['ImportShards', 'import-refused/', () => {
+      aws.on('fsx', 'CreateDataRepositoryTask', () => {
+        throw new AwsServiceError('FileSystemNotFound', 'No Lustre file system with ID fs-0123456789abcdef0');
+      });
+      return {};
+    }, 'Fsx.FileSystemNotFound', false],
+    ['CheckImport', 'import-lost/', () => {
+      serveImport(['EXECUTING']);
+      aws.on('fsx', 'DescribeDataRepositoryTasks', () => {
+        throw new AwsServiceError('DataRepositoryTaskNotFound', `No data repository task with ID ${TASK_ID}`);
+      });
+      return {};
+    }, 'Fsx.DataRepositoryTaskNotFound', false],
+    ['Diagnose', 'packed/', () => ({ failLambda: (call) => (call.handler === 'job-diagnoser' ? new Error('injected') : undefined) }), 'Error', true],
+  ])('a failure in %s is caught, notified naming the step, and fails the execution with its error', async (step, prefix, arrange, error, trained) => {
+    // GIVEN
+    const runner = prefix === 'packed/' ? await alreadyPacked() : pipeline(prefix);
+    serveImport(['SUCCEEDED']);
+    serveTraining('Completed');
+    const options = arrange(prefix);
+
+    // WHEN
+    const execution = await runner.run({}, { ...options, executionName: `caught-${step.toLowerCase()}` });
+
+    // THEN
+    expectNotified(execution, step, error);
+    // (a Map's children are listed after it)
+    expect(execution.states.filter((state) => state !== 'PackShard').slice(-3)).toEqual([step, 'NotifyFailure', 'Failed']);
+    expect(operations().includes('sagemaker CreateTrainingJob')).toBe(trained);
   });
 
   test.each([
