@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { Template } from 'aws-cdk-lib/assertions';
 import { StateMachine } from 'aws-local-stepfunctions';
+import { LambdaHandlerName, lambdaBundleDirectory } from '../../lib/private/assets';
 import { ApiModel, ApiService } from './api-model';
 import { AwsJsonServer } from './aws-json-server';
 import { renderDefinition } from './cloud-assembly';
@@ -12,7 +13,7 @@ import { s3TestClient, S3TestServer } from './s3-server';
  * interpreter, and the real handlers against the local servers. What the interpreter cannot do,
  * this file does in the test's copy of the definition, and says so here:
  *
- * - Lambda tasks run the bundled handler (`lambda/dist/<handler>/index.js`) of the function the
+ * - Lambda tasks run the bundled handler (`lambda/dist/<handler>/index.js`, the function's code) of the function the
  *   state names, with the function's environment from the template and the SDK pointed at the
  *   local servers (AWS_ENDPOINT_URL_*); the payload and result go through JSON as they do in Lambda,
  *   and an error thrown becomes the task's error, named by its `name` (Lambda's errorType).
@@ -195,7 +196,8 @@ export class StateMachineRunner {
   private async invokeLambda(state: string, arn: string, event: unknown, options: RunOptions, record: Omit<Execution, 'status'>): Promise<unknown> {
     const logicalId = arn.split(':').pop()!;
     const fn = this.resources[logicalId];
-    const handlerName: string = fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME;
+    // The function's handler, as lib/private/handler-function.ts names it in its environment.
+    const handlerName: LambdaHandlerName = fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME;
     const payload = JSON.parse(JSON.stringify(event ?? null));
     const key = JSON.stringify([state, payload]);
     const call: LambdaCall = { state, handler: handlerName, event: payload, attempt: record.lambdaCalls.filter((c) => JSON.stringify([c.state, c.event]) === key).length + 1 };
@@ -212,7 +214,7 @@ export class StateMachineRunner {
     }
   }
 
-  private lambdaHandler(logicalId: string, handlerName: string, fn: any): (event: unknown) => Promise<unknown> {
+  private lambdaHandler(logicalId: string, handlerName: LambdaHandlerName, fn: any): (event: unknown) => Promise<unknown> {
     let handler = this.handlers.get(logicalId);
     if (!handler) {
       const environment = Object.fromEntries(Object.entries<unknown>(fn.Properties.Environment.Variables).map(([k, v]) => [k, String(this.resolve(v))]));
@@ -220,7 +222,7 @@ export class StateMachineRunner {
       try {
         jest.isolateModules(() => {
           // eslint-disable-next-line @typescript-eslint/no-require-imports
-          handler = require(path.join(__dirname, '..', '..', 'lambda', 'dist', handlerName, 'index.js')).handler;
+          handler = require(path.join(lambdaBundleDirectory(handlerName), 'index.js')).handler;
         });
       } finally {
         restore();
