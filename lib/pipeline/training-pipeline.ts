@@ -8,11 +8,13 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { planDataPath } from './private/pipeline-plan';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
 import { LoaderMetricNames, TrainingJobDiagnosis } from './training-job-diagnosis';
+import { DatasetProfile } from '../planning/dataset-profile';
 import { ValidationError } from '../private/errors';
 import { acknowledge, wildcardResourceFinding } from '../private/nag';
-import { ShardedDataset } from '../sharding/sharded-dataset';
+import { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
 import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
@@ -55,6 +57,16 @@ export interface TrainingPipelineProps {
   readonly indexChannelName?: string;
 
   /**
+   * A packed dataset to evaluate on after each epoch, as the job's `validation` channel
+   * (FullyReplicated: every process evaluates its share of the records; the input mode TrainingJob
+   * derives, File when it fits). The reference `train.py` logs `val:loss` and `val:accuracy` from it.
+   * It is read from S3 also with a `datasetCache`, which holds the training shards only.
+   *
+   * @default - no validation channel
+   */
+  readonly validationDataset?: IShardedDataset;
+
+  /**
    * Read the shards through an FSx for Lustre file system linked to them: loaded from S3 once,
    * read by every job in File mode at the file system's throughput. After each packing run the
    * pipeline imports the new shards' metadata and waits until the import is done, so that the job
@@ -65,13 +77,33 @@ export interface TrainingPipelineProps {
   readonly datasetCache?: LustreDatasetCacheOptions;
 
   /**
-   * How the job reads the shards from S3 when there is no `datasetCache`.
+   * How the job reads the shards from S3 when there is no `datasetCache`. What you set here wins
+   * over the planner's choice.
    *
-   * @default - ShardedByS3Key over more than one instance; the input mode TrainingJob derives
-   * (File when the shards fit on the instance, else FastFile). Planner seam: `IoPlanner` is to
-   * supply these defaults from a dataset profile and the cluster.
+   * @default - with `datasetProfile`, what `IoPlanner` chooses for it and the job's cluster (input
+   * mode, distribution, ShuffleConfig with the dataset's seed); without, ShardedByS3Key over more than
+   * one instance and the input mode TrainingJob derives (File when the shards fit on the instance, else FastFile)
    */
   readonly shardsChannel?: S3ChannelOptions;
+
+  /**
+   * The source files as they lie in S3 (count and size), for the I/O planner: with it, `IoPlanner`
+   * chooses the shards channel's input mode, distribution and shuffle from the job's cluster and
+   * `epochs` hyperparameter, and gives the cache its `datasetSize`. Every choice and its reason is
+   * recorded in the cloud assembly (metadata `cdk-training-io:plan`) and the stack output `DataPath`.
+   *
+   * @default - no profile: the fixed defaults of `shardsChannel` and `datasetCache`
+   */
+  readonly datasetProfile?: DatasetProfile;
+
+  /**
+   * Samples each GPU (or Trainium device) consumes per second at full speed, e.g. 1000 for
+   * ResNet-50 on a V100. With a `datasetProfile` (its mean object size), it gives the cache a
+   * `readRate` when `datasetCache` has none, and the planner its read-rate and decoding checks.
+   *
+   * @default - unknown: a cache without `readRate` gets the lowest throughput tier, with a warning
+   */
+  readonly samplesPerSecondPerDevice?: number;
 
   /**
    * The topic every failure is published to (the step, the error and the cause).
@@ -109,6 +141,8 @@ export interface TrainingPipelineProps {
 type CatchFailure = (state: { addCatch(handler: sfn.IChainable, props?: sfn.CatchProps): unknown }, step: string) => void;
 
 const DEFAULT_INDEX_CHANNEL = 'index';
+/** The channel the reference `train.py` evaluates on. */
+const VALIDATION_CHANNEL = 'validation';
 /** A few bytes per record: downloaded whole to every host before training starts. */
 const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
 /** How often the pipeline checks on an FSx import task. */
@@ -153,17 +187,24 @@ export class TrainingPipeline extends Construct {
     const { dataset, training } = props;
     const channelName = props.channelName ?? 'train';
 
-    const vpc = training.vpc ?? (props.datasetCache ? createTrainingVpc(this) : undefined);
-    if (props.datasetCache) {
-      this.cache = new LustreDatasetCache(this, 'Cache', { ...props.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
+    const dataPath = planDataPath(this, {
+      training, shardsChannel: props.shardsChannel, datasetCache: props.datasetCache,
+      datasetProfile: props.datasetProfile, samplesPerSecondPerDevice: props.samplesPerSecondPerDevice, seed: dataset.seed,
+    });
+    const vpc = training.vpc ?? (dataPath.datasetCache ? createTrainingVpc(this) : undefined);
+    if (dataPath.datasetCache) {
+      this.cache = new LustreDatasetCache(this, 'Cache', { ...dataPath.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
     const indexChannelName = props.indexChannelName ?? DEFAULT_INDEX_CHANNEL;
     const channels = this.cache
       ? [TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards'),
         TrainingChannel.fromDatasetCache(indexChannelName, this.cache, 'index')]
-      : [TrainingChannel.fromShards(channelName, dataset, defaultShardsChannel(training, props.shardsChannel)),
+      : [TrainingChannel.fromShards(channelName, dataset, dataPath.shardsChannel),
         TrainingChannel.fromBucket(indexChannelName, dataset.destinationBucket, dataset.indexPrefix, INDEX_CHANNEL_OPTIONS)];
 
+    if (props.validationDataset) {
+      channels.push(TrainingChannel.fromShards(VALIDATION_CHANNEL, props.validationDataset, { distribution: S3DataDistribution.FULLY_REPLICATED }));
+    }
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),
@@ -375,17 +416,6 @@ export class TrainingPipeline extends Construct {
   }
 }
 
-/**
- * How the job reads the shards from S3: ShardedByS3Key when several instances read them (each gets
- * its share of the equal shards), unless the user said otherwise.
- */
-function defaultShardsChannel(training: TrainingJobOptions, options: S3ChannelOptions | undefined): S3ChannelOptions {
-  // Planner seam (issue 6): given a DatasetProfile, IoPlanner.plan({ dataset, cluster }).inputMode is to
-  // choose the input mode, the distribution and the shuffle here (and .fsx the cache's sizing); until
-  // the pipeline takes a profile, these defaults.
-  const instanceCount = training.instanceCount ?? 1;
-  return { ...(instanceCount > 1 ? { distribution: S3DataDistribution.SHARDED_BY_S3_KEY } : {}), ...options };
-}
 
 
 function validateProps(scope: Construct, props: TrainingPipelineProps): void {

@@ -1,5 +1,5 @@
 import { App, Size, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -134,6 +134,28 @@ describe('TrainingPipeline: the state machine', () => {
     expect(index).toMatchObject({ ChannelName: 'index', InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
     expect(JSON.stringify(index.DataSource.S3DataSource.S3Uri)).toContain('/packed/index/');
     expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', built.stack.resolve(built.pipeline.trainingJob.renderRequest()))).toEqual([]);
+  });
+
+  test('a validation dataset is its own channel, FullyReplicated from S3 also beside a cache', () => {
+    // GIVEN
+    const app = new App();
+    const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+    const raw = new s3.Bucket(stack, 'Raw');
+    const validationDataset = new ShardedDataset(stack, 'Validation', { sourceBucket: raw, sourcePrefix: 'val/', destinationBucket: raw, destinationPrefix: 'packed-val/' });
+
+    // WHEN
+    const pipeline = new TrainingPipeline(stack, 'Pipeline', {
+      dataset: new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw, destinationPrefix: 'packed/' }),
+      training: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 },
+      datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 },
+      validationDataset,
+    });
+
+    // THEN
+    const channels = stack.resolve(pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(channels.map((c: any) => c.ChannelName)).toEqual(['train', 'index', 'validation']);
+    expect(channels[2]).toMatchObject({ DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(JSON.stringify(channels[2].DataSource.S3DataSource.S3Uri)).toContain('/packed-val/shards/');
   });
 
   test('with a cache the job mounts the shards and the index folders of the file system', () => {
@@ -295,6 +317,70 @@ describe('TrainingPipeline: security', () => {
       .filter((r) => !r.constructPath?.startsWith('Stack/Raw'))
       .map((r) => `${v.ruleName} at ${r.constructPath}`));
     expect(findings).toEqual([]);
+  });
+});
+
+describe('TrainingPipeline: the planner decides the data path', () => {
+  const KB110 = Size.kibibytes(110);
+
+  function dataPathOutput(built: Built): string {
+    const outputs = built.template.findOutputs('*', { Description: 'cdk-training-io: what the pipeline chose for its data path, and why' });
+    expect(Object.keys(outputs)).toHaveLength(1);
+    return Object.values(outputs)[0].Value;
+  }
+
+  test('data that does not fit the instances, read for a few epochs, is streamed with Pipe, ShardedByS3Key and the dataset\'s seed', () => {
+    // GIVEN 20 million files of 110 KiB (2.3 TB): more than a p3dn's 1.8 TB of NVMe
+    const built = build({ datasetProfile: { objectCount: 20_000_000, meanObjectSize: KB110 } });
+
+    // THEN
+    const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(train).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 0 }, DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } } });
+    expect(dataPathOutput(built)).toMatch(/^inputMode: IoPlanner: Pipe with ShardedByS3Key and ShuffleConfig: .*3 epochs/);
+  });
+
+  test('data that fits the instances\' NVMe is downloaded once in File mode, and the reason is in the cloud assembly', () => {
+    // GIVEN 1 million files of 110 KiB (113 GB)
+    const built = build({ datasetProfile: { objectCount: 1_000_000, meanObjectSize: KB110 } });
+
+    // THEN
+    const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(train).toMatchObject({ InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    const metadata = built.stack.node.root.node.findAll().flatMap((c) => c.node.metadata).filter((m) => m.type === 'cdk-training-io:plan');
+    expect(metadata).toHaveLength(1);
+    expect(metadata[0].data.inputMode).toMatch(/^IoPlanner: File: .*NVMe/);
+  });
+
+  test('what the user set wins over the planner, and is recorded as given', () => {
+    // GIVEN
+    const built = build({ datasetProfile: { objectCount: 20_000_000, meanObjectSize: KB110 }, shardsChannel: { inputMode: InputMode.FAST_FILE } });
+
+    // THEN
+    const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(train.InputMode).toBe('FastFile');
+    expect(train.DataSource.S3DataSource.S3DataDistributionType).toBe('ShardedByS3Key');
+    expect(dataPathOutput(built)).toContain('shardsChannel.inputMode: as given');
+  });
+
+  test('a cache without a read rate is warned about: it would get the lowest tier whatever the GPUs read', () => {
+    // GIVEN / WHEN
+    const built = build({ datasetCache: { datasetSize: Size.gibibytes(150) } });
+
+    // THEN
+    Annotations.fromStack(built.stack).hasWarning('/Stack/Pipeline', Match.stringLikeRegexp('the cache has no readRate.*the 16 GPUs read.*cacheWithoutReadRate'));
+    expect(built.pipeline.cache!.baselineThroughputMBps).toBe(150);
+  });
+
+  test('a cache gets its size from the profile and a read rate that feeds every GPU from samplesPerSecondPerDevice', () => {
+    // GIVEN 2 × 8 V100s at 1000 samples/s of 110 KiB: 1.8 GB/s
+    const built = build({
+      datasetProfile: { objectCount: 1_300_000, meanObjectSize: KB110 }, samplesPerSecondPerDevice: 1000, datasetCache: {},
+    });
+
+    // THEN
+    expect(built.pipeline.cache!.baselineThroughputMBps).toBeGreaterThanOrEqual(2 * 8 * 1000 * 110 * 1024 / 1e6);
+    Annotations.fromStack(built.stack).hasNoWarning('/Stack/Pipeline', Match.stringLikeRegexp('cacheWithoutReadRate'));
+    expect(dataPathOutput(built)).toMatch(/cacheSize: datasetSize from the dataset profile: 136.4 GiB \| cacheReadRate: IoPlanner: 16 processes × 1,000 samples\/s/);
   });
 });
 
