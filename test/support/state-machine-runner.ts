@@ -100,6 +100,14 @@ const ACCOUNT = '111111111111';
 const REGION = 'us-east-1';
 /** Names of the states this harness adds, never entered by Step Functions. */
 const HARNESS_MARK = '⟪harness⟫';
+/** The task resources this harness runs locally (see above). */
+const LOCAL_TASKS = [
+  new RegExp(`^arn:aws:states:::${HARNESS_MARK}(assign|distributedMap)$`),
+  /^arn:aws:lambda:/,
+  /^arn:aws:states:::aws-sdk:\w+:\w+$/,
+  /^arn:aws:states:::sagemaker:createTrainingJob\.sync$/,
+  /^arn:aws:states:::sns:publish$/,
+];
 const TERMINAL_JOB_STATUSES = ['Completed', 'Failed', 'Stopped'];
 const MAX_JOB_POLLS = 100;
 
@@ -150,6 +158,12 @@ export class StateMachineRunner {
 
   private async runDefinition(definition: any, input: unknown, context: any, options: RunOptions, record: Omit<Execution, 'status'>): Promise<unknown> {
     const patched = patchDefinition(definition);
+    // Checked before the run: a harness error inside a task would be caught as the task's failure.
+    for (const [state, task] of Object.entries<any>(patched.States)) {
+      if (task.Type === 'Task' && !LOCAL_TASKS.some((pattern) => pattern.test(task.Resource))) {
+        throw new Error(`state ${state}: no local counterpart of ${task.Resource}`);
+      }
+    }
     const overrides = {
       taskResourceLocalHandlers: Object.fromEntries(Object.entries<any>(patched.States)
         .filter(([, state]) => state.Type === 'Task')
@@ -177,7 +191,7 @@ export class StateMachineRunner {
 
   private async runTask(state: string, task: any, event: any, context: any, options: RunOptions, record: Omit<Execution, 'status'>): Promise<any> {
     const resource: string = task.Resource;
-    if (resource.startsWith(`arn:aws:states:::${HARNESS_MARK}assign`)) {
+    if (resource === `arn:aws:states:::${HARNESS_MARK}assign`) {
       Object.assign(context.Variables, task.Comment && JSON.parse(task.Comment));
       return {};
     }
@@ -190,7 +204,7 @@ export class StateMachineRunner {
       record.notifications.push(event);
       return { MessageId: `message-${record.notifications.length}` };
     }
-    throw new Error(`state ${state}: no local counterpart of ${resource}`);
+    throw new Error(`state ${state}: ${resource} passed the check of LOCAL_TASKS but has no branch here`);
   }
 
   private async invokeLambda(state: string, arn: string, event: unknown, options: RunOptions, record: Omit<Execution, 'status'>): Promise<unknown> {
