@@ -13,10 +13,11 @@ import { s3TestClient, S3TestServer } from './s3-server';
  * interpreter, and the real handlers against the local servers. What the interpreter cannot do,
  * this file does in the test's copy of the definition, and says so here:
  *
- * - Lambda tasks run the bundled handler (`lambda/dist/<handler>/index.js`, the function's code) of the function the
- *   state names, with the function's environment from the template and the SDK pointed at the
- *   local servers (AWS_ENDPOINT_URL_*); the payload and result go through JSON as they do in Lambda,
- *   and an error thrown becomes the task's error, named by its `name` (Lambda's errorType).
+ * - Lambda tasks run the bundled handler (`lambda/dist/<handler>/index.js`, the function's code)
+ *   of the function the state names, with the function's environment from the template and the
+ *   SDK pointed at the local servers (AWS_ENDPOINT_URL_*); the payload and result go through JSON
+ *   as they do in Lambda, and an error thrown becomes the task's error, named by its `name`
+ *   (Lambda's errorType), with Lambda's JSON of the error as cause.
  * - `aws-sdk:<service>:<action>` tasks send their Parameters as the JSON request of the action to
  *   the local JSON-protocol server, which checks it against the service's API model; its errors
  *   become `<Service>.<code>`.
@@ -24,7 +25,7 @@ import { s3TestClient, S3TestServer } from './s3-server';
  *   DescribeTrainingJob (without waiting) until the job ends; Completed gives the description as
  *   the result, Failed or Stopped fail the task with States.TaskFailed and the description as cause.
  * - `sns:publish` is recorded (`Execution.notifications`): there is no local SNS.
- * - The Distributed Map (ItemReader over a JSON object in S3) has no counterpart in the interpreter,
+ * - The Distributed Map (ItemReader over a JSON array in S3) has no counterpart in the interpreter,
  *   whose Map reads its items from the state's input: the Map state becomes a Task that reads the
  *   items from the local S3 server as the S3 JSON ItemReader does, and runs the ItemProcessor
  *   through the interpreter once per item (ItemSelector applied with `$$.Map.Item`), at most
@@ -33,7 +34,8 @@ import { s3TestClient, S3TestServer } from './s3-server';
  *   States.ExceedToleratedFailureThreshold.
  * - Workflow variables (`Assign`, `$name`) are not in the interpreter: each Assign (literal values
  *   only) becomes a Task state after its state or catcher that stores them, and `$name` is read
- *   from `$$.Variables.name`.
+ *   from `$$.Variables.name`. States inside Parallel branches are run as they are (neither is
+ *   emulated there: no state machine of this library has them).
  * - Wait states and Retry intervals are set to 0 ms: the order of attempts is kept, not the time.
  * - A task without TimeoutSeconds times out after 60 s in the interpreter (Step Functions: none).
  */
