@@ -52,8 +52,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** The pipeline of a dataset packed under `prefix`, 2 × ml.p3dn.24xlarge reading the shards through an FSx cache. */
-function pipeline(prefix: string): StateMachineRunner {
+/** The pipeline of a dataset packed under `prefix`, 2 × ml.p3dn.24xlarge reading the shards through an FSx cache (or from S3). */
+function pipeline(prefix: string, options: { cache?: boolean } = {}): StateMachineRunner {
   const app = new App();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   const raw = new s3.Bucket(stack, 'Raw');
@@ -63,7 +63,7 @@ function pipeline(prefix: string): StateMachineRunner {
   });
   const built = new TrainingPipeline(stack, 'Pipeline', {
     dataset,
-    datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 },
+    ...(options.cache === false ? {} : { datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 } }),
     training: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, container: testContainer(), hyperparameters: { epochs: '3', lr: '0.1' } },
   });
   const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as s3.CfnBucket);
@@ -206,6 +206,31 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     });
     const report = JSON.parse(await objectText(outputBucket, `${folder}report.json`));
     expect(report).toMatchObject({ verdict: execution.output.diagnosis.verdict, summary: execution.output.diagnosis.summary });
+  });
+
+  test('without a cache, the job trains right after packing, on the shards and the index in S3', async () => {
+    // GIVEN
+    const created = serveTraining('Completed');
+
+    // WHEN
+    const execution = await pipeline('uncached/', { cache: false }).run({}, { executionName: 'uncached' });
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', output: { trainingJobName: 'pipeline-uncached' } });
+    expect(execution.states).toEqual([...START, ...PACK, ...TRAIN, 'Diagnose', 'Done']);
+    expect(operations().filter((operation) => operation.startsWith('fsx'))).toEqual([]);
+    expect(created[0].InputDataConfig).toEqual(expect.arrayContaining([
+      expect.objectContaining({
+        ChannelName: 'train',
+        DataSource: { S3DataSource: expect.objectContaining({ S3Uri: `s3://${datasetBucket}/uncached/shards/`, S3DataDistributionType: 'ShardedByS3Key' }) },
+      }),
+      expect.objectContaining({
+        ChannelName: 'index',
+        DataSource: { S3DataSource: expect.objectContaining({ S3Uri: `s3://${datasetBucket}/uncached/index/`, S3DataDistributionType: 'FullyReplicated' }) },
+      }),
+    ]));
+    expect(JSON.parse(await objectText(outputBucket, 'training-output/pipeline-uncached/diagnosis/report.json')))
+      .toMatchObject({ verdict: execution.output.diagnosis.verdict });
   });
 
   test('a dataset already packed goes straight to training: no packers, no import', async () => {
