@@ -153,7 +153,7 @@ const IMPORT_POLL = Duration.seconds(30);
  * dataset into shards, makes them visible on an FSx for Lustre cache (optional), trains on them
  * and says whether the GPUs were fed, and why not.
  *
- * `ApplyDefaults` → `CheckInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
+ * `ApplyDefaults` → `CheckInput` → `MergeInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
  * `WaitForImport` ⇄ `CheckImport`]) → `Train` (`createTrainingJob.sync`, job
  * `<prefix>-<execution name>`, hyperparameters of the execution input over the construct's) →
  * `Diagnose` (report beside the job's output, EventBridge event) → `Done`. Any failure goes to
@@ -293,8 +293,10 @@ export class TrainingPipeline extends Construct {
       outputPath: '$.args',
     });
 
-    // A malformed input would fail the merge in the Train state with States.Runtime, which no Catch
-    // sees: check it up front, so that it is notified like any other failure.
+    // A malformed input would fail a merge (MergeInput's, or the Train state's) with States.Runtime,
+    // which no Catch sees: check the input as given, before the merge, so that it is notified like
+    // any other failure. Choice rules have no array test: an array with a first element is caught
+    // by `[0]`, an empty one still fails the merge.
     const invalidInput = new sfn.Pass(this, 'InvalidInput', {
       parameters: {
         Error: 'InvalidInput',
@@ -305,9 +307,16 @@ export class TrainingPipeline extends Construct {
     });
     invalidInput.next(notify);
     const notObject = (path: string) => sfn.Condition.or(
-      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path));
+      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path),
+      sfn.Condition.isPresent(`${path}[0]`));
+    // A type test on a missing field fails the Choice with States.Runtime: test only what is there.
+    const ifPresent = (path: string, condition: sfn.Condition) => sfn.Condition.and(sfn.Condition.isPresent(path), condition);
     const checkInput = new sfn.Choice(this, 'CheckInput')
-      .when(sfn.Condition.or(sfn.Condition.not(sfn.Condition.isBoolean('$.force')), notObject('$.hyperparameters')), invalidInput);
+      .when(sfn.Condition.or(
+        notObject('$.input'),
+        ifPresent('$.input.force', sfn.Condition.not(sfn.Condition.isBoolean('$.input.force'))),
+        ifPresent('$.input.hyperparameters', notObject('$.input.hyperparameters')),
+      ), invalidInput);
 
     const packing = dataset.packingSteps(this, 'Packing');
     onFailure(packing.plan, 'Plan');
@@ -342,8 +351,9 @@ export class TrainingPipeline extends Construct {
     } else {
       packing.finalize.next(train);
     }
-    checkInput.otherwise(packing.plan);
-    return applyDefaults.next(mergeInput).next(checkInput);
+    mergeInput.next(packing.plan);
+    checkInput.otherwise(mergeInput);
+    return applyDefaults.next(checkInput);
   }
 
   /**
