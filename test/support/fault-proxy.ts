@@ -56,6 +56,12 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   let pendingSlowDowns = 0;
   let pendingDenials = 0;
   let delayMs = 0;
+  /** Ends the requests being held, so that no timer outlives passThrough() or close() (jest waits for them). */
+  let holding = new AbortController();
+  const releaseHeld = () => {
+    holding.abort();
+    holding = new AbortController();
+  };
   let hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined;
   let requests = 0;
   let faults = 0;
@@ -65,7 +71,8 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     requests++;
     void (async () => {
       await hook?.({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
-      if (delayMs > 0) await sleep(delayMs);
+      // A held request released early is reset, as an answer that never came.
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: holding.signal });
       if (pendingResets > 0) {
         pendingResets--;
         faults++;
@@ -111,6 +118,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       return faults;
     },
     passThrough: () => {
+      releaseHeld();
       pendingResets = 0;
       pendingSlowDowns = 0;
       pendingDenials = 0;
@@ -135,6 +143,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       target = port;
     },
     close: async () => {
+      releaseHeld();
       server.closeAllConnections();
       agent.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
