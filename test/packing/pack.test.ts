@@ -899,7 +899,19 @@ describe('verifyDataset', () => {
   const overstateRecords: Corruption = (outDir) => edit(outDir, MANIFEST_KEY,
     (data) => data.toString('utf8').replace(/\n {2}"records": (\d+)/, (_, n) => `\n  "records": ${Number(n) + 1}`));
 
+  const extraShard: Corruption = (outDir, m) => fs.copyFileSync(path.join(outDir, m.shards[0].key), path.join(outDir, 'shards/part-extra.tfrecord'));
+  const editManifest = (change: (m: Manifest) => void): Corruption => (outDir) => edit(outDir, MANIFEST_KEY, (data) => {
+    const m = JSON.parse(data.toString('utf8')) as Manifest;
+    change(m);
+    return JSON.stringify(m);
+  });
+  const keyOutside = editManifest((m) => Object.assign(m.shards[1], { key: '../../etc/hostname' }));
+  const listedTwice = editManifest((m) => m.shards.push(m.shards[0]));
+
   test.each<[string, ShardFormatName, Corruption, (m: Manifest) => string, RegExp[]]>([
+    ['a shard in shards/ that the manifest does not list', 'tfrecord', extraShard, () => 'shards/part-extra.tfrecord', [/not listed in manifest\.json/]],
+    ['a manifest key that leaves the dataset', 'tfrecord', keyOutside, () => MANIFEST_KEY, [/key "\.\.\/\.\.\/etc\/hostname" leaves the dataset/]],
+    ['a shard listed twice', 'recordio', listedTwice, (m) => m.shards[0].key, [/listed more than once in manifest\.json/]],
     ['a flipped byte in a TFRecord', 'tfrecord', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /TFRecord at byte 0: bad data crc/]],
     ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/]],
     ['a truncated TFRecord shard', 'tfrecord', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],
