@@ -3,7 +3,7 @@ import {
   decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
   RecordIoShardIndex, ShardRecord, unpackImageRecord,
 } from './formats';
-import { PackingSink } from './io/storage';
+import { isObjectNotFound, PackingSink } from './io/storage';
 import { checkTotals, crc32cBase64, INDEX_PREFIX, Manifest, MANIFEST_KEY, ManifestShard, SHARDS_PREFIX } from './manifest';
 
 /** What verification found. */
@@ -32,8 +32,10 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
   try {
     manifest = JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
   } catch (error) {
+    // Only a manifest that is not there says the dataset is incomplete; a store that did not answer says nothing of it.
+    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset' : 'the store could not be read, so nothing was checked';
     return {
-      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); the dataset is incomplete or not a packed dataset`],
+      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); ${why}`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
     };
   }
