@@ -3,8 +3,8 @@ import {
   decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
   RecordIoShardIndex, ShardRecord, unpackImageRecord,
 } from './formats';
-import { PackingSink } from './io/storage';
-import { checkTotals, crc32cBase64, Manifest, MANIFEST_KEY, ManifestShard } from './manifest';
+import { isObjectNotFound, PackingSink } from './io/storage';
+import { checkTotals, crc32cBase64, INDEX_PREFIX, Manifest, MANIFEST_KEY, ManifestShard, SHARDS_PREFIX } from './manifest';
 
 /** What verification found. */
 export interface VerifyReport {
@@ -18,20 +18,24 @@ export interface VerifyReport {
 }
 
 /** Where verification reads a packed dataset from: any sink can read back what it wrote. */
-export type DatasetReader = Pick<PackingSink, 'get' | 'uri'>;
+export type DatasetReader = Pick<PackingSink, 'get' | 'list' | 'uri'>;
 
 /**
  * Re-reads a packed dataset: every shard's size and CRC32C against the manifest, every record's
  * framing CRCs, record ids and labels, every index line against the records, RecordIO's global
- * index against the per-shard ones, and the manifest totals against the source.
+ * index against the per-shard ones, and the manifest totals against the source. Keys that leave the
+ * dataset are reported, never read; an object under `shards/` or `index/` that the manifest does
+ * not list, or a key it lists twice, is reported (a reader of the folder would read its records too).
  */
 export async function verifyDataset(dataset: DatasetReader, onShard?: (done: number, total: number) => void): Promise<VerifyReport> {
   let manifest: Manifest;
   try {
     manifest = JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
   } catch (error) {
+    // Only a manifest that is not there says the dataset is incomplete; a store that did not answer says nothing of it.
+    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset' : 'the store could not be read, so nothing was checked';
     return {
-      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); the dataset is incomplete or not a packed dataset`],
+      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); ${why}`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
     };
   }
@@ -39,11 +43,13 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
   const totals = checkTotals(manifest);
   if (totals) problems.push(`${MANIFEST_KEY}: ${totals}`);
   const labelCount = Object.keys(manifest.labels).length;
+  const confined = await checkListedKeys(dataset, manifest, problems);
   let recordsChecked = 0;
   let bytesChecked = 0;
   const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
 
   for (const [position, shard] of manifest.shards.entries()) {
+    if (!confined.has(shard.key) || !confined.has(shard.indexKey)) continue;
     const checked = await verifyShard(dataset, manifest, shard, labelCount, problems);
     recordsChecked += checked.records.length;
     bytesChecked += checked.bytes;
@@ -62,6 +68,7 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
 class GlobalIndexCheck {
   public static async read(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<GlobalIndexCheck | undefined> {
     const key = manifest.globalIndexKey ?? '(missing globalIndexKey)';
+    if (leavesDataset(key)) return undefined;
     const text = await dataset.get(key).catch((error: Error) => {
       problems.push(`${key}: cannot be read (${error.message})`);
       return undefined;
@@ -87,6 +94,40 @@ class GlobalIndexCheck {
       this.problems.push(`${this.key}: does not match the records of the shards in order (global offsets)`);
     }
   }
+}
+
+/**
+ * Keys that stay inside the dataset (relative, no `..`, `.` or empty segment, no backslash); each
+ * other key, and each key listed twice, is a problem. Also reports objects under `shards/` and
+ * `index/` that the manifest does not list.
+ */
+async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<Set<string>> {
+  const listed = [...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]), ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : [])];
+  const confined = new Set<string>();
+  for (const key of listed) {
+    if (leavesDataset(key)) {
+      problems.push(`${MANIFEST_KEY}: key ${JSON.stringify(key)} leaves the dataset; keys must be relative paths inside it`);
+    } else if (confined.has(key)) {
+      problems.push(`${key}: listed more than once in ${MANIFEST_KEY}`);
+    } else {
+      confined.add(key);
+    }
+  }
+  for (const prefix of [SHARDS_PREFIX, INDEX_PREFIX]) {
+    for (const key of await dataset.list(prefix)) {
+      if (!confined.has(key) && !isPartial(key)) problems.push(`${key}: not listed in ${MANIFEST_KEY}; a reader of ${prefix} would read it too`);
+    }
+  }
+  return confined;
+}
+
+function leavesDataset(key: unknown): boolean {
+  return typeof key !== 'string' || key.length === 0 || key.includes('\\') || key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
+}
+
+/** A local sink's object still being written (see LocalDirectorySink): hidden, never read by a reader of the folder's shards. */
+function isPartial(key: string): boolean {
+  return /(^|\/)\.[^/]*\.partial$/.test(key);
 }
 
 interface CheckedShard {

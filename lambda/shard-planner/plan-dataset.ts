@@ -1,5 +1,6 @@
 import { isObjectNotFound, listAll, PackingSink, PackingSource } from '../packing/io/storage';
 import { Manifest, MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
+import { shardFormat } from '../packing/formats';
 import { planShards } from '../packing/planning/plan-shards';
 import { ShardPlan } from '../packing/planning/plan-types';
 import { ShardPlannerResult } from './contract';
@@ -38,6 +39,7 @@ export interface PlanDatasetOptions {
  */
 export async function planDataset(options: PlanDatasetOptions): Promise<ShardPlannerResult> {
   const { source, sink, destination, settings } = options;
+  const format = shardFormat(settings.format);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
   const plan = planShards(files, {
@@ -46,6 +48,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     shardCount: settings.shardCount,
     consumers: settings.consumers,
     labels: settings.labels,
+    recordBytes: (key, size) => format.recordBytes(key, size),
   });
   const summary: PlanSummary = {
     version: 1,

@@ -67,7 +67,10 @@ describe('training-io pack and verify', () => {
     expect(stdout).toMatch(/^failures {3}1\n {11}cat\/dangling\.jpg: ENOENT/m);
     expect(stderr).toMatch(/1 file\(s\) could not be packed \(listed in manifest\.json\); pass --allow-missing to accept that/);
     expect(readManifest(output).failures).toEqual([{ key: 'cat/dangling.jpg', reason: expect.stringMatching(/^ENOENT/) }]);
-    expect((await runCli('verify', output)).code).toBe(0);
+    const verified = await runCli('verify', output);
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(/^problem: 1 source file\(s\) are not in the dataset .*cat\/dangling\.jpg \(ENOENT/m);
+    expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
   });
 
   test('--allow-missing accepts files that cannot be read: exit 0, still listed in the manifest', async () => {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
@@ -187,6 +188,22 @@ describe('training-io pack and verify with S3', () => {
     expect(packed.stdout).toMatch(new RegExp(`^records {4}${SOURCE_OBJECTS}$`, 'm'));
     expect(verified.code).toBe(0);
     expect(verified.stdout).toMatch(new RegExp(`^ok: 2 shards, ${SOURCE_OBJECTS} records`));
+  });
+
+  test('verify against an S3 endpoint that refuses connections says the store could not be read, not that the dataset is incomplete', async () => {
+    // GIVEN: a loopback port nothing listens on
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+
+    // WHEN
+    const verified = await runCli('verify', `s3://${bucket}/packed-a/`, ...s3Flags(`http://127.0.0.1:${port}`));
+
+    // THEN
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(new RegExp(`^problem: manifest\\.json: cannot be read \\(.*ECONNREFUSED.*127\\.0\\.0\\.1:${port}.*\\); the store could not be read`, 'm'));
+    expect(verified.stdout).not.toMatch(/incomplete/);
   });
 
   test('pack S3 to a local folder, then verify the folder', async () => {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   decodeExample, Feature, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat,
-  ShardRecord, unpackImageRecord,
+  shardFormat, ShardRecord, unpackImageRecord,
 } from '../../lambda/packing/formats';
 import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
@@ -123,7 +123,7 @@ async function keysOf(records: PackedRecord[], sourceDir: string, options: PackF
   if (options.format === 'tfrecord') return records.map((r) => r.filename!);
   const plan = planShards(await listAll(new LocalDirectorySource(sourceDir)), {
     seed: options.seed ?? 7, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-    consumers: options.consumers, labels: options.labels,
+    consumers: options.consumers, labels: options.labels, recordBytes: (key, size) => shardFormat(options.format).recordBytes(key, size),
   });
   const keyById = new Map(plan.shards.flatMap((shard) => shard.records.map((r) => [r.recordId, r.key] as const)));
   return records.map((r) => {
@@ -811,6 +811,40 @@ describe('packDataset on a local folder', () => {
   });
 });
 
+describe('shard sizes count framed bytes', () => {
+  test.each(FORMATS)('%s: 15,000 files of 60 bytes at a 1 MiB target give shards of at most 1 MiB on disk', async (format) => {
+    // GIVEN: 0.9 MB of files, but more than twice that once framed (TFRecord's Example, RecordIO's headers)
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 15_000; i++) files[`c${i % 3}/${String(i).padStart(5, '0')}.jpg`] = seededBytes(`t${i}`, 60);
+    const dir = sourceFolder(files);
+
+    // WHEN
+    const { manifest, outDir } = await packFolder(dir, { format, targetShardBytes: MIB });
+
+    // THEN
+    expect(manifest.records).toBe(15_000);
+    expect(manifest.shards.length).toBeGreaterThan(1);
+    for (const shard of manifest.shards) expect(fs.statSync(path.join(outDir, shard.key)).size).toBeLessThanOrEqual(MIB);
+  });
+
+  test.each(FORMATS)('%s: 20,000 files of 6.7 KB at 128 MiB are planned within 128 MiB once framed', (format) => {
+    // GIVEN: 134,000,000 bytes as listed, under 128 MiB; framed, over it
+    const files = Array.from({ length: 20_000 }, (_, i) => ({ key: `class_${String(i % 10).padStart(3, '0')}/${String(i).padStart(6, '0')}.jpg`, size: 6_700 }));
+    const framing = shardFormat(format);
+
+    // WHEN
+    const plan = planShards(files, { seed: 1, targetShardBytes: 128 * MIB, recordBytes: (key, size) => framing.recordBytes(key, size) });
+
+    // THEN: each shard's records, framed as the writer frames them, fit
+    expect(plan.shards.length).toBe(2);
+    for (const shard of plan.shards) {
+      const framed = shard.records.reduce((sum, r) => sum + framing.encode({ data: Buffer.alloc(r.size), key: r.key, label: r.label, recordId: r.recordId }).size, 0);
+      expect(framed).toBeLessThanOrEqual(shard.bytes);
+      expect(shard.bytes).toBeLessThanOrEqual(128 * MIB);
+    }
+  });
+});
+
 describe('verifyDataset', () => {
   const files = randomDataset(11, 24, ['cat', 'dog']);
   const clean: Partial<Record<ShardFormatName, { outDir: string; manifest: Manifest }>> = {};
@@ -865,7 +899,19 @@ describe('verifyDataset', () => {
   const overstateRecords: Corruption = (outDir) => edit(outDir, MANIFEST_KEY,
     (data) => data.toString('utf8').replace(/\n {2}"records": (\d+)/, (_, n) => `\n  "records": ${Number(n) + 1}`));
 
+  const extraShard: Corruption = (outDir, m) => fs.copyFileSync(path.join(outDir, m.shards[0].key), path.join(outDir, 'shards/part-extra.tfrecord'));
+  const editManifest = (change: (m: Manifest) => void): Corruption => (outDir) => edit(outDir, MANIFEST_KEY, (data) => {
+    const m = JSON.parse(data.toString('utf8')) as Manifest;
+    change(m);
+    return JSON.stringify(m);
+  });
+  const keyOutside = editManifest((m) => Object.assign(m.shards[1], { key: '../../etc/hostname' }));
+  const listedTwice = editManifest((m) => m.shards.push(m.shards[0]));
+
   test.each<[string, ShardFormatName, Corruption, (m: Manifest) => string, RegExp[]]>([
+    ['a shard in shards/ that the manifest does not list', 'tfrecord', extraShard, () => 'shards/part-extra.tfrecord', [/not listed in manifest\.json/]],
+    ['a manifest key that leaves the dataset', 'tfrecord', keyOutside, () => MANIFEST_KEY, [/key "\.\.\/\.\.\/etc\/hostname" leaves the dataset/]],
+    ['a shard listed twice', 'recordio', listedTwice, (m) => m.shards[0].key, [/listed more than once in manifest\.json/]],
     ['a flipped byte in a TFRecord', 'tfrecord', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /TFRecord at byte 0: bad data crc/]],
     ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/]],
     ['a truncated TFRecord shard', 'tfrecord', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],
