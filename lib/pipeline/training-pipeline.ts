@@ -1,10 +1,10 @@
 import { Duration, Size, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
+import { createLogGroup, LogGroupOptions } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
@@ -95,6 +96,21 @@ export interface TrainingPipelineProps {
    * them (`TrainingCode.reference()` does); none otherwise
    */
   readonly loaderMetrics?: LoaderMetricNames;
+
+  /**
+   * The VPC of the diagnoser function. It calls SageMaker (`api.sagemaker`), CloudWatch
+   * (`monitoring`), EventBridge (`events`) and S3: a VPC with NAT, or with those endpoints.
+   *
+   * @default - the diagnoser runs outside any VPC
+   */
+  readonly lambdaVpc?: ec2.IVpc;
+
+  /**
+   * The subnets of the diagnoser in `lambdaVpc`.
+   *
+   * @default - the VPC's private subnets
+   */
+  readonly lambdaSubnets?: ec2.SubnetSelection;
 }
 
 /**
@@ -105,6 +121,13 @@ export interface LoaderMetricNames {
   readonly samplesPerSecond: string;
   /** Share of each interval the training loop waited for its next batch, 0–1, e.g. `train:data_wait_fraction`. */
   readonly dataWaitFraction: string;
+}
+
+/** The diagnoser's log group and network. */
+interface DiagnoserPlacement {
+  readonly logs: LogGroupOptions;
+  readonly vpc?: ec2.IVpc;
+  readonly vpcSubnets?: ec2.SubnetSelection;
 }
 
 /** Routes a state's errors to the failure notification, naming the step. */
@@ -154,7 +177,9 @@ export class TrainingPipeline extends Construct {
     const { dataset, training } = props;
     const channelName = props.channelName ?? 'train';
 
-    const vpc = training.vpc ?? (props.datasetCache ? createTrainingVpc(this) : undefined);
+    // The pipeline's log groups follow the job's choices: its retention, its key.
+    const logs: LogGroupOptions = { retention: training.logRetention, encryptionKey: training.encryptionKey };
+    const vpc = training.vpc ?? (props.datasetCache ? createTrainingVpc(this, logs) : undefined);
     if (props.datasetCache) {
       this.cache = new LustreDatasetCache(this, 'Cache', { ...props.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
@@ -187,14 +212,16 @@ export class TrainingPipeline extends Construct {
     this.eventBus = props.eventBus ?? events.EventBus.fromEventBusName(this, 'DefaultBus', 'default');
 
     const loaderMetrics = props.loaderMetrics ?? declaredLoaderMetrics(this.trainingJob);
-    this.diagnoserFunction = this.createDiagnoser(loaderMetrics);
+    this.diagnoserFunction = this.createDiagnoser(loaderMetrics, {
+      logs, vpc: props.lambdaVpc, vpcSubnets: props.lambdaSubnets,
+    });
 
     const definition = this.createDefinition(dataset);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: createLogGroup(this, 'StateMachineLogs', logs),
         level: sfn.LogLevel.ALL,
         includeExecutionData: false,
       },
@@ -218,10 +245,11 @@ export class TrainingPipeline extends Construct {
     });
   }
 
-  private createDiagnoser(loaderMetrics: LoaderMetricNames | undefined): lambda.Function {
+  private createDiagnoser(loaderMetrics: LoaderMetricNames | undefined, placement: DiagnoserPlacement): lambda.Function {
     const job = this.trainingJob;
     const cacheBaseline = this.cache?.baselineThroughputMBps;
     const fn = createHandlerFunction(this, 'Diagnoser', 'job-diagnoser', {
+      ...placement,
       memorySize: Size.mebibytes(512),
       timeout: Duration.minutes(5),
       description: 'reads a training job\'s metrics, says what held its GPUs back, writes the report beside its output',

@@ -3,6 +3,7 @@ import { Annotations, Aws, Duration, Size, SizeRoundingBehavior, Stack, Token } 
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -152,9 +153,28 @@ export interface TrainingJobOptions {
   /**
    * Bucket for model artifacts and checkpoints.
    *
-   * @default - a new encrypted, SSL-only bucket with public access blocked
+   * @default - a new bucket: encrypted (with `encryptionKey` when given), SSL only, public access
+   * blocked, versioned (old versions kept 30 days), events sent to EventBridge, server access logs
+   * to `accessLogsBucket` when given, retained on stack deletion
    */
   readonly outputBucket?: s3.IBucket;
+
+  /**
+   * Where the output bucket created when `outputBucket` is not given writes its S3 server access
+   * logs (under the bucket's construct path). S3 delivers them only to an SSE-S3 bucket in the same
+   * account and Region.
+   *
+   * @default - no server access logs
+   */
+  readonly accessLogsBucket?: s3.IBucket;
+
+  /**
+   * How long the log groups created for the job keep their events (the flow logs of the VPC created
+   * when `vpc` is not given; in a `TrainingPipeline`, also its state machine's and diagnoser's).
+   *
+   * @default logs.RetentionDays.ONE_YEAR
+   */
+  readonly logRetention?: logs.RetentionDays;
 
   /**
    * Key prefix of the model artifacts in the output bucket.
@@ -164,9 +184,11 @@ export interface TrainingJobOptions {
   readonly outputPrefix?: string;
 
   /**
-   * KMS key for model artifacts, checkpoints and, on EBS-backed instances, the storage volume.
+   * KMS key for model artifacts, checkpoints, on EBS-backed instances the storage volume, and the
+   * log groups created for the job (the key policy of a key from this app is given the CloudWatch
+   * Logs statement; an imported key's policy must allow `logs.<region>.amazonaws.com`).
    *
-   * @default - S3-managed encryption; the instance's own storage encryption
+   * @default - S3-managed encryption; the instance's own storage encryption; CloudWatch Logs' own encryption
    */
   readonly encryptionKey?: kms.IKey;
 
@@ -366,10 +388,15 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     });
 
     const placements = (props.channels ?? []).flatMap((channel) => (channel._placement ? [channel._placement] : []));
-    const network = createTrainingNetwork(this, placeNearChannels(this, props, placements));
+    const network = createTrainingNetwork(this, {
+      ...placeNearChannels(this, props, placements),
+      logs: { retention: props.logRetention, encryptionKey: props.encryptionKey },
+    });
     this.vpc = network.vpc;
     this.connections = network.connections;
-    this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', props.encryptionKey);
+    this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', {
+      encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket,
+    });
     this.role = props.role ?? createExecutionRole(this);
 
     const channels: ChannelConfig[] = [];
@@ -400,9 +427,9 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       this.outputBucket.grantReadWrite(this.role, `${CHECKPOINT_PREFIX}*`);
       acknowledgePrefixGrant(this, this.outputBucket, CHECKPOINT_PREFIX, 'the job saves and restores checkpoints');
     }
-    if (!props.outputBucket) {
+    if (!props.outputBucket && !props.accessLogsBucket) {
       acknowledge(this, 'AwsSolutions-S1', 'the output bucket is written only by this job\'s execution role; audit reads ' +
-        'with CloudTrail S3 data events, or pass an outputBucket that has server access logging');
+        'with CloudTrail S3 data events, or set accessLogsBucket');
     }
     props.encryptionKey?.grantEncryptDecrypt(this.role);
 

@@ -19,7 +19,7 @@ export function controlTowerFailures(stack: Stack): Record<string, string[]> {
     const templatePath = path.join(directory, 'template.json');
     fs.writeFileSync(templatePath, JSON.stringify(Template.fromStack(stack).toJSON()));
     // The report of a stack with tens of resources runs to megabytes: above Node's 1 MiB default.
-    const report = new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024 }).validate({ templatePaths: [templatePath] });
+    const report = new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024 }).validate({ templatePaths: [templatePath], appConstruct: stack.node.root });
     const failures: Record<string, Set<string>> = {};
     for (const violation of report.violations) {
       const control = controlId(violation.description) ?? violation.ruleName;
