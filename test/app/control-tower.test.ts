@@ -1,4 +1,6 @@
 import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { ReferenceTrainingStack, Scenario } from '../../bin/reference-stack';
 import { controlTowerFailures } from '../support/control-tower';
 
@@ -22,6 +24,8 @@ const EXPECTED_FAILURES: Record<string, string[]> = {
   [Scenario.FASTFILE]: USER_CHOICES,
   [Scenario.PACKED]: WITH_LAMBDAS,
   [Scenario.FSX]: USER_CHOICES,
+  // Every choice made: a customer key, Lambdas in the VPC, object lock, server access logs.
+  [Scenario.REGULATED]: [],
 };
 
 describe('Control Tower proactive controls', () => {
@@ -32,5 +36,32 @@ describe('Control Tower proactive controls', () => {
     const failures = controlTowerFailures(stack);
     // THEN
     expect(Object.keys(failures)).toEqual(expected);
+  });
+
+  test('the regulated scenario writes its server access logs to the bucket it is given, outside the stack', () => {
+    // GIVEN
+    const stack = new ReferenceTrainingStack(new App(), 'Reference', { scenario: Scenario.REGULATED, accessLogsBucketName: 'central-access-logs' });
+    // WHEN
+    const template = Template.fromStack(stack);
+    // THEN
+    template.resourceCountIs('AWS::S3::Bucket', 2);
+    template.allResourcesProperties('AWS::S3::Bucket', {
+      LoggingConfiguration: { DestinationBucketName: 'central-access-logs', LogFilePrefix: Match.anyValue() },
+      ObjectLockEnabled: true,
+    });
+    template.allResourcesProperties('AWS::Lambda::Function', { VpcConfig: Match.objectLike({ SubnetIds: Match.anyValue() }) });
+    expect(controlTowerFailures(stack)).toEqual({});
+  });
+
+  test('the checker finds a control the stack fails: a Lambda outside any VPC', () => {
+    // GIVEN a regulated stack with one Lambda of the user's outside the VPC
+    const stack = new ReferenceTrainingStack(new App(), 'Reference', { scenario: Scenario.REGULATED });
+    new lambda.Function(stack, 'Outside', {
+      runtime: lambda.Runtime.NODEJS_22_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler = async () => {}'),
+    });
+    // WHEN
+    const failures = controlTowerFailures(stack);
+    // THEN
+    expect(failures['ct-lambda-pr-3']).toEqual([stack.getLogicalId(stack.node.findChild('Outside').node.defaultChild as lambda.CfnFunction)]);
   });
 });
