@@ -18,10 +18,10 @@ import { ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
 import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
-import { createTrainingVpc } from '../training/private/training-network';
 import { trainingJobArnPattern } from '../training/private/training-permissions';
 import { S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
 import { TrainingJob, TrainingJobNaming, TrainingJobOptions } from '../training/training-job';
+import { TrainingNetwork } from '../training/training-network';
 
 /**
  * Properties of a {@link TrainingPipeline}.
@@ -179,7 +179,11 @@ export class TrainingPipeline extends Construct {
 
     // The pipeline's log groups follow the job's choices: its retention, its key.
     const logs: LogGroupOptions = { retention: training.logRetention, encryptionKey: training.encryptionKey };
-    const vpc = training.vpc ?? (props.datasetCache ? createTrainingVpc(this, logs) : undefined);
+    // The cache and the job share the stack's network unless the job has a vpc or network of its own.
+    const network = training.network ?? (props.datasetCache && !training.vpc ? TrainingNetwork.of(this, {
+      encryptionKey: training.encryptionKey, accessLogsBucket: training.accessLogsBucket, logRetention: training.logRetention,
+    }) : undefined);
+    const vpc = training.vpc ?? network?.vpc;
     if (props.datasetCache) {
       this.cache = new LustreDatasetCache(this, 'Cache', { ...props.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
@@ -190,7 +194,8 @@ export class TrainingPipeline extends Construct {
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),
-      vpc,
+      vpc: training.vpc,
+      network,
       channels: [channel],
       jobNaming: TrainingJobNaming.EXECUTION_NAME,
       hyperparametersAtRunTime: sfn.JsonPath.jsonMerge(

@@ -11,11 +11,13 @@ import { MetricDefinition } from './metric-definition';
 import { placeNearChannels } from './private/channel-placement';
 import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
 import { validateHyperparameters, validateJobProps } from './private/job-rules';
+import { missingEndpointWarnings } from './private/endpoint-rules';
 import { createTrainingNetwork } from './private/training-network';
 import { createExecutionRole, orchestrationPolicies } from './private/training-permissions';
 import { ChannelConfig, InputMode, S3ChannelFacts, S3DataDistribution, TrainingChannel } from './training-channel';
 import { TrainingCode } from './training-code';
 import { TrainingContainer } from './training-container';
+import { TrainingNetwork } from './training-network';
 import { DataLoaderSizing } from '../instances/data-loader-sizing';
 import { TrainingInstance } from '../instances/training-instance';
 import { loaderWorkersWarning } from '../planning/private/loader-rules';
@@ -116,10 +118,18 @@ export interface TrainingJobOptions {
   /**
    * The VPC the job runs in. Training always runs in a VPC, in private subnets.
    *
-   * @default - the VPC of the dataset cache a channel reads; else a VPC with isolated subnets in
-   * 2 AZs, an S3 gateway endpoint and flow logs
+   * @default - the VPC of the dataset cache a channel reads; else `network`'s
    */
   readonly vpc?: ec2.IVpc;
+
+  /**
+   * The shared network of the job: its VPC, security group and (without `outputBucket`) output
+   * bucket. Cannot be combined with `vpc`.
+   *
+   * @default - with neither `vpc` nor a dataset-cache channel, the stack's `TrainingNetwork.of(...)`,
+   * created by its first such job with that job's `encryptionKey`, `accessLogsBucket` and `logRetention`
+   */
+  readonly network?: TrainingNetwork;
 
   /**
    * The subnets the job may use. Public subnets are refused.
@@ -388,13 +398,15 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     });
 
     const placements = (props.channels ?? []).flatMap((channel) => (channel._placement ? [channel._placement] : []));
+    const shared = this.sharedNetwork(props, placements.length > 0);
     const network = createTrainingNetwork(this, {
-      ...placeNearChannels(this, props, placements),
+      ...placeNearChannels(this, { ...props, vpc: props.vpc ?? shared?.vpc }, placements),
+      securityGroups: props.securityGroups ?? (shared ? [shared.securityGroup] : undefined),
       logs: { retention: props.logRetention, encryptionKey: props.encryptionKey },
     });
     this.vpc = network.vpc;
     this.connections = network.connections;
-    this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', {
+    this.outputBucket = props.outputBucket ?? shared?.outputBucket ?? createSecureBucket(this, 'OutputBucket', {
       encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket,
     });
     this.role = props.role ?? createExecutionRole(this);
@@ -424,8 +436,8 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     this.outputBucket.grantPut(this.role, `${outputPrefix}*`);
     acknowledgePrefixGrant(this, this.outputBucket, outputPrefix, 'the job writes its model artifacts');
     if (checkpoints) {
-      this.outputBucket.grantReadWrite(this.role, `${CHECKPOINT_PREFIX}*`);
-      acknowledgePrefixGrant(this, this.outputBucket, CHECKPOINT_PREFIX, 'the job saves and restores checkpoints');
+      this.outputBucket.grantReadWrite(this.role, `${this.checkpointPrefix()}*`);
+      acknowledgePrefixGrant(this, this.outputBucket, this.checkpointPrefix(), 'the job saves and restores checkpoints');
     }
     if (!props.outputBucket && !props.accessLogsBucket) {
       acknowledge(this, 'AwsSolutions-S1', 'the output bucket is written only by this job\'s execution role; audit reads ' +
@@ -437,6 +449,12 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     volumeKey?.grant(this.role, 'kms:CreateGrant');
     const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
     const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
+    const codeDirectory = codeSource?._sourceDirectory();
+    if (shared && codeDirectory) {
+      for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {
+        Annotations.of(this).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
+      }
+    }
     const code = codeSource?._bind(this, this.role);
     if (code && !container.usesTrainingToolkit) {
       throw new ValidationError('CodeIgnoredByEntrypoint',
@@ -516,6 +534,28 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     });
   }
 
+  /** The network the job shares: `network`, or the stack's when the job has neither `vpc` nor a dataset-cache channel. */
+  private sharedNetwork(props: TrainingJobProps, readsCache: boolean): TrainingNetwork | undefined {
+    if (props.network) {
+      if (props.vpc) {
+        throw new ValidationError('NetworkAndVpc',
+          `network and vpc cannot both be set, got network ${props.network.node.path} and vpc ${props.vpc.node.path}; ` +
+          'the job runs in network.vpc: remove vpc', this);
+      }
+      return props.network;
+    }
+    if (props.vpc || readsCache) return undefined;
+    const choices = { encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket, logRetention: props.logRetention };
+    const network = TrainingNetwork.of(this, choices);
+    network._checkShared(this, choices);
+    return network;
+  }
+
+  /** `checkpoints/<job name prefix>/`: jobs that share an output bucket keep their checkpoints apart. */
+  private checkpointPrefix(): string {
+    return `${CHECKPOINT_PREFIX}${this.jobNamePrefix}/`;
+  }
+
   /** The principal of the execution role. */
   public get grantPrincipal(): iam.IPrincipal {
     return this.role.grantPrincipal;
@@ -532,7 +572,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       ...rest,
       HyperParameters: this.hyperparametersAtRunTime ?? HyperParameters,
       ...(CheckpointConfig ? {
-        CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, CHECKPOINT_PREFIX) },
+        CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, this.checkpointPrefix()) },
       } : {}),
     });
   }

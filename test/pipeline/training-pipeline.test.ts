@@ -268,8 +268,8 @@ describe('TrainingPipeline: security', () => {
     const template = Template.fromStack(stack);
     const diagnoser = functionNamed(template, 'job-diagnoser');
     expect(diagnoser.Properties.VpcConfig.SubnetIds).toEqual(vpc.isolatedSubnets.map((s) => stack.resolve(s.subnetId)));
-    const pipelineGroups = Object.entries(template.findResources('AWS::Logs::LogGroup')).filter(([id]) => id.startsWith('Pipeline'));
-    // the state machine's, the diagnoser's and the cache VPC's flow logs
+    const pipelineGroups = Object.entries(template.findResources('AWS::Logs::LogGroup')).filter(([id]) => /^(Pipeline|TrainingNetwork)/.test(id));
+    // the state machine's, the diagnoser's and the flow logs of the network the cache and the job share
     expect(pipelineGroups.map(([, group]) => group.Properties)).toEqual(Array(3).fill({
       RetentionInDays: 731, KmsKeyId: { 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] },
     }));

@@ -489,7 +489,7 @@ describe('TrainingJob', () => {
       expect(request.StoppingCondition).toEqual({ MaxRuntimeInSeconds: 10800, MaxWaitTimeInSeconds: 21600 });
       expect(request.CheckpointConfig).toEqual({
         'S3Uri.$': {
-          'Fn::Join': ['', ["States.Format('s3://", { Ref: logicalId(stack, job.outputBucket) }, "/checkpoints/{}/', $$.Execution.Name)"]],
+          'Fn::Join': ['', ["States.Format('s3://", { Ref: logicalId(stack, job.outputBucket) }, "/checkpoints/job/{}/', $$.Execution.Name)"]],
         },
         'LocalPath': '/opt/ml/checkpoints',
       });
@@ -507,7 +507,7 @@ describe('TrainingJob', () => {
       const bucketArn = { 'Fn::GetAtt': [logicalId(stack, job.outputBucket), 'Arn'] };
       expect(policyStatements(stack, 'JobExecutionRole')).toContainEqual(expect.objectContaining({
         Action: expect.arrayContaining(['s3:GetObject*', 's3:PutObject', 's3:DeleteObject*']),
-        Resource: expect.arrayContaining([{ 'Fn::Join': ['', [bucketArn, '/checkpoints/*']] }]),
+        Resource: expect.arrayContaining([{ 'Fn::Join': ['', [bucketArn, '/checkpoints/job/*']] }]),
       }));
     });
 
@@ -1691,9 +1691,10 @@ describe('TrainingJob', () => {
 
       // THEN
       Template.fromStack(stack).hasResourceProperties('AWS::S3::Bucket', {
-        LoggingConfiguration: { DestinationBucketName: 'my-access-logs', LogFilePrefix: 'Stack/Job/OutputBucket/' },
+        LoggingConfiguration: { DestinationBucketName: 'my-access-logs', LogFilePrefix: 'Stack/TrainingNetwork/OutputBucket/' },
       });
-      expect(job.outputBucket.node.path).toBe('Stack/Job/OutputBucket');
+      // a job without a vpc writes to the stack's shared bucket
+      expect(job.outputBucket.node.path).toBe('Stack/TrainingNetwork/OutputBucket');
     });
 
     test('keeps the flow logs of the VPC it creates as long as logRetention says, encrypted with encryptionKey', () => {

@@ -4,7 +4,7 @@ import { ValidationError } from '../../private/errors';
 import { createLogGroup, LogGroupOptions } from '../../private/log-group';
 
 /** What the network of a job is made of. */
-export interface TrainingNetworkProps {
+export interface JobNetworkProps {
   readonly vpc?: ec2.IVpc;
   readonly vpcSubnets?: ec2.SubnetSelection;
   readonly subnet?: ec2.ISubnet;
@@ -14,7 +14,7 @@ export interface TrainingNetworkProps {
 }
 
 /** The network a job runs in. */
-export interface TrainingNetwork {
+export interface JobNetwork {
   readonly vpc: ec2.IVpc;
   readonly subnetIds: string[];
   readonly connections: ec2.Connections;
@@ -25,7 +25,7 @@ export interface TrainingNetwork {
  * that lets the job's instances reach each other (distributed training, and UDP 500/ESP for
  * inter-container encryption) and nothing else but HTTPS out (S3 through the gateway endpoint).
  */
-export function createTrainingNetwork(scope: Construct, props: TrainingNetworkProps): TrainingNetwork {
+export function createTrainingNetwork(scope: Construct, props: JobNetworkProps): JobNetwork {
   const vpc = props.vpc ?? createTrainingVpc(scope, props.logs);
   const subnets = props.subnet ? [props.subnet] : vpc.selectSubnets(props.vpcSubnets ?? {}).subnets;
   const publicIds = new Set(vpc.publicSubnets.map((s) => s.subnetId));
@@ -62,7 +62,7 @@ export function createTrainingVpc(scope: Construct, logs: LogGroupOptions = {}):
   });
 }
 
-function createSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.SecurityGroup {
+export function createSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.SecurityGroup {
   const group = new ec2.SecurityGroup(scope, 'SecurityGroup', {
     vpc,
     description: 'SageMaker training instances: traffic between the instances of the job, HTTPS out',
