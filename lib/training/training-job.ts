@@ -41,6 +41,20 @@ export enum TrainingJobNaming {
 }
 
 /**
+ * How the SageMaker training toolkit starts the training program on each instance.
+ */
+export enum TrainingLauncher {
+  /** Once per instance, as `python <program>`: the program starts its own processes, if any. */
+  SCRIPT = 'script',
+  /**
+   * With `torchrun`, one process per GPU or Trainium device on every instance, rendezvous set up
+   * (PyTorch 1.13.1 and later; the `sagemaker_torch_distributed_enabled` hyperparameter, as the
+   * SageMaker Python SDK's `distribution={"torch_distributed": {"enabled": True}}` sets it).
+   */
+  TORCHRUN = 'torchrun',
+}
+
+/**
  * What a training job runs and how: everything of a `TrainingJob` but its input channels and its
  * place in a state machine. `TrainingPipeline` takes these and adds the channel of its dataset.
  */
@@ -78,6 +92,21 @@ export interface TrainingJobOptions {
    * @default - only the ones the job sets
    */
   readonly hyperparameters?: { [name: string]: string };
+
+  /**
+   * How the toolkit starts `code` on each instance.
+   *
+   * @default TrainingLauncher.SCRIPT
+   */
+  readonly launcher?: TrainingLauncher;
+
+  /**
+   * ARN of a SageMaker training plan: the job runs on its reserved capacity (`ResourceConfig.TrainingPlanArn`).
+   *
+   * @see https://docs.aws.amazon.com/sagemaker/latest/dg/reserve-capacity-with-training-plans.html
+   * @default - on-demand (or spot) capacity
+   */
+  readonly trainingPlanArn?: string;
 
   /**
    * Training processes per instance, for data-loader sizing.
@@ -373,6 +402,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   private readonly integration: sfn.IntegrationPattern;
   private readonly jobNaming: TrainingJobNaming;
   private readonly hyperparametersAtRunTime?: string;
+  private readonly requestOverrides: Array<{ readonly path: string[]; readonly value: unknown; readonly remove: boolean }> = [];
 
   constructor(scope: Construct, id: string, props: TrainingJobProps) {
     super(scope, id, { ...props, queryLanguage: sfn.QueryLanguage.JSON_PATH });
@@ -466,8 +496,18 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     const workersWarning = props.dataLoaderWorkers === undefined || Token.isUnresolved(workers)
       ? undefined : loaderWorkersWarning(this.dataLoaderSizing, workers);
     if (workersWarning) Annotations.of(this).addWarningV2(`cdk-training-io:${workersWarning.code}`, workersWarning.message);
+    const launcher = props.launcher ?? TrainingLauncher.SCRIPT;
+    if (launcher !== TrainingLauncher.SCRIPT && !code) {
+      throw new ValidationError('LauncherWithoutCode',
+        `launcher ${launcher} is run by the SageMaker training toolkit, which needs code; set code, or leave launcher unset ` +
+        'and start the processes from the image', this);
+    }
     const hyperparameters: { [name: string]: string } = {
       num_workers: String(workers),
+      ...(launcher === TrainingLauncher.TORCHRUN ? {
+        sagemaker_torch_distributed_enabled: 'true',
+        sagemaker_instance_type: props.instance.instanceType,
+      } : {}),
       ...(container.providesDali ? { dali_threads: String(this.dataLoaderSizing.daliThreads) } : {}),
       ...(code ? {
         sagemaker_program: code.program,
@@ -504,6 +544,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         InstanceCount: this.instanceCount,
         ...this.renderVolume(props, channels, volumeKey),
         ...(props.keepAlivePeriod ? { KeepAlivePeriodInSeconds: props.keepAlivePeriod.toSeconds() } : {}),
+        ...(props.trainingPlanArn ? { TrainingPlanArn: props.trainingPlanArn } : {}),
       },
       VpcConfig: {
         SecurityGroupIds: this.connections.securityGroups.map((sg) => sg.securityGroupId),
@@ -567,7 +608,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
    */
   public renderRequest(): any {
     const { TrainingJobName: _name, CheckpointConfig, HyperParameters, ...rest } = this.request;
-    return sfn.FieldUtils.renderObject({
+    const request: Record<string, unknown> = copyRequest({
       TrainingJobName: renderJobName(this.jobNamePrefix, this.jobNaming === TrainingJobNaming.EXECUTION_NAME),
       ...rest,
       HyperParameters: this.hyperparametersAtRunTime ?? HyperParameters,
@@ -575,6 +616,38 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, this.checkpointPrefix()) },
       } : {}),
     });
+    for (const override of this.requestOverrides) applyOverride(request, override.path, override.value, override.remove);
+    return sfn.FieldUtils.renderObject(request);
+  }
+
+  /**
+   * Adds or replaces a field of the `CreateTrainingJob` request, for what the construct does not
+   * model (`ProfilerConfig`, `TensorBoardOutputConfig`, `ResourceConfig.InstanceGroups`, ...), like
+   * `CfnResource.addPropertyOverride`. The path is the field's API name, dot-separated, with list
+   * indexes as numbers (`InputDataConfig.0.ShuffleConfig`); missing objects on the way are created.
+   * A JSONPath value (`JsonPath.stringAt(...)`) is read from the state at run time. Overrides apply in
+   * the order they are added, after everything the construct renders; the request is not checked
+   * against the API model, and the execution role gets no permission for what an override needs.
+   *
+   * @param path e.g. `ProfilerConfig.S3OutputPath`
+   * @param value the field's value: a string, number, boolean, object or list
+   * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html
+   */
+  public addRequestOverride(path: string, value: any): void {
+    if (value === undefined) {
+      throw new ValidationError('UndefinedRequestOverride',
+        `addRequestOverride('${path}') got undefined; use addRequestDeletionOverride('${path}') to remove the field`, this);
+    }
+    this.requestOverrides.push({ path: parseRequestPath(this, path), value, remove: false });
+  }
+
+  /**
+   * Removes a field of the `CreateTrainingJob` request (e.g. `EnableInterContainerTrafficEncryption`).
+   *
+   * @param path e.g. `ResourceConfig.VolumeSizeInGB`
+   */
+  public addRequestDeletionOverride(path: string): void {
+    this.requestOverrides.push({ path: parseRequestPath(this, path), value: undefined, remove: true });
   }
 
   /** @internal */
@@ -701,6 +774,45 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       `File-mode channels put ${formatGB(bytes)} on each instance, more than ${what} of ${this.instance.instanceType}; ` +
       'use FastFile or Pipe mode, ShardedByS3Key over more instances, an FSx for Lustre channel, or a larger instance', this);
   }
+}
+
+/** A request field's path: API names (a letter, then letters and digits) and list indexes. */
+const REQUEST_PATH = /^[A-Za-z][A-Za-z0-9]*(\.([A-Za-z][A-Za-z0-9]*|\d+))*$/;
+
+function parseRequestPath(scope: Construct, path: string): string[] {
+  if (!REQUEST_PATH.test(path)) {
+    throw new ValidationError('InvalidRequestPath',
+      `request path must be dot-separated CreateTrainingJob field names and list indexes (e.g. 'ProfilerConfig.S3OutputPath', ` +
+      `'InputDataConfig.0.ShuffleConfig'), got '${path}'`, scope);
+  }
+  return path.split('.');
+}
+
+/** Sets (or removes) the value at `path`, creating the objects on the way; a number segment indexes a list. */
+function applyOverride(target: Record<string, unknown>, path: string[], value: unknown, remove: boolean): void {
+  let node: any = target;
+  for (const segment of path.slice(0, -1)) {
+    if (node[segment] === undefined || node[segment] === null || typeof node[segment] !== 'object') {
+      if (remove) return;
+      node[segment] = {};
+    }
+    node = node[segment];
+  }
+  const last = path[path.length - 1];
+  if (remove) {
+    if (Array.isArray(node)) node.splice(Number(last), 1); else delete node[last];
+  } else {
+    node[last] = value;
+  }
+}
+
+/** A copy of the request's plain objects and lists that overrides may change; tokens and constructs are kept as they are. */
+function copyRequest<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyRequest) as unknown as T;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyRequest(v)])) as T;
+  }
+  return value;
 }
 
 function formatGB(bytes: number): string {
