@@ -100,6 +100,13 @@ describe('TrainingNetwork', () => {
     annotations.hasNoWarning('/Stack/Job', Match.stringLikeRegexp('calls s3'));
   });
 
+  test('a service no TrainingEndpoint serves gets the advice to bring a vpc with a route to it', () => {
+    const { stack } = trainingTestStack();
+    const code = TrainingCode.fromAsset(codeDirectory({ 'train.py': "boto3.resource(service_name='dynamodb')\n" }), { program: 'train.py' });
+    newJob(stack, 'Job', { container: TrainingContainer.pytorch(), code });
+    Annotations.fromStack(stack).hasWarning('/Stack/Job', Match.stringLikeRegexp('calls dynamodb.*vpc of your own'));
+  });
+
   test('does not warn once the endpoint is there', () => {
     const { stack } = trainingTestStack();
     const code = TrainingCode.fromAsset(codeDirectory({ 'train.py': "boto3.client('sts')\n" }), { program: 'train.py' });

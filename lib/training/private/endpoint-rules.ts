@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import type { TrainingEndpoint } from '../training-network';
+import { TrainingEndpoint } from '../training-network';
 
 /** A synth-time warning: its id after `cdk-training-io:` and what to do. */
 export interface EndpointWarning {
@@ -8,10 +8,8 @@ export interface EndpointWarning {
   readonly message: string;
 }
 
-/** The boto3 service names that a `TrainingEndpoint` serves (values of the enum, kept here as strings to avoid a cycle). */
-const ENDPOINT_OF_SERVICE: Record<string, string> = {
-  'sagemaker': 'sagemaker', 'sts': 'sts', 'logs': 'logs', 'cloudwatch': 'cloudwatch', 'ecr': 'ecr', 'kms': 'kms',
-};
+/** The endpoint of each boto3 service name: the enum's values are those names. */
+const ENDPOINT_OF_SERVICE = new Map<string, TrainingEndpoint>(Object.values(TrainingEndpoint).map((e) => [e, e]));
 /** Reached through the network's gateway endpoint. */
 const GATEWAY_SERVICES = new Set(['s3']);
 /** `boto3.client('sts')`, `session.resource("s3")`, `client(service_name='kms')`. */
@@ -26,7 +24,7 @@ const MAX_SOURCE_BYTES = 1024 * 1024;
  */
 export function missingEndpointWarnings(directory: string, endpoints: TrainingEndpoint[]): EndpointWarning[] {
   const warnings: EndpointWarning[] = [];
-  const present = new Set<string>(endpoints);
+  const present = new Set(endpoints);
   const callers = new Map<string, string>();
   for (const file of pythonFiles(directory)) {
     for (const match of fs.readFileSync(file, 'utf8').matchAll(CLIENT_CALL)) {
@@ -35,7 +33,7 @@ export function missingEndpointWarnings(directory: string, endpoints: TrainingEn
   }
   for (const [service, file] of callers) {
     if (GATEWAY_SERVICES.has(service)) continue;
-    const endpoint = ENDPOINT_OF_SERVICE[service];
+    const endpoint = ENDPOINT_OF_SERVICE.get(service);
     if (endpoint && present.has(endpoint)) continue;
     warnings.push({
       code: 'missingVpcEndpoint',
@@ -56,8 +54,9 @@ export function missingEndpointWarnings(directory: string, endpoints: TrainingEn
   return warnings;
 }
 
-function enumMember(endpoint: string): string {
-  return ({ sagemaker: 'SAGEMAKER_API', sts: 'STS', logs: 'CLOUDWATCH_LOGS', cloudwatch: 'CLOUDWATCH_METRICS', ecr: 'ECR', kms: 'KMS' } as Record<string, string>)[endpoint];
+/** `STS` for TrainingEndpoint.STS: the member's name, as users write it. */
+function enumMember(endpoint: TrainingEndpoint): string {
+  return Object.entries(TrainingEndpoint).find(([, value]) => value === endpoint)![0];
 }
 
 function* pythonFiles(directory: string): Generator<string> {
