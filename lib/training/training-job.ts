@@ -178,7 +178,8 @@ export interface TrainingJobOptions {
   /**
    * Security groups of the training instances.
    *
-   * @default - a new group that allows traffic between the job's instances and HTTPS out
+   * @default - the group of the job's `TrainingNetwork`, else a new group; either allows traffic
+   * between the instances and HTTPS out
    */
   readonly securityGroups?: ec2.ISecurityGroup[];
 
@@ -192,9 +193,10 @@ export interface TrainingJobOptions {
   /**
    * Bucket for model artifacts and checkpoints.
    *
-   * @default - a new bucket: encrypted (with `encryptionKey` when given), SSL only, public access
-   * blocked, versioned (old versions kept 30 days), events sent to EventBridge, server access logs
-   * to `accessLogsBucket` when given, retained on stack deletion
+   * @default - the bucket of the job's `TrainingNetwork`, else a new one; either is encrypted (with
+   * `encryptionKey` when given), SSL only, public access blocked, versioned (old versions kept 30
+   * days), sends its events to EventBridge, logs access to `accessLogsBucket` when given, and is
+   * retained on stack deletion
    */
   readonly outputBucket?: s3.IBucket;
 
@@ -366,7 +368,8 @@ const MIN_EBS_VOLUME = Size.gibibytes(100);
  * Renders the whole `CreateTrainingJob` request — including what aws-cdk-lib's
  * `SageMakerCreateTrainingJob` cannot express: ShuffleConfig, file-system channels, managed
  * spot with checkpoints, a pinned subnet, NVMe-aware storage settings, container entrypoints —
- * and creates the execution role, security group and (by default) VPC and output bucket.
+ * and creates the execution role; without a `vpc`, the job runs in the stack's shared `TrainingNetwork`
+ * (VPC, security group and output bucket). Fields it does not model go through `addRequestOverride`.
  *
  * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html
  */
