@@ -16,3 +16,4 @@ export * from './training/training-job';
 export * from './training/training-network';
 export * from './pipeline/pipeline-execution';
 export * from './pipeline/training-pipeline';
+export * from './pipeline/training-job-diagnosis';

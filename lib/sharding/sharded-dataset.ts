@@ -274,6 +274,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   public readonly finalizerFunction: lambda.Function;
   /** Readers the shard count is a multiple of: `consumers`, or the cluster's instances × processes × loader workers. */
   public readonly consumers: number;
+  /** The shuffle seed of the packing (`seed`, default 0). */
+  public readonly seed: number;
 
   private readonly maxConcurrency: number;
   private readonly logs: LogGroupOptions;
@@ -285,6 +287,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.consumers = props.cluster ? resolveCluster(props.cluster, 'cluster', this).consumers : props.consumers ?? 1;
     this.logs = { retention: props.logRetention, encryptionKey: props.encryptionKey };
     this.network = { vpc: props.vpc, vpcSubnets: props.vpcSubnets };
+    this.seed = props.seed ?? 0;
 
     const sourcePrefix = props.sourcePrefix ?? '';
     this.destinationPrefix = props.destinationPrefix ?? 'packed/';
@@ -301,7 +304,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...source,
       ...destination,
       SHARD_FORMAT: format,
-      SHUFFLE_SEED: String(props.seed ?? 0),
+      SHUFFLE_SEED: String(this.seed),
       RECORD_LABELS: props.labels ?? RecordLabels.FOLDER,
       ...(props.targetShardSize ? { TARGET_SHARD_BYTES: numberVariable(props.targetShardSize.toBytes()) } : {}),
       ...(props.shardCount !== undefined ? { SHARD_COUNT: numberVariable(props.shardCount) } : {}),

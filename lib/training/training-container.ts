@@ -28,6 +28,12 @@ export interface TrainingContainerConfig {
   readonly providesPyTorch: boolean;
   /** Whether the image has NVIDIA DALI, whose CPU threads the job then sizes (`dali_threads`). */
   readonly providesDali: boolean;
+  /**
+   * The image's name, when it is built for NVIDIA GPUs only (CUDA): the job refuses it on an
+   * instance without GPUs, such as Trainium, which needs the Neuron SDK. Undefined for images we
+   * know nothing of.
+   */
+  readonly nvidiaOnlyImage?: string;
 }
 
 /**
@@ -208,7 +214,10 @@ class DlcPyTorchContainer extends TrainingContainer {
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingContainerConfig {
     const registry = stackDlcRegistry(scope);
     grantEcrPull(grantee, `arn:${registry.partition}:ecr:${registry.region}:${registry.account}:repository/${PYTORCH_TRAINING_REPOSITORY}`);
-    return { imageUri: dlcImageUri(registry, this.tag), usesTrainingToolkit: true, providesPyTorch: true, providesDali: false };
+    return {
+      imageUri: dlcImageUri(registry, this.tag), usesTrainingToolkit: true, providesPyTorch: true, providesDali: false,
+      nvidiaOnlyImage: `TrainingContainer.pytorch() (${PYTORCH_TRAINING_REPOSITORY}:${this.tag})`,
+    };
   }
 }
 
@@ -237,7 +246,10 @@ class DaliContainer extends TrainingContainer {
       platform: ecr_assets.Platform.LINUX_AMD64,
     });
     asset.repository.grantPull(grantee);
-    return { imageUri: asset.imageUri, usesTrainingToolkit: true, providesPyTorch: true, providesDali: true };
+    return {
+      imageUri: asset.imageUri, usesTrainingToolkit: true, providesPyTorch: true, providesDali: true,
+      nvidiaOnlyImage: `TrainingContainer.dali() (NVIDIA DALI ${this.daliVersion} for CUDA ${this.cudaMajor})`,
+    };
   }
 }
 

@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { MetricDefinition } from './metric-definition';
 import { placeNearChannels } from './private/channel-placement';
 import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
-import { validateHyperparameters, validateJobProps } from './private/job-rules';
+import { validateContainerForInstance, validateHyperparameters, validateJobProps } from './private/job-rules';
 import { missingEndpointWarnings } from './private/endpoint-rules';
 import { createTrainingNetwork } from './private/training-network';
 import { createExecutionRole, orchestrationPolicies } from './private/training-permissions';
@@ -481,6 +481,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     const volumeKey = this.volumeKey(props);
     volumeKey?.grant(this.role, 'kms:CreateGrant');
     const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
+    validateContainerForInstance(this, props.instance, container);
     const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
     const codeDirectory = codeSource?._sourceDirectory();
     if (shared && codeDirectory) {

@@ -127,7 +127,7 @@ function placeholderFor(intrinsic: unknown): string {
  * intrinsics becomes an `Fn::Join` of its parts (or `replace`'s strings joined, when `replace` returns
  * strings), so the value keeps its shape for the checks that come after.
  */
-function renderDefinition(definitionString: unknown, replace: (intrinsic: unknown) => unknown): any {
+export function renderDefinition(definitionString: unknown, replace: (intrinsic: unknown) => unknown): any {
   if (typeof definitionString === 'string') return JSON.parse(definitionString);
   const parts = (definitionString as any)?.['Fn::Join']?.[1] as unknown[] | undefined;
   if ((definitionString as any)?.['Fn::Join']?.[0] !== '' || !Array.isArray(parts)) {

@@ -71,6 +71,7 @@ describe('TrainingContainer.pytorch', () => {
     // THEN
     expect(config).toEqual({
       imageUri: '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.8.0-gpu-py312',
+      nvidiaOnlyImage: 'TrainingContainer.pytorch() (pytorch-training:2.8.0-gpu-py312)',
       usesTrainingToolkit: true,
       providesPyTorch: true,
       providesDali: false,

@@ -264,12 +264,31 @@ describe('TrainingJob', () => {
       expect(requestOf(job).ResourceConfig).toEqual({ InstanceType: 'ml.c5.xlarge', InstanceCount: 1, VolumeSizeInGB: 100 });
     });
 
-    test('accepts a Trainium instance', () => {
+    test('accepts a Trainium instance with a container of its own', () => {
       // GIVEN
       const { stack } = trainingTestStack();
 
       // WHEN / THEN
       expect(() => newJob(stack, { instance: TrainingInstance.TRN1_32XLARGE })).not.toThrow();
+    });
+
+    test.each([
+      ['the PyTorch GPU container', () => TrainingContainer.pytorch(), /GpuContainerOnTrainium.*ml\.trn1\.32xlarge has 16 Trainium.*TrainingContainer\.pytorch\(\) \(pytorch-training:/],
+      ['the DALI container', () => TrainingContainer.dali(), /GpuContainerOnTrainium.*TrainingContainer\.dali\(\).*use a Neuron container/],
+    ])('refuses %s on Trainium, naming what to use instead', (_name, container, error) => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN / THEN
+      expect(() => newJob(stack, { instance: TrainingInstance.TRN1_32XLARGE, container: container() })).toThrow(error);
+    });
+
+    test('refuses the default container on Trainium: the default is the PyTorch GPU image', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN / THEN
+      expect(() => new TrainingJob(stack, 'Job', { instance: TrainingInstance.TRN2_48XLARGE })).toThrow(/GpuContainerOnTrainium/);
     });
   });
 

@@ -3,6 +3,8 @@ import { Construct } from 'constructs';
 import { JOB_NAME_PREFIX_PATTERN, MAX_JOB_NAME_PREFIX_LENGTH } from './job-naming';
 import { ValidationError } from '../../private/errors';
 import { isResolved } from '../../private/validation';
+import type { TrainingInstance } from '../../instances/training-instance';
+import type { TrainingContainerConfig } from '../training-container';
 import type { TrainingJobProps } from '../training-job';
 
 /** SageMaker's ceiling for MaxRuntimeInSeconds. */
@@ -43,6 +45,18 @@ function validateAccelerator(scope: Construct, props: TrainingJobProps): void {
   throw new ValidationError('InstanceWithoutAccelerator',
     `instance ${props.instance.instanceType} has no GPU or Trainium device; choose a GPU instance ` +
     '(e.g. TrainingInstance.G5_2XLARGE), or set allowInstanceWithoutAccelerator: true for CPU training', scope);
+}
+
+/**
+ * A CUDA image cannot drive Trainium (or any instance without NVIDIA GPUs): the Neuron SDK runs
+ * one process per NeuronCore, and its images are the Neuron Deep Learning Containers.
+ */
+export function validateContainerForInstance(scope: Construct, instance: TrainingInstance, container: TrainingContainerConfig): void {
+  if (!container.nvidiaOnlyImage || instance.gpus > 0 || instance.trainiumDevices === 0) return;
+  throw new ValidationError('GpuContainerOnTrainium',
+    `instance ${instance.instanceType} has ${instance.trainiumDevices} Trainium device(s) and no NVIDIA GPU, but the container is `
+    + `${container.nvidiaOnlyImage}, built for CUDA; use a Neuron container with TrainingContainer.fromImageUri() `
+    + '(an AWS Neuron Deep Learning Container, e.g. pytorch-training-neuronx) and processesPerInstance set to its NeuronCores', scope);
 }
 
 function validateInstanceCount(scope: Construct, count: number | undefined): void {
