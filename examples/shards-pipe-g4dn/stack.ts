@@ -55,7 +55,7 @@ export class ShardsToPipeStack extends Stack {
       definitionBody: sfn.DefinitionBody.fromChainable(this.job),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.ONE_YEAR }),
         level: sfn.LogLevel.ALL,
       },
     });

@@ -108,6 +108,15 @@ export abstract class TrainingCode {
    * @internal
    */
   public abstract _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig;
+
+  /**
+   * The local directory of the code, read for what it needs from the network; undefined when the code is in S3.
+   *
+   * @internal
+   */
+  public _sourceDirectory(): string | undefined {
+    return undefined;
+  }
 }
 
 /**
@@ -146,6 +155,10 @@ class AssetTrainingCode extends TrainingCode {
     validateDirectory(this.directory);
     validateProgram(options.program);
     validateProgramInDirectory(this.directory, options.program, this.exclude);
+  }
+
+  public _sourceDirectory(): string | undefined {
+    return this.directory;
   }
 
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig {

@@ -124,8 +124,9 @@ describe('reference app', () => {
 
   test.each(SCENARIOS)('scenario %s runs the job from a state machine with tracing and full logging', (scenario) => {
     const template = Template.fromStack(synthScenario(scenario));
-    // The packed and pipeline scenarios add the dataset's packing state machine to the training one.
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', scenario === Scenario.PACKED || scenario === Scenario.PIPELINE ? 2 : 1);
+    // The packing scenarios add the dataset's packing state machine to the training one.
+    const packing = [Scenario.PACKED, Scenario.PIPELINE, Scenario.REGULATED].includes(scenario);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', packing ? 2 : 1);
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL' },

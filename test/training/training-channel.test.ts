@@ -408,7 +408,7 @@ describe('TrainingChannel.fromFileSystem', () => {
     });
     const s3Statements = (statements.asArray() as any[]).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
     expect(s3Statements).toHaveLength(1);
-    expect(JSON.stringify(s3Statements[0].Resource)).toMatch(/JobOutputBucket.*training-output\/\*/);
+    expect(JSON.stringify(s3Statements[0].Resource)).toMatch(/OutputBucket.*training-output\/\*/);
   });
 
   describe('validation', () => {
