@@ -3,7 +3,8 @@
 // example training stack offline, environment-agnostic, with no AWS account. The regulated scenario writes its
 // S3 server access logs to the bucket `-c accessLogsBucket=<name>` names.
 import { App } from 'aws-cdk-lib';
-import { DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from './reference-stack';
+import type { Scenario} from './reference-stack';
+import { DEFAULT_SCENARIO, ReferenceTrainingStack, SCENARIOS } from './reference-stack';
 
 const app = new App();
 const scenario = (app.node.tryGetContext('scenario') ?? DEFAULT_SCENARIO) as Scenario;

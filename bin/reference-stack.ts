@@ -1,11 +1,12 @@
-import { CfnOutput, Size, Stack, StackProps } from 'aws-cdk-lib';
+import type { StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Size, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import {
   CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel,
   TrainingContainer, TrainingInstance, TrainingJob, TrainingPipeline,

@@ -1,17 +1,17 @@
 import { Duration, Size } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { createHandlerFunction } from '../private/handler-function';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
-import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
+import type { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { trainingJobArnPattern } from '../training/private/training-permissions';
-import { TrainingJob } from '../training/training-job';
+import type { TrainingJob } from '../training/training-job';
 
 /**
  * The metric definitions of the training code's loader metrics.

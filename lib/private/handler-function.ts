@@ -1,9 +1,12 @@
-import { Duration, Size } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { Size } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { Construct } from 'constructs';
-import { lambdaBundleDirectory, LambdaHandlerName } from './assets';
-import { createLogGroup, LogGroupOptions } from './log-group';
+import type { Construct } from 'constructs';
+import type { LambdaHandlerName } from './assets';
+import { lambdaBundleDirectory } from './assets';
+import type { LogGroupOptions } from './log-group';
+import { createLogGroup } from './log-group';
 import { acknowledge } from './nag';
 
 /** What differs between the library's Lambda functions. */

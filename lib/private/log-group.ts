@@ -1,8 +1,8 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /** How long the library's log groups keep their events unless told otherwise: a year, as Control Tower's ct-cloudwatch-pr-2 requires. */
 export const DEFAULT_LOG_RETENTION = logs.RetentionDays.ONE_YEAR;

@@ -1,9 +1,10 @@
 import { Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Construct, IConstruct } from 'constructs';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { createSecurityGroup, createTrainingVpc } from './private/training-network';
 import { ValidationError } from '../private/errors';
 import { acknowledge } from '../private/nag';

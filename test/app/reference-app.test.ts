@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -101,7 +103,7 @@ describe('reference app', () => {
 
   test('pipeline is the default scenario, in bin/app.ts and in cdk.json', () => {
     expect(DEFAULT_SCENARIO).toBe(Scenario.PIPELINE);
-    expect(require('../../cdk.json').context.scenario).toBe(DEFAULT_SCENARIO);
+    expect(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')).context.scenario).toBe(DEFAULT_SCENARIO);
   });
 
   test('pipeline: packs raw/ into shards, imports them into a PERSISTENT_2 cache, trains 2 × ml.p3dn.24xlarge on it, diagnoses', () => {

@@ -5,14 +5,16 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, JobDiagnoserResult, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
+import type { JobDiagnoserResult} from '../../lambda/job-diagnoser/contract';
+import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
 import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
 import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
+import type { PipelineDiagnosis, PipelineExecutionOutput,
+  TrainingPipelineProps} from '../../lib';
 import {
-  InputMode, PipelineDiagnosis, PipelineExecutionOutput, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline,
-  TrainingPipelineProps,
+  InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
 import { DIAGNOSIS_LINES } from '../../lib/pipeline/private/pipeline-dashboard';
 import { ApiModel } from '../support/api-model';

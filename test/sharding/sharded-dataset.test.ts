@@ -10,7 +10,8 @@ import { SHARD_FINALIZER_ENVIRONMENT, SHARD_FINALIZER_EVENT_FIELDS } from '../..
 import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambda/shard-packer/contract';
 import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
 import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
-import { IoPlanner, RecordLabels, ShardedDataset, ShardedDatasetProps, ShardFormat, TrainingInstance } from '../../lib';
+import type { ShardedDatasetProps} from '../../lib';
+import { IoPlanner, RecordLabels, ShardedDataset, ShardFormat, TrainingInstance } from '../../lib';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
 

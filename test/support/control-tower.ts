@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
-import { Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 
 /** The control id in a Control Tower rule's message, e.g. `[CT.S3.PR.9]: Require that ...` → `ct-s3-pr-9`. */

@@ -7,6 +7,8 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type {
+  TrainingJobProps} from '../../lib';
 import {
   ChannelCompression,
   FileSystemAccessMode,
@@ -17,8 +19,7 @@ import {
   TrainingCode,
   TrainingContainer,
   TrainingInstance,
-  TrainingJob,
-  TrainingJobProps,
+  TrainingJob
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { TEST_IMAGE_URI, testContainer, trainingTestStack, vpcWithPublicSubnets } from '../support/stacks';

@@ -1,13 +1,14 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { TrainingJobProps} from '../../lib';
 import {
-  TrainingCode, TrainingContainer, TrainingEndpoint, TrainingInstance, TrainingJob, TrainingJobProps, TrainingNetwork,
+  TrainingCode, TrainingContainer, TrainingEndpoint, TrainingInstance, TrainingJob, TrainingNetwork,
 } from '../../lib';
 import { testContainer, trainingTestStack } from '../support/stacks';
 

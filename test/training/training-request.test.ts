@@ -1,6 +1,7 @@
 import { Stack, Token } from 'aws-cdk-lib';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { TrainingContainer, TrainingInstance, TrainingJob, TrainingJobProps, TrainingLauncher } from '../../lib';
+import type { TrainingJobProps} from '../../lib';
+import { TrainingContainer, TrainingInstance, TrainingJob, TrainingLauncher } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { testContainer, trainingTestStack } from '../support/stacks';
 

@@ -1,7 +1,7 @@
 import { Annotations } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Construct } from 'constructs';
-import { JobNetworkProps } from './training-network';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { Construct } from 'constructs';
+import type { JobNetworkProps } from './training-network';
 import { ValidationError } from '../../private/errors';
 import type { ChannelPlacement } from '../training-channel';
 

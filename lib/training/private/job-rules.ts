@@ -1,5 +1,5 @@
 import { Duration, Token } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { JOB_NAME_PREFIX_PATTERN, MAX_JOB_NAME_PREFIX_LENGTH } from './job-naming';
 import { ValidationError } from '../../private/errors';
 import { isResolved } from '../../private/validation';

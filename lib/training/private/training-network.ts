@@ -1,7 +1,8 @@
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { ValidationError } from '../../private/errors';
-import { createLogGroup, LogGroupOptions } from '../../private/log-group';
+import type { LogGroupOptions } from '../../private/log-group';
+import { createLogGroup } from '../../private/log-group';
 
 /** What the network of a job is made of. */
 export interface JobNetworkProps {
