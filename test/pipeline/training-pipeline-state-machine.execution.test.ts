@@ -1,14 +1,18 @@
 import { App, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { ShardedDataset, TrainingInstance, TrainingPipeline } from '../../lib';
-import { AwsJsonServer, AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
+import type { AwsJsonServer} from '../support/aws-json-server';
+import { AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
 import { describeTrainingJobResponse, metricDataAnswerer, syntheticMetricSet } from '../support/metric-sets';
-import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+import type { S3TestServer} from '../support/s3-server';
+import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
 import { testContainer } from '../support/stacks';
-import { Execution, RunOptions, StateMachineRunner } from '../support/state-machine-runner';
+import type { Execution, RunOptions} from '../support/state-machine-runner';
+import { StateMachineRunner } from '../support/state-machine-runner';
 
 /*
  * The pipeline's state machine, executed: the definition TrainingPipeline synthesizes (with an FSx

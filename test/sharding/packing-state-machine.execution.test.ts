@@ -1,14 +1,17 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { INDEX_PREFIX, Manifest, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
 import { verifyDataset } from '../../lambda/packing/verify';
-import { ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
+import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 import { ShardedDataset } from '../../lib';
 import { seededBytes } from '../support/local-files';
-import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+import type { S3TestServer} from '../support/s3-server';
+import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
 import { StateMachineRunner } from '../support/state-machine-runner';
 
 /*

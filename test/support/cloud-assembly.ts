@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ApiModel, ApiViolation } from './api-model';
+import type { ApiViolation } from './api-model';
+import { ApiModel } from './api-model';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
@@ -139,7 +140,9 @@ export function renderDefinition(definitionString: unknown, replace: (intrinsic:
     intrinsics.push(part);
     return `\u0000${intrinsics.length - 1}\u0000`;
   }).join('');
+  // eslint-disable-next-line no-control-regex -- NUL delimits the placeholders: it cannot occur in a template's strings
   const marker = /\u0000(\d+)\u0000/g;
+  // eslint-disable-next-line no-control-regex -- the same NUL delimiters
   return JSON.parse(text.replace(/\u0000/g, '\\u0000'), (_key, value) => {
     if (typeof value !== 'string' || !value.includes('\u0000')) return value;
     const pieces = value.split(marker).map((piece, i) => (i % 2 === 1 ? replace(intrinsics[Number(piece)]) : piece)).filter((p) => p !== '');

@@ -1,7 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { S3TestServer } from './s3-server';
+import type { S3TestServer } from './s3-server';
 import { StateMachineRunner } from './state-machine-runner';
 
 /** No test here reaches a server: the definitions have no task that would. */

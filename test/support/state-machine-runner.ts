@@ -1,12 +1,15 @@
 import * as path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { StateMachine } from 'aws-local-stepfunctions';
-import { LambdaHandlerName, lambdaBundleDirectory } from '../../lib/private/assets';
-import { ApiModel, ApiService } from './api-model';
-import { AwsJsonServer } from './aws-json-server';
+import type { LambdaHandlerName} from '../../lib/private/assets';
+import { lambdaBundleDirectory } from '../../lib/private/assets';
+import type { ApiService } from './api-model';
+import { ApiModel } from './api-model';
+import type { AwsJsonServer } from './aws-json-server';
 import { renderDefinition } from './cloud-assembly';
-import { s3TestClient, S3TestServer } from './s3-server';
+import type { S3TestServer } from './s3-server';
+import { s3TestClient } from './s3-server';
 
 /*
  * Runs a synthesized state machine with aws-local-stepfunctions, an Amazon States Language

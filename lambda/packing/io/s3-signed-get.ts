@@ -1,10 +1,13 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { engineS3Timeouts, EndpointRequest, namingEndpoint } from './s3-client';
+import type { EndpointRequest } from './s3-client';
+import { engineS3Timeouts, namingEndpoint } from './s3-client';
 import { sdkGetObject } from './s3-location';
-import { S3RetryOptions, withS3Retry } from './s3-retry';
+import type { S3RetryOptions } from './s3-retry';
+import { withS3Retry } from './s3-retry';
 import { s3Uri } from './s3-uri';
 
 /** Members larger than this are read in ranges of this size: a reset costs one range, not the object, and the ranges load side by side. */
