@@ -9,6 +9,7 @@ module.exports = {
   // examples/ import the library by its package name, as users do; in this repository that is lib/.
   moduleNameMapper: { '^cdk-training-io$': '<rootDir>/lib/index.ts' },
   testTimeout: 60000,
-  // Constructs reference the bundled handlers in lambda/dist/: build them when missing or stale.
-  globalSetup: '<rootDir>/scripts/bundle-lambdas.mjs',
+  // Bundles the handlers when stale and picks the S3 test server; the teardown counts its skipped checks.
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
 };

@@ -1,10 +1,11 @@
 // Benchmark: `training-io pack` from S3 to S3 against the raw GET ceiling of the same objects on the
-// same local S3 server (OpenStack Swift, test/support/s3-server.ts), same client settings, same run.
-// Prints objects/s and MB/s of both and the ratio pack/raw (target ≥ 0.8). Not a test:
+// same local S3 server (OpenStack Swift, or s3rver without python3-swift: test/support/s3-server-kind.ts),
+// same client settings, same run. Prints the server, objects/s and MB/s of both and the ratio pack/raw (target ≥ 0.8). Not a test:
 // run `npm run bench:pack-s3 [-- --objects N --concurrency N]`.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client } from '../bin/cli/s3-storage';
 import { S3Sink } from '../lambda/packing/io/s3-sink';
 import { S3Source } from '../lambda/packing/io/s3-source';
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a positive whole number, got '${values.concurrency}'`);
 
   const server = await startS3Server();
+  process.stdout.write(`server ${server.name}\n`);
   process.env.AWS_ACCESS_KEY_ID = server.credentials.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = server.credentials.secretAccessKey;
   delete process.env.AWS_SESSION_TOKEN;

@@ -2,7 +2,7 @@
 // lib/ references the bundles as assets, so consumers never need esbuild or Docker to synth.
 //
 // `node scripts/bundle-lambdas.mjs` always bundles; `--if-stale` only when a bundle is missing or
-// older than the sources (cdk.json's app command and jest's globalSetup run it that way).
+// older than the sources (cdk.json's app command and jest's global setup run it that way).
 import { build } from 'esbuild';
 import { copyFileSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -76,8 +76,8 @@ function isStale(names) {
   });
 }
 
-/** Bundles the handlers (all of them, or only when stale); also jest's globalSetup. */
-export default async function bundleLambdas({ ifStale = true } = {}) {
+/** Bundles the handlers (all of them, or only when stale). */
+async function bundleLambdas({ ifStale = true } = {}) {
   const names = handlers();
   if (ifStale && !isStale(names)) return;
   const binary = crc32BinaryPath();
@@ -100,10 +100,7 @@ export default async function bundleLambdas({ ifStale = true } = {}) {
   console.error(`bundled ${names.length} handler(s)${names.length ? `: ${names.join(', ')}` : ''}`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  // No top-level await: jest loads this file as globalSetup through require() on Node 20.
-  bundleLambdas({ ifStale: process.argv.includes('--if-stale') }).catch((error) => {
-    console.error(error.message ?? error);
-    process.exitCode = 1;
-  });
-}
+bundleLambdas({ ifStale: process.argv.includes('--if-stale') }).catch((error) => {
+  console.error(error.message ?? error);
+  process.exitCode = 1;
+});

@@ -4,7 +4,7 @@
 The directory is either the shards/ prefix itself or a packed dataset's root (shards/, index/,
 manifest.json). Index files are looked up in `index_dir`, else in the dataset's index/ folder; with
 ShardedByS3Key they belong in a separate, FullyReplicated channel (the packer keeps them under
-their own prefix so they are never split from their shard's host: DESIGN.md "Output layout").
+their own prefix so they are never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 

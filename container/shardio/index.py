@@ -1,4 +1,4 @@
-"""The index files the packer writes next to the shards (DESIGN.md "Output layout").
+"""The index files the packer writes next to the shards (ARCHITECTURE.md "Dataset layout").
 
 - TFRecord (DALI tfrecord2idx): one line `"<offset> <size>"` per record, size = the framed record.
 - RecordIO (MXNet `.idx`): one line `"<id>\\t<offset>"` per record, offset of its first magic word.

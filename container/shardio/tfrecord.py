@@ -54,7 +54,7 @@ def read_tfrecords(
 
 
 def tfrecord_image(record: FramedRecord, name: str) -> ImageRecord:
-    """The image record of a tf.train.Example as the packer writes it (DESIGN.md "Records")."""
+    """The image record of a tf.train.Example as the packer writes it (ARCHITECTURE.md "Record formats")."""
     where = f"{name} at offset {record.offset}"
     features = parse_example(record.payload, where)
     image = _single(features, "image/encoded", bytes, where)

@@ -1,4 +1,6 @@
-import { JobFacts, JobMetricSet, MetricSeries } from './metric-set';
+import { jobEndFinding } from './job-end';
+import type { JobFacts, JobMetricSet, MetricSeries } from './metric-set';
+import { duration, mbps, pct, round } from './report-format';
 import { THRESHOLD_SOURCES, THRESHOLDS } from './thresholds';
 
 /** What held the job's GPUs back, or that nothing did. */
@@ -16,7 +18,11 @@ export type Verdict =
   /** GPUs busy: the data path keeps up. */
   | 'healthy'
   /** Too few GPU samples in the training phase to judge. */
-  | 'insufficient-data';
+  | 'insufficient-data'
+  /** The job failed: its FailureReason, and what the metrics showed before it ended. */
+  | 'job-failed'
+  /** The job was stopped (by a user, its MaxRuntime or a spot interruption) before it completed. */
+  | 'job-stopped';
 
 /** One condition found, why, and what to change. */
 export interface Finding {
@@ -89,7 +95,8 @@ interface Sample {
   readonly disk?: number;
 }
 
-interface Window {
+/** The training phase, in epoch milliseconds (infinite ends when the job never reached or left it). */
+export interface Window {
   readonly start: number;
   readonly end: number;
 }
@@ -134,6 +141,9 @@ export function diagnoseJob(set: JobMetricSet): Diagnosis {
     findings.push(...gpuFindings(set, samples, utilization, loader?.dataWaitMean, cache));
   }
   findings.sort((a, b) => b.idleGpuSeconds - a.idleGpuSeconds);
+  // A job that did not complete is explained first: how it ended matters more than how it ran.
+  const ending = jobEndFinding(set, window, loader?.dataWaitMean);
+  if (ending) findings.unshift(ending);
   const primary = findings[0];
 
   return {
@@ -444,7 +454,7 @@ function trainingWindow(set: JobMetricSet): Window {
   return { start: Date.parse(phase.start), end: end === undefined ? Number.POSITIVE_INFINITY : Date.parse(end) };
 }
 
-function pointsIn(series: MetricSeries, window: Window): Array<[number, number]> {
+export function pointsIn(series: MetricSeries, window: Window): Array<[number, number]> {
   const points: Array<[number, number]> = [];
   series.timestamps.forEach((t, i) => {
     const time = Date.parse(t);
@@ -474,25 +484,4 @@ export function quantile(values: number[], q: number): number {
   const lower = Math.floor(position);
   const upper = Math.ceil(position);
   return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - lower);
-}
-
-function round(value: number, digits = 1): number {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
-}
-
-function pct(value: number | undefined): string {
-  return value === undefined ? 'n/a' : `${round(value)} %`;
-}
-
-function mbps(value: number): string {
-  return `${round(value)} MB/s`;
-}
-
-/** `1h 02m`, `12m 05s`, `40s`. */
-export function duration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s >= 3600) return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-  if (s >= 60) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${s}s`;
 }

@@ -1,4 +1,5 @@
-import { Diagnosis, duration } from './diagnose-job';
+import type { Diagnosis } from './diagnose-job';
+import { duration } from './report-format';
 
 /** Short names of the verdicts, for headings. */
 const VERDICT_TITLES: Record<Diagnosis['verdict'], string> = {
@@ -9,6 +10,8 @@ const VERDICT_TITLES: Record<Diagnosis['verdict'], string> = {
   'step-bound': 'Step-bound (the training step itself)',
   'healthy': 'Healthy: the GPUs were fed',
   'insufficient-data': 'Not enough data to judge',
+  'job-failed': 'Failed',
+  'job-stopped': 'Stopped before it completed',
 };
 
 /** The report as Markdown: verdict, what to change, the evidence, the timeline, the hosts, the thresholds. */

@@ -76,6 +76,19 @@ export const THRESHOLDS = {
    * Our choice: a 95th percentile of fewer than five points is one of the points.
    */
   minimumSamples: 5,
+
+  /**
+   * Container memory at or above this in a job's last minutes before it failed points at the
+   * kernel's out-of-memory killer (a loader worker or the trainer killed).
+   * Our choice: MemoryUtilization is a one-minute average, so a peak that killed a process shows lower.
+   */
+  memoryLimitPercent: 95,
+
+  /**
+   * How far back from a failed or stopped job's end the report looks for memory at its limit.
+   * Our choice: an out-of-memory failure builds up over the last few minutes (a growing prefetch queue, a leak).
+   */
+  endWindowSeconds: 5 * 60,
 } as const;
 
 /** Where each threshold comes from, for the report. */
@@ -91,4 +104,6 @@ export const THRESHOLD_SOURCES: { readonly [name in keyof typeof THRESHOLDS]: st
   cacheBusyShare: 'cdk-training-io choice',
   warmupSeconds: 'SageMaker Debugger patience (1000 samples at 500 ms)',
   minimumSamples: 'cdk-training-io choice',
+  memoryLimitPercent: 'cdk-training-io choice',
+  endWindowSeconds: 'cdk-training-io choice',
 };

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { ShardFormatName } from './formats/shard-format';
+import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 
-/** Layout of a packed dataset under its prefix (DESIGN.md "Output layout"). */
+/** Layout of a packed dataset under its prefix (ARCHITECTURE.md "Dataset layout"). */
 export const SHARDS_PREFIX = 'shards/';
 export const INDEX_PREFIX = 'index/';
 export const GLOBAL_INDEX_KEY = `${INDEX_PREFIX}all.idx`;

@@ -1,10 +1,13 @@
 import { crc32c } from '@node-rs/crc32';
+import type {
+  RecordIoShardIndex, ShardRecord} from './formats';
 import {
-  decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
-  RecordIoShardIndex, ShardRecord, unpackImageRecord,
+  decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, unpackImageRecord,
 } from './formats';
-import { isObjectNotFound, PackingSink } from './io/storage';
-import { checkTotals, crc32cBase64, INDEX_PREFIX, Manifest, MANIFEST_KEY, ManifestShard, SHARDS_PREFIX } from './manifest';
+import type { PackingSink } from './io/storage';
+import { isObjectNotFound } from './io/storage';
+import type { Manifest, ManifestShard } from './manifest';
+import { checkTotals, crc32cBase64, INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from './manifest';
 
 /** What verification found. */
 export interface VerifyReport {

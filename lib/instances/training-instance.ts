@@ -1,5 +1,5 @@
 import { SizeRoundingBehavior } from 'aws-cdk-lib';
-import { DataLoaderSizing, DataLoaderSizingOptions } from './data-loader-sizing';
+import type { DataLoaderSizing, DataLoaderSizingOptions } from './data-loader-sizing';
 import { DEFAULT_MEMORY_PER_WORKER } from './private/loader-memory';
 import { ValidationError } from '../private/errors';
 
@@ -61,7 +61,7 @@ const INSTANCE_TYPE_PATTERN = /^ml\.[a-z0-9-]+\.[a-z0-9]+$/;
 /**
  * A SageMaker training instance type with the hardware facts the library sizes things by.
  *
- * The catalog covers the GPU and Trainium types of `shared/reference/instances.md`;
+ * The catalog covers SageMaker's GPU and Trainium training instance types;
  * use `TrainingInstance.of()` for any other type.
  */
 export class TrainingInstance {
@@ -102,8 +102,8 @@ export class TrainingInstance {
     return instance;
   }
 
-  // Generated from shared/reference/instances.json (EC2 DescribeInstanceTypes via karpenter's
-  // instance-type docs); test/instances/training-instance.test.ts checks it against that file.
+  // Generated from test/fixtures/instances/instances.json (EC2 DescribeInstanceTypes via karpenter's
+  // instance-type docs; sources in the README there); test/instances/training-instance.test.ts checks it against that file.
   // @catalog-begin
   /** ml.p3.2xlarge: 8 vCPUs, 61 GiB, 1 × NVIDIA Tesla V100, EBS only. */
   public static readonly P3_2XLARGE = TrainingInstance.catalog('ml.p3.2xlarge', { vcpus: 8, memoryGiB: 61, gpus: 1, gpuModel: 'NVIDIA Tesla V100', gpuMemoryGiB: 16, networkGbps: 2.5 });

@@ -31,7 +31,7 @@ export interface PipelineExecutionOutput {
 
 /** The diagnosis step's result, as the job-diagnoser Lambda returns it. */
 export interface PipelineDiagnosis {
-  /** `long-download`, `preprocessing-bound`, `input-bound`, `gpu-memory-headroom`, `step-bound`, `healthy` or `insufficient-data`. */
+  /** `long-download`, `preprocessing-bound`, `input-bound`, `gpu-memory-headroom`, `step-bound`, `healthy`, `insufficient-data`, `job-failed` or `job-stopped`. */
   readonly verdict: string;
   /** One sentence on what held the GPUs back. */
   readonly summary: string;

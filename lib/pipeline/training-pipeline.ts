@@ -1,26 +1,32 @@
-import { Duration, Size, Stack } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as events from 'aws-cdk-lib/aws-events';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { planDataPath } from './private/pipeline-plan';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
+import type { LoaderMetricNames} from './training-job-diagnosis';
+import { TrainingJobDiagnosis } from './training-job-diagnosis';
+import type { DatasetProfile } from '../planning/dataset-profile';
 import { ValidationError } from '../private/errors';
-import { createHandlerFunction } from '../private/handler-function';
-import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
-import { ShardedDataset } from '../sharding/sharded-dataset';
+import type { LogGroupOptions } from '../private/log-group';
+import { createLogGroup } from '../private/log-group';
+import { acknowledge, wildcardResourceFinding } from '../private/nag';
+import type { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
-import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
+import type { LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
+import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
-import { createTrainingVpc } from '../training/private/training-network';
-import { trainingJobArnPattern } from '../training/private/training-permissions';
-import { S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
-import { TrainingJob, TrainingJobNaming, TrainingJobOptions } from '../training/training-job';
+import type { S3ChannelOptions} from '../training/training-channel';
+import { InputMode, S3DataDistribution, TrainingChannel } from '../training/training-channel';
+import type { TrainingJobOptions } from '../training/training-job';
+import { TrainingJob, TrainingJobNaming } from '../training/training-job';
+import { TrainingNetwork } from '../training/training-network';
 
 /**
  * Properties of a {@link TrainingPipeline}.
@@ -48,6 +54,25 @@ export interface TrainingPipelineProps {
   readonly channelName?: string;
 
   /**
+   * Name of the job's channel of the index files (`index/` of the dataset), FullyReplicated in
+   * File mode: every process needs the index of each shard it reads, and DALI's readers need
+   * them all. The reference `train.py` looks for a channel named `index`.
+   *
+   * @default 'index'
+   */
+  readonly indexChannelName?: string;
+
+  /**
+   * A packed dataset to evaluate on after each epoch, as the job's `validation` channel
+   * (FullyReplicated: every process evaluates its share of the records; the input mode TrainingJob
+   * derives, File when it fits). The reference `train.py` logs `val:loss` and `val:accuracy` from it.
+   * It is read from S3 also with a `datasetCache`, which holds the training shards only.
+   *
+   * @default - no validation channel
+   */
+  readonly validationDataset?: IShardedDataset;
+
+  /**
    * Read the shards through an FSx for Lustre file system linked to them: loaded from S3 once,
    * read by every job in File mode at the file system's throughput. After each packing run the
    * pipeline imports the new shards' metadata and waits until the import is done, so that the job
@@ -58,13 +83,33 @@ export interface TrainingPipelineProps {
   readonly datasetCache?: LustreDatasetCacheOptions;
 
   /**
-   * How the job reads the shards from S3 when there is no `datasetCache`.
+   * How the job reads the shards from S3 when there is no `datasetCache`. What you set here wins
+   * over the planner's choice.
    *
-   * @default - ShardedByS3Key over more than one instance; the input mode TrainingJob derives
-   * (File when the shards fit on the instance, else FastFile). Planner seam: `IoPlanner` is to
-   * supply these defaults from a dataset profile and the cluster.
+   * @default - with `datasetProfile`, what `IoPlanner` chooses for it and the job's cluster (input
+   * mode, distribution, ShuffleConfig with the dataset's seed); without, ShardedByS3Key over more than
+   * one instance and the input mode TrainingJob derives (File when the shards fit on the instance, else FastFile)
    */
   readonly shardsChannel?: S3ChannelOptions;
+
+  /**
+   * The source files as they lie in S3 (count and size), for the I/O planner: with it, `IoPlanner`
+   * chooses the shards channel's input mode, distribution and shuffle from the job's cluster and
+   * `epochs` hyperparameter, and gives the cache its `datasetSize`. Every choice and its reason is
+   * recorded in the cloud assembly (metadata `cdk-training-io:plan`) and the stack output `DataPath`.
+   *
+   * @default - no profile: the fixed defaults of `shardsChannel` and `datasetCache`
+   */
+  readonly datasetProfile?: DatasetProfile;
+
+  /**
+   * Samples each GPU (or Trainium device) consumes per second at full speed, e.g. 1000 for
+   * ResNet-50 on a V100. With a `datasetProfile` (its mean object size), it gives the cache a
+   * `readRate` when `datasetCache` has none, and the planner its read-rate and decoding checks.
+   *
+   * @default - unknown: a cache without `readRate` gets the lowest throughput tier, with a warning
+   */
+  readonly samplesPerSecondPerDevice?: number;
 
   /**
    * The topic every failure is published to (the step, the error and the cause).
@@ -95,25 +140,32 @@ export interface TrainingPipelineProps {
    * them (`TrainingCode.reference()` does); none otherwise
    */
   readonly loaderMetrics?: LoaderMetricNames;
+
+  /**
+   * The VPC of the diagnoser function. It calls SageMaker (`api.sagemaker`), CloudWatch
+   * (`monitoring`), EventBridge (`events`) and S3: a VPC with NAT, or with those endpoints.
+   *
+   * @default - the diagnoser runs outside any VPC
+   */
+  readonly lambdaVpc?: ec2.IVpc;
+
+  /**
+   * The subnets of the diagnoser in `lambdaVpc`.
+   *
+   * @default - the VPC's private subnets
+   */
+  readonly lambdaSubnets?: ec2.SubnetSelection;
 }
 
-/**
- * The metric definitions of the training code's loader metrics.
- */
-export interface LoaderMetricNames {
-  /** Samples per second, e.g. `train:samples_per_second`. */
-  readonly samplesPerSecond: string;
-  /** Share of each interval the training loop waited for its next batch, 0–1, e.g. `train:data_wait_fraction`. */
-  readonly dataWaitFraction: string;
-}
 
 /** Routes a state's errors to the failure notification, naming the step. */
 type CatchFailure = (state: { addCatch(handler: sfn.IChainable, props?: sfn.CatchProps): unknown }, step: string) => void;
 
-const DEFAULT_LOADER_METRICS: LoaderMetricNames = {
-  samplesPerSecond: 'train:samples_per_second',
-  dataWaitFraction: 'train:data_wait_fraction',
-};
+const DEFAULT_INDEX_CHANNEL = 'index';
+/** The channel the reference `train.py` evaluates on. */
+const VALIDATION_CHANNEL = 'validation';
+/** A few bytes per record: downloaded whole to every host before training starts. */
+const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
 /** How often the pipeline checks on an FSx import task. */
 const IMPORT_POLL = Duration.seconds(30);
 
@@ -122,7 +174,7 @@ const IMPORT_POLL = Duration.seconds(30);
  * dataset into shards, makes them visible on an FSx for Lustre cache (optional), trains on them
  * and says whether the GPUs were fed, and why not.
  *
- * `ApplyDefaults` → `CheckInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
+ * `ApplyDefaults` → `CheckInput` → `MergeInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
  * `WaitForImport` ⇄ `CheckImport`]) → `Train` (`createTrainingJob.sync`, job
  * `<prefix>-<execution name>`, hyperparameters of the execution input over the construct's) →
  * `Diagnose` (report beside the job's output, EventBridge event) → `Done`. Any failure goes to
@@ -141,6 +193,8 @@ export class TrainingPipeline extends Construct {
   public readonly cache?: LustreDatasetCache;
   /** Diagnoses each job: job-diagnoser. */
   public readonly diagnoserFunction: lambda.Function;
+  /** Diagnoses the pipeline's jobs that fail or are stopped (the `Diagnose` step does those that complete). */
+  public readonly diagnosis: TrainingJobDiagnosis;
   /** Where failures are published. */
   public readonly notificationTopic: sns.ITopic;
   /** The bus of the diagnosis events. */
@@ -154,19 +208,36 @@ export class TrainingPipeline extends Construct {
     const { dataset, training } = props;
     const channelName = props.channelName ?? 'train';
 
-    const vpc = training.vpc ?? (props.datasetCache ? createTrainingVpc(this) : undefined);
-    if (props.datasetCache) {
-      this.cache = new LustreDatasetCache(this, 'Cache', { ...props.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
+    const dataPath = planDataPath(this, {
+      training, shardsChannel: props.shardsChannel, datasetCache: props.datasetCache,
+      datasetProfile: props.datasetProfile, samplesPerSecondPerDevice: props.samplesPerSecondPerDevice, seed: dataset.seed,
+    });
+    // The pipeline's log groups follow the job's choices: its retention, its key.
+    const logs: LogGroupOptions = { retention: training.logRetention, encryptionKey: training.encryptionKey };
+    // The cache and the job share the stack's network unless the job has a vpc or network of its own.
+    const network = training.network ?? (dataPath.datasetCache && !training.vpc ? TrainingNetwork.of(this, {
+      encryptionKey: training.encryptionKey, accessLogsBucket: training.accessLogsBucket, logRetention: training.logRetention,
+    }) : undefined);
+    const vpc = training.vpc ?? network?.vpc;
+    if (dataPath.datasetCache) {
+      this.cache = new LustreDatasetCache(this, 'Cache', { ...dataPath.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
-    const channel = this.cache
-      ? TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards')
-      : TrainingChannel.fromShards(channelName, dataset, defaultShardsChannel(training, props.shardsChannel));
+    const indexChannelName = props.indexChannelName ?? DEFAULT_INDEX_CHANNEL;
+    const channels = this.cache
+      ? [TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards'),
+        TrainingChannel.fromDatasetCache(indexChannelName, this.cache, 'index')]
+      : [TrainingChannel.fromShards(channelName, dataset, dataPath.shardsChannel),
+        TrainingChannel.fromBucket(indexChannelName, dataset.destinationBucket, dataset.indexPrefix, INDEX_CHANNEL_OPTIONS)];
 
+    if (props.validationDataset) {
+      channels.push(TrainingChannel.fromShards(VALIDATION_CHANNEL, props.validationDataset, { distribution: S3DataDistribution.FULLY_REPLICATED }));
+    }
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),
-      vpc,
-      channels: [channel],
+      vpc: training.vpc,
+      network,
+      channels,
       jobNaming: TrainingJobNaming.EXECUTION_NAME,
       hyperparametersAtRunTime: sfn.JsonPath.jsonMerge(
         sfn.JsonPath.objectAt('$.jobHyperparameters.defaults'), sfn.JsonPath.objectAt('$.jobHyperparameters.overrides')),
@@ -184,17 +255,22 @@ export class TrainingPipeline extends Construct {
       masterKey: kms.Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
       enforceSSL: true,
     });
-    this.eventBus = props.eventBus ?? events.EventBus.fromEventBusName(this, 'DefaultBus', 'default');
 
-    const loaderMetrics = props.loaderMetrics ?? declaredLoaderMetrics(this.trainingJob);
-    this.diagnoserFunction = this.createDiagnoser(loaderMetrics);
+    // Failed and stopped jobs get a report too; the Diagnose step diagnoses a completed one and returns it.
+    this.diagnosis = new TrainingJobDiagnosis(this, 'Diagnosis', {
+      job: this.trainingJob, loaderMetrics: props.loaderMetrics, cache: this.cache, eventBus: props.eventBus, diagnoseCompletedJobs: false,
+      logRetention: logs.retention, encryptionKey: logs.encryptionKey, vpc: props.lambdaVpc, vpcSubnets: props.lambdaSubnets,
+    });
+    this.diagnoserFunction = this.diagnosis.diagnoserFunction;
+    this.eventBus = this.diagnosis.eventBus;
+    const loaderMetrics = this.diagnosis.loaderMetrics;
 
     const definition = this.createDefinition(dataset);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: createLogGroup(this, 'StateMachineLogs', logs),
         level: sfn.LogLevel.ALL,
         includeExecutionData: false,
       },
@@ -216,35 +292,6 @@ export class TrainingPipeline extends Construct {
       dataWaitMetric: loaderMetrics?.dataWaitFraction,
       cache: this.cache && { fileSystemId: this.cache.fileSystemId, baselineMBps: this.cache.baselineThroughputMBps },
     });
-  }
-
-  private createDiagnoser(loaderMetrics: LoaderMetricNames | undefined): lambda.Function {
-    const job = this.trainingJob;
-    const cacheBaseline = this.cache?.baselineThroughputMBps;
-    const fn = createHandlerFunction(this, 'Diagnoser', 'job-diagnoser', {
-      memorySize: Size.mebibytes(512),
-      timeout: Duration.minutes(5),
-      description: 'reads a training job\'s metrics, says what held its GPUs back, writes the report beside its output',
-      environment: {
-        GPUS_PER_INSTANCE: String(job.instance.gpus),
-        VCPUS_PER_INSTANCE: String(job.instance.vcpus),
-        ...(loaderMetrics ? { LOADER_SAMPLES_METRIC: loaderMetrics.samplesPerSecond, LOADER_DATA_WAIT_METRIC: loaderMetrics.dataWaitFraction } : {}),
-        ...(this.cache && cacheBaseline !== undefined
-          ? { CACHE_FILE_SYSTEM_ID: this.cache.fileSystemId, CACHE_BASELINE_MBPS: String(cacheBaseline) } : {}),
-        EVENT_BUS_NAME: this.eventBus.eventBusName,
-      },
-    });
-    const jobs = trainingJobArnPattern(this, job.jobNamePrefix);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sagemaker:DescribeTrainingJob'], resources: [jobs] }));
-    acknowledge(fn, wildcardResourceFinding(fn, jobs), `reads the pipeline's own training jobs, named ${job.jobNamePrefix}-<execution name>`);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
-    acknowledge(fn, 'AwsSolutions-IAM5[Resource::*]',
-      'cloudwatch:GetMetricData has no resource-level permissions; X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) neither');
-    const reports = `${job.outputPrefix}${job.jobNamePrefix}-*/diagnosis/`;
-    job.outputBucket.grantPut(fn, `${reports}*`);
-    acknowledgePrefixGrant(fn, job.outputBucket, reports, 'writes each job\'s report beside its output');
-    this.eventBus.grantPutEventsTo(fn);
-    return fn;
   }
 
   private createDefinition(dataset: ShardedDataset): sfn.IChainable {
@@ -275,8 +322,10 @@ export class TrainingPipeline extends Construct {
       outputPath: '$.args',
     });
 
-    // A malformed input would fail the merge in the Train state with States.Runtime, which no Catch
-    // sees: check it up front, so that it is notified like any other failure.
+    // A malformed input would fail a merge (MergeInput's, or the Train state's) with States.Runtime,
+    // which no Catch sees: check the input as given, before the merge, so that it is notified like
+    // any other failure. Choice rules have no array test: an array with a first element is caught
+    // by `[0]`, an empty one still fails the merge.
     const invalidInput = new sfn.Pass(this, 'InvalidInput', {
       parameters: {
         Error: 'InvalidInput',
@@ -287,9 +336,16 @@ export class TrainingPipeline extends Construct {
     });
     invalidInput.next(notify);
     const notObject = (path: string) => sfn.Condition.or(
-      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path));
+      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path),
+      sfn.Condition.isPresent(`${path}[0]`));
+    // A type test on a missing field fails the Choice with States.Runtime: test only what is there.
+    const ifPresent = (path: string, condition: sfn.Condition) => sfn.Condition.and(sfn.Condition.isPresent(path), condition);
     const checkInput = new sfn.Choice(this, 'CheckInput')
-      .when(sfn.Condition.or(sfn.Condition.not(sfn.Condition.isBoolean('$.force')), notObject('$.hyperparameters')), invalidInput);
+      .when(sfn.Condition.or(
+        notObject('$.input'),
+        ifPresent('$.input.force', sfn.Condition.not(sfn.Condition.isBoolean('$.input.force'))),
+        ifPresent('$.input.hyperparameters', notObject('$.input.hyperparameters')),
+      ), invalidInput);
 
     const packing = dataset.packingSteps(this, 'Packing');
     onFailure(packing.plan, 'Plan');
@@ -324,8 +380,9 @@ export class TrainingPipeline extends Construct {
     } else {
       packing.finalize.next(train);
     }
-    checkInput.otherwise(packing.plan);
-    return applyDefaults.next(mergeInput).next(checkInput);
+    mergeInput.next(packing.plan);
+    checkInput.otherwise(mergeInput);
+    return applyDefaults.next(checkInput);
   }
 
   /**
@@ -388,24 +445,7 @@ export class TrainingPipeline extends Construct {
   }
 }
 
-/**
- * How the job reads the shards from S3: ShardedByS3Key when several instances read them (each gets
- * its share of the equal shards), unless the user said otherwise.
- */
-function defaultShardsChannel(training: TrainingJobOptions, options: S3ChannelOptions | undefined): S3ChannelOptions {
-  // Planner seam (issue 6): given a DatasetProfile, IoPlanner.plan({ dataset, cluster }).inputMode is to
-  // choose the input mode, the distribution and the shuffle here (and .fsx the cache's sizing); until
-  // the pipeline takes a profile, these defaults.
-  const instanceCount = training.instanceCount ?? 1;
-  return { ...(instanceCount > 1 ? { distribution: S3DataDistribution.SHARDED_BY_S3_KEY } : {}), ...options };
-}
 
-/** The loader metrics the job's code declares (the reference code does), else none. */
-function declaredLoaderMetrics(job: TrainingJob): LoaderMetricNames | undefined {
-  const names = new Set(job.metricDefinitions.map((d) => d.name));
-  return names.has(DEFAULT_LOADER_METRICS.samplesPerSecond) && names.has(DEFAULT_LOADER_METRICS.dataWaitFraction)
-    ? DEFAULT_LOADER_METRICS : undefined;
-}
 
 function validateProps(scope: Construct, props: TrainingPipelineProps): void {
   if (props.datasetCache && props.shardsChannel) {

@@ -1,9 +1,10 @@
 import type { Channel } from '@aws-sdk/client-sagemaker';
-import { Size, Token } from 'aws-cdk-lib';
+import type { Size} from 'aws-cdk-lib';
+import { Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Construct } from 'constructs';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
 import { ValidationError } from '../private/errors';
 import { LUSTRE_PORTS } from '../private/lustre-ports';
 import { acknowledgePrefixGrant } from '../private/nag';
@@ -274,6 +275,7 @@ export abstract class TrainingChannel {
    * @param dataset the packed dataset, e.g. a `ShardedDataset`; the job's role is granted read on its shards
    */
   public static fromShards(channelName: string, dataset: IShardedDataset, options: S3ChannelOptions = {}): TrainingChannel {
+    validateShardChannelOptions(channelName, options);
     return new S3Channel(channelName, dataset.destinationBucket, dataset.shardsPrefix, options);
   }
 
@@ -434,6 +436,24 @@ function validatePipeOnlyOptions(channelName: string, options: S3ChannelOptions)
     throw new ValidationError('RecordWrapperRequiresPipeMode',
       `channel '${channelName}': recordWrapper ${options.recordWrapper} is only supported in Pipe mode, got inputMode ${mode}; ` +
       'pack the data into RecordIO shards instead, or use InputMode.PIPE');
+  }
+}
+
+/**
+ * Packed shards are already TFRecord or RecordIO files, stored uncompressed: a RecordIO wrapper
+ * would frame each shard as one more record, and Gzip would have SageMaker gunzip bytes that are
+ * not gzip. `container/shardio` refuses both at run time; refuse them before a job is launched.
+ */
+function validateShardChannelOptions(channelName: string, options: S3ChannelOptions): void {
+  if (options.recordWrapper && options.recordWrapper !== RecordWrapper.NONE) {
+    throw new ValidationError('RecordWrapperOnShards',
+      `channel '${channelName}': recordWrapper ${options.recordWrapper} on packed shards wraps every shard in one more RecordIO record; `
+      + `leave recordWrapper unset (or ${RecordWrapper.NONE}): the shards are framed already`);
+  }
+  if (options.compression && options.compression !== ChannelCompression.NONE) {
+    throw new ValidationError('CompressionOnShards',
+      `channel '${channelName}': compression ${options.compression} on packed shards, which the packer writes uncompressed; `
+      + `leave compression unset (or ${ChannelCompression.NONE})`);
   }
 }
 

@@ -1,14 +1,15 @@
 import * as crypto from 'crypto';
 import { Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
-import * as ecr from 'aws-cdk-lib/aws-ecr';
+import type * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as ecr_assets from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { containerDirectory } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
-import { DLC_REGISTRY_ACCOUNTS, DlcRegistry, PYTORCH_TRAINING_REPOSITORY, dlcRegistryFor } from './private/dlc-registry';
+import type { DlcRegistry} from './private/dlc-registry';
+import { DLC_REGISTRY_ACCOUNTS, PYTORCH_TRAINING_REPOSITORY, dlcRegistryFor } from './private/dlc-registry';
 
 /**
  * What a training job needs to know about its container, resolved in the job's stack.
@@ -28,6 +29,12 @@ export interface TrainingContainerConfig {
   readonly providesPyTorch: boolean;
   /** Whether the image has NVIDIA DALI, whose CPU threads the job then sizes (`dali_threads`). */
   readonly providesDali: boolean;
+  /**
+   * The image's name, when it is built for NVIDIA GPUs only (CUDA): the job refuses it on an
+   * instance without GPUs, such as Trainium, which needs the Neuron SDK. Undefined for images we
+   * know nothing of.
+   */
+  readonly nvidiaOnlyImage?: string;
 }
 
 /**
@@ -208,7 +215,10 @@ class DlcPyTorchContainer extends TrainingContainer {
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingContainerConfig {
     const registry = stackDlcRegistry(scope);
     grantEcrPull(grantee, `arn:${registry.partition}:ecr:${registry.region}:${registry.account}:repository/${PYTORCH_TRAINING_REPOSITORY}`);
-    return { imageUri: dlcImageUri(registry, this.tag), usesTrainingToolkit: true, providesPyTorch: true, providesDali: false };
+    return {
+      imageUri: dlcImageUri(registry, this.tag), usesTrainingToolkit: true, providesPyTorch: true, providesDali: false,
+      nvidiaOnlyImage: `TrainingContainer.pytorch() (${PYTORCH_TRAINING_REPOSITORY}:${this.tag})`,
+    };
   }
 }
 
@@ -237,7 +247,10 @@ class DaliContainer extends TrainingContainer {
       platform: ecr_assets.Platform.LINUX_AMD64,
     });
     asset.repository.grantPull(grantee);
-    return { imageUri: asset.imageUri, usesTrainingToolkit: true, providesPyTorch: true, providesDali: true };
+    return {
+      imageUri: asset.imageUri, usesTrainingToolkit: true, providesPyTorch: true, providesDali: true,
+      nvidiaOnlyImage: `TrainingContainer.dali() (NVIDIA DALI ${this.daliVersion} for CUDA ${this.cudaMajor})`,
+    };
   }
 }
 

@@ -1,10 +1,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { diagnoseJob, quantile, Verdict } from '../../lambda/job-diagnoser/diagnose-job';
-import { JobMetricSet, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
+import type { Verdict } from '../../lambda/job-diagnoser/diagnose-job';
+import { diagnoseJob, quantile } from '../../lambda/job-diagnoser/diagnose-job';
+import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
+import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
 import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
-import { syntheticMetricSet, SyntheticJob } from '../support/metric-sets';
+import type { SyntheticJob } from '../support/metric-sets';
+import { syntheticMetricSet } from '../support/metric-sets';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'diagnosis');
 
@@ -221,6 +224,87 @@ describe('job diagnosis: rule boundaries', () => {
     expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5);
     expect(quantile([10, 0, 20, 30, 40], 0.95)).toBe(38);
     expect(quantile([7], 0.95)).toBe(7);
+  });
+});
+
+describe('job diagnosis: jobs that did not complete', () => {
+  /** A job that ran `steady` levels, then ended as told; `change` edits each host's series (in place) before it does. */
+  function ended(status: 'Failed' | 'Stopped', failureReason: string | undefined,
+    change: (values: { gpu: number[]; memory: number[] }, trainingMinutes: number) => void = () => undefined): JobMetricSet {
+    const set = steady({ gpu: 90, cpu: 40, trainingMinutes: 40 });
+    for (const host of set.hosts) change({ gpu: host.gpuUtilization!.values, memory: host.memoryUtilization!.values }, 40);
+    return { ...set, job: { ...set.job, status, ...(failureReason ? { failureReason } : {}) } };
+  }
+
+  test('a failed job leads with its FailureReason, whatever the utilization said', () => {
+    // GIVEN a job whose GPUs were busy: healthy, had it completed
+    const set = ended('Failed', 'AlgorithmError: ExecuteUserScriptError: exit code 1');
+
+    // WHEN
+    const diagnosis = diagnoseJob(set);
+
+    // THEN
+    expect(diagnosis.verdict).toBe('job-failed');
+    expect(diagnosis.summary).toBe('The job failed: AlgorithmError: ExecuteUserScriptError: exit code 1.');
+    expect(diagnosis.findings.map((f) => f.verdict)).toEqual(['job-failed', 'healthy']);
+    expect(diagnosis.findings[0].evidence).toContain('The GPUs were busy (70 % or more) until the end');
+    expect(renderMarkdown(diagnosis)).toMatch(/^# Training job .*: Failed$/m);
+  });
+
+  test('memory at its limit before the end points at the out-of-memory killer and the loader workers', () => {
+    // GIVEN host memory at 99 % in the last three minutes on every host: the first host at the peak is named
+    const set = ended('Failed', 'AlgorithmError: worker killed by signal: Killed', ({ memory }) => memory.fill(99, memory.length - 3));
+
+    // WHEN
+    const [finding] = diagnoseJob(set).findings;
+
+    // THEN
+    expect(finding.evidence).toContain('Host memory reached 99 % on algo-1 in the last 5m 00s before the end');
+    expect(finding.advice[0]).toMatch(/ran out of memory.*Lower `num_workers`/);
+  });
+
+  test.each([
+    [THRESHOLDS.memoryLimitPercent, true],
+    [THRESHOLDS.memoryLimitPercent - 0.1, false],
+  ])('memory at %s %% is at the limit: %s', (percent, atLimit) => {
+    // GIVEN
+    const set = ended('Failed', 'AlgorithmError', ({ memory }) => memory.fill(percent, memory.length - 1));
+
+    // WHEN
+    const advice = diagnoseJob(set).findings[0].advice.join('\n');
+
+    // THEN
+    expect(/ran out of memory/.test(advice)).toBe(atLimit);
+  });
+
+  test('GPUs that went idle before a failure give the minute they did and send the user to the loader\'s logs', () => {
+    // GIVEN GPUs at 0 % from the 31st minute of training on every host (the metrics run to the end of training)
+    const set = ended('Failed', 'AlgorithmError: DataLoader worker (pid 812) exited unexpectedly', ({ gpu }) => gpu.fill(0, gpu.length - 10));
+
+    // WHEN
+    const [finding] = diagnoseJob(set).findings;
+
+    // THEN
+    expect(finding.evidence).toContain('The GPUs ran below 70 % from minute 31 of training, 10m 00s before the end');
+    expect(finding.evidence).toContain('The loop waited for data 30 % of the time before the end');
+    expect(finding.advice.join('\n')).toMatch(/data loader that died or hung/);
+  });
+
+  test('a stopped job says how jobs stop and that checkpoints let a new one resume', () => {
+    // GIVEN
+    const set = ended('Stopped', undefined);
+
+    // WHEN
+    const diagnosis = diagnoseJob(set);
+
+    // THEN
+    expect(diagnosis.verdict).toBe('job-stopped');
+    expect(diagnosis.summary).toBe('The job was stopped: no reason given.');
+    expect(diagnosis.findings[0].advice.join('\n')).toMatch(/MaxRuntimeInSeconds[\s\S]*CheckpointConfig/);
+  });
+
+  test('a completed job has no ending finding', () => {
+    expect(diagnoseJob(steady({ gpu: 90 })).findings.map((f) => f.verdict)).toEqual(['healthy']);
   });
 });
 

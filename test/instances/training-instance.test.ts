@@ -1,10 +1,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'aws-cdk-lib';
-import { DataLoaderSizing, DataLoaderSizingOptions } from '../../lib/instances/data-loader-sizing';
-import { TrainingInstance, TrainingInstanceSpec } from '../../lib/instances/training-instance';
+import type { DataLoaderSizing, DataLoaderSizingOptions } from '../../lib/instances/data-loader-sizing';
+import type { TrainingInstanceSpec } from '../../lib/instances/training-instance';
+import { TrainingInstance } from '../../lib/instances/training-instance';
 
-/** One entry of shared/reference/instances.json; counts it could not find are null. */
+/** One entry of test/fixtures/instances/instances.json (sources: the README there); counts it could not find are null. */
 interface ReferenceInstance {
   readonly type: string;
   readonly vcpu: number;
@@ -18,7 +19,7 @@ interface ReferenceInstance {
   readonly efa: string | null;
 }
 
-const REFERENCE_FILE = path.resolve(__dirname, '..', '..', '..', 'shared', 'reference', 'instances.json');
+const REFERENCE_FILE = path.resolve(__dirname, '..', 'fixtures', 'instances', 'instances.json');
 const reference: Record<string, ReferenceInstance> = JSON.parse(fs.readFileSync(REFERENCE_FILE, 'utf-8'));
 
 /** A count the JSON writes as a string ("4") or null (none). */

@@ -1,16 +1,20 @@
 import * as net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { S3Client } from '@aws-sdk/client-s3';
-import { engineS3Client, S3Timeouts } from '../../lambda/packing/io/s3-client';
-import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3Timeouts } from '../../lambda/packing/io/s3-client';
+import { engineS3Client } from '../../lambda/packing/io/s3-client';
+import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
-import { isObjectNotFound, listAll, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import type { PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import { isObjectNotFound, listAll } from '../../lambda/packing/io/storage';
 import { MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { seededBytes } from '../support/local-files';
-import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
-import { createTestBucket, putTestObjects, S3TestServer } from '../support/s3-server';
+import type { S3Fixture} from '../support/s3-fixture';
+import { startS3Fixture } from '../support/s3-fixture';
+import type { S3TestServer } from '../support/s3-server';
+import { createTestBucket, putTestObjects } from '../support/s3-server';
 
 /** Short backoffs for the reads: their retries run out within the outages the tests make. */
 const FAST_RETRY: S3RetryOptions = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 };

@@ -1,15 +1,20 @@
 import { App, Size, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, JobDiagnoserResult, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
+import type { JobDiagnoserResult} from '../../lambda/job-diagnoser/contract';
+import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
 import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
 import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
+import type { PipelineDiagnosis, PipelineExecutionOutput,
+  TrainingPipelineProps} from '../../lib';
 import {
-  InputMode, PipelineDiagnosis, PipelineExecutionOutput, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline,
-  TrainingPipelineProps,
+  InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
 import { DIAGNOSIS_LINES } from '../../lib/pipeline/private/pipeline-dashboard';
 import { ApiModel } from '../support/api-model';
@@ -99,8 +104,8 @@ describe('TrainingPipeline: the state machine', () => {
     expect(definition.StartAt).toBe('ApplyDefaults');
     expect(definition.States.ApplyDefaults.Parameters).toEqual({ 'defaults': { force: false, hyperparameters: {} }, 'input.$': '$' });
     expect(definition.States.MergeInput).toMatchObject({ Parameters: { 'args.$': 'States.JsonMerge($.defaults, $.input, false)' }, OutputPath: '$.args' });
-    expect([next('ApplyDefaults'), next('MergeInput'), definition.States.CheckInput.Default, next('Plan')])
-      .toEqual(['MergeInput', 'CheckInput', 'Plan', 'UpToDate']);
+    expect([next('ApplyDefaults'), definition.States.CheckInput.Default, next('MergeInput'), next('Plan')])
+      .toEqual(['CheckInput', 'MergeInput', 'Plan', 'UpToDate']);
     expect(definition.States.UpToDate.Choices[0]).toMatchObject({ Variable: '$.plan.upToDate', BooleanEquals: true, Next: 'AlreadyPacked' });
     expect(definition.States.UpToDate.Default).toBe('PackShards');
     expect(next('AlreadyPacked')).toBe('JobHyperparameters');
@@ -125,6 +130,64 @@ describe('TrainingPipeline: the state machine', () => {
     expect(JSON.stringify(channel.DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
   });
 
+  test('the job reads the index files too, FullyReplicated in File mode, so that DALI can read the shards', () => {
+    // GIVEN / WHEN
+    const built = build();
+
+    // THEN
+    const [, index] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(index).toMatchObject({ ChannelName: 'index', InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(JSON.stringify(index.DataSource.S3DataSource.S3Uri)).toContain('/packed/index/');
+    expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', built.stack.resolve(built.pipeline.trainingJob.renderRequest()))).toEqual([]);
+  });
+
+  test('a validation dataset is its own channel, FullyReplicated from S3 also beside a cache', () => {
+    // GIVEN
+    const app = new App();
+    const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+    const raw = new s3.Bucket(stack, 'Raw');
+    const validationDataset = new ShardedDataset(stack, 'Validation', { sourceBucket: raw, sourcePrefix: 'val/', destinationBucket: raw, destinationPrefix: 'packed-val/' });
+
+    // WHEN
+    const pipeline = new TrainingPipeline(stack, 'Pipeline', {
+      dataset: new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw, destinationPrefix: 'packed/' }),
+      training: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 },
+      datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 },
+      validationDataset,
+    });
+
+    // THEN
+    const channels = stack.resolve(pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(channels.map((c: any) => c.ChannelName)).toEqual(['train', 'index', 'validation']);
+    expect(channels[2]).toMatchObject({ DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(JSON.stringify(channels[2].DataSource.S3DataSource.S3Uri)).toContain('/packed-val/shards/');
+  });
+
+  test('with a cache the job mounts the shards and the index folders of the file system', () => {
+    // GIVEN / WHEN
+    const built = withCache({ channelName: 'images', indexChannelName: 'offsets' });
+
+    // THEN
+    const channels = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(channels.map((c: any) => [c.ChannelName, c.InputMode, c.DataSource.FileSystemDataSource.DirectoryPath['Fn::Join'][1].slice(-1)[0]]))
+      .toEqual([['images', 'File', '/shards'], ['offsets', 'File', '/index']]);
+  });
+
+  test('jobs that fail or are stopped are diagnosed by a rule on their end; the Diagnose step does those that complete', () => {
+    // GIVEN / WHEN
+    const built = build({}, { jobNamePrefix: 'resnet' });
+
+    // THEN
+    const rules = Object.values(built.template.findResources('AWS::Events::Rule')) as any[];
+    expect(rules.map((r) => r.Properties.EventPattern.detail)).toEqual([
+      { TrainingJobName: [{ prefix: 'resnet-' }], TrainingJobStatus: ['Failed', 'Stopped'] },
+    ]);
+    const diagnoser = built.stack.getLogicalId(built.pipeline.diagnoserFunction.node.defaultChild as any);
+    expect(rules[0].Properties.Targets[0].Arn).toEqual({ 'Fn::GetAtt': [diagnoser, 'Arn'] });
+    expect(definitionOf(built).States.Diagnose.Resource).toBeDefined();
+    functionNamed(built.template, 'job-diagnoser');
+  });
+
   test('every task notifies the topic on any error, naming the step, then fails the execution with the error', () => {
     // GIVEN / WHEN
     const definition = definitionOf(withCache());
@@ -136,7 +199,12 @@ describe('TrainingPipeline: the state machine', () => {
     }
     expect(definition.States.ImportFailed).toMatchObject({ ResultPath: '$.failure', Assign: { failedStep: 'ImportShards' }, Next: 'NotifyFailure' });
     // An input the intrinsic functions would choke on (States.Runtime, which no Catch sees) is refused first, and notified.
-    expect(JSON.stringify(definition.States.CheckInput.Choices[0])).toMatch(/"Not":\{"Variable":"\$\.force","IsBoolean":true\}.*"Variable":"\$\.hyperparameters","IsString":true/);
+    // It is checked as given, before MergeInput merges it, and a type test only runs on a field that is there.
+    expect(JSON.stringify(definition.States.CheckInput.Choices[0])).toMatch(new RegExp([
+      '"Variable":"\\$\\.input","IsString":true', '"Variable":"\\$\\.input\\[0\\]","IsPresent":true',
+      '"And":\\[\\{"Variable":"\\$\\.input\\.force","IsPresent":true\\},\\{"Not":\\{"Variable":"\\$\\.input\\.force","IsBoolean":true\\}',
+      '"And":\\[\\{"Variable":"\\$\\.input\\.hyperparameters","IsPresent":true\\}',
+    ].join('.*')));
     expect(definition.States.CheckInput.Choices[0].Next).toBe('InvalidInput');
     expect(definition.States.InvalidInput).toMatchObject({ ResultPath: '$.failure', Assign: { failedStep: 'CheckInput' }, Next: 'NotifyFailure' });
     expect(definition.States.NotifyFailure).toMatchObject({
@@ -246,6 +314,32 @@ describe('TrainingPipeline: security', () => {
     expect(statements).toContainEqual(expect.objectContaining({ Action: 'sns:Publish' }));
   });
 
+  test('the diagnoser runs in lambdaVpc; the pipeline\'s log groups follow the job\'s logRetention and encryptionKey', () => {
+    // GIVEN
+    const app = new App();
+    const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+    const raw = new s3.Bucket(stack, 'Raw');
+    const key = new kms.Key(stack, 'Key');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0, subnetConfiguration: [{ name: 'f', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] });
+    const dataset = new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw });
+    // WHEN
+    new TrainingPipeline(stack, 'Pipeline', {
+      dataset,
+      training: { instance: TrainingInstance.P3DN_24XLARGE, encryptionKey: key, logRetention: logs.RetentionDays.TWO_YEARS },
+      lambdaVpc: vpc,
+      datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 },
+    });
+    // THEN
+    const template = Template.fromStack(stack);
+    const diagnoser = functionNamed(template, 'job-diagnoser');
+    expect(diagnoser.Properties.VpcConfig.SubnetIds).toEqual(vpc.isolatedSubnets.map((s) => stack.resolve(s.subnetId)));
+    const pipelineGroups = Object.entries(template.findResources('AWS::Logs::LogGroup')).filter(([id]) => /^(Pipeline|TrainingNetwork)/.test(id));
+    // the state machine's, the diagnoser's and the flow logs of the network the cache and the job share
+    expect(pipelineGroups.map(([, group]) => group.Properties)).toEqual(Array(3).fill({
+      RetentionInDays: 731, KmsKeyId: { 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] },
+    }));
+  });
+
   test.each([['with an FSx cache', withCache], ['reading S3', () => build()]])('%s passes cdk-nag AwsSolutions with every finding acknowledged', (_, make) => {
     const { stack } = make();
     const report = new AwsSolutionsChecks(stack).validateScope(stack.node.root);
@@ -254,6 +348,70 @@ describe('TrainingPipeline: security', () => {
       .filter((r) => !r.constructPath?.startsWith('Stack/Raw'))
       .map((r) => `${v.ruleName} at ${r.constructPath}`));
     expect(findings).toEqual([]);
+  });
+});
+
+describe('TrainingPipeline: the planner decides the data path', () => {
+  const KB110 = Size.kibibytes(110);
+
+  function dataPathOutput(built: Built): string {
+    const outputs = built.template.findOutputs('*', { Description: 'cdk-training-io: what the pipeline chose for its data path, and why' });
+    expect(Object.keys(outputs)).toHaveLength(1);
+    return Object.values(outputs)[0].Value;
+  }
+
+  test('data that does not fit the instances, read for a few epochs, is streamed with Pipe, ShardedByS3Key and the dataset\'s seed', () => {
+    // GIVEN 20 million files of 110 KiB (2.3 TB): more than a p3dn's 1.8 TB of NVMe
+    const built = build({ datasetProfile: { objectCount: 20_000_000, meanObjectSize: KB110 } });
+
+    // THEN
+    const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(train).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 0 }, DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } } });
+    expect(dataPathOutput(built)).toMatch(/^inputMode: IoPlanner: Pipe with ShardedByS3Key and ShuffleConfig: .*3 epochs/);
+  });
+
+  test('data that fits the instances\' NVMe is downloaded once in File mode, and the reason is in the cloud assembly', () => {
+    // GIVEN 1 million files of 110 KiB (113 GB)
+    const built = build({ datasetProfile: { objectCount: 1_000_000, meanObjectSize: KB110 } });
+
+    // THEN
+    const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(train).toMatchObject({ InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    const metadata = built.stack.node.root.node.findAll().flatMap((c) => c.node.metadata).filter((m) => m.type === 'cdk-training-io:plan');
+    expect(metadata).toHaveLength(1);
+    expect(metadata[0].data.inputMode).toMatch(/^IoPlanner: File: .*NVMe/);
+  });
+
+  test('what the user set wins over the planner, and is recorded as given', () => {
+    // GIVEN
+    const built = build({ datasetProfile: { objectCount: 20_000_000, meanObjectSize: KB110 }, shardsChannel: { inputMode: InputMode.FAST_FILE } });
+
+    // THEN
+    const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
+    expect(train.InputMode).toBe('FastFile');
+    expect(train.DataSource.S3DataSource.S3DataDistributionType).toBe('ShardedByS3Key');
+    expect(dataPathOutput(built)).toContain('shardsChannel.inputMode: as given');
+  });
+
+  test('a cache without a read rate is warned about: it would get the lowest tier whatever the GPUs read', () => {
+    // GIVEN / WHEN
+    const built = build({ datasetCache: { datasetSize: Size.gibibytes(150) } });
+
+    // THEN
+    Annotations.fromStack(built.stack).hasWarning('/Stack/Pipeline', Match.stringLikeRegexp('the cache has no readRate.*the 16 GPUs read.*cacheWithoutReadRate'));
+    expect(built.pipeline.cache!.baselineThroughputMBps).toBe(150);
+  });
+
+  test('a cache gets its size from the profile and a read rate that feeds every GPU from samplesPerSecondPerDevice', () => {
+    // GIVEN 2 × 8 V100s at 1000 samples/s of 110 KiB: 1.8 GB/s
+    const built = build({
+      datasetProfile: { objectCount: 1_300_000, meanObjectSize: KB110 }, samplesPerSecondPerDevice: 1000, datasetCache: {},
+    });
+
+    // THEN
+    expect(built.pipeline.cache!.baselineThroughputMBps).toBeGreaterThanOrEqual(2 * 8 * 1000 * 110 * 1024 / 1e6);
+    Annotations.fromStack(built.stack).hasNoWarning('/Stack/Pipeline', Match.stringLikeRegexp('cacheWithoutReadRate'));
+    expect(dataPathOutput(built)).toMatch(/cacheSize: datasetSize from the dataset profile: 136.4 GiB \| cacheReadRate: IoPlanner: 16 processes × 1,000 samples\/s/);
   });
 });
 

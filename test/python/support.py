@@ -12,8 +12,9 @@ import os
 import unittest
 from typing import Dict
 
-# The same place the TypeScript format tests read them from: shared/ beside the repository.
-EXTERNAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "testdata", "external")
+# Real files written by TensorFlow and dmlc-core, the ones the TypeScript format tests read
+# (sources and licenses: test/fixtures/README.md).
+EXTERNAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "formats")
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 NO_TORCH = "PyTorch is not installed for this Python (CI has none): the PyTorch dataset, DataLoader, transforms and train.py are not run"

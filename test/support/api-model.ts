@@ -1,10 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-/**
- * A service whose botocore-style API model is in `shared/reference/aws-api-models/`, or (CloudWatch
- * and EventBridge, which the reference set lacks) in `test/support/aws-api-models/`.
- */
+/** A service whose botocore API model is in `test/fixtures/aws-api-models/` (sources: the README there). */
 export type ApiService = 'sagemaker' | 'fsx' | 'stepfunctions' | 'cloudwatch' | 'events';
 
 /** One way a request object breaks its API model. */
@@ -44,11 +41,7 @@ interface ServiceModel {
   readonly shapes: Record<string, Shape>;
 }
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
-const MODELS_DIRS = [
-  path.resolve(REPO_ROOT, '..', 'shared', 'reference', 'aws-api-models'),
-  path.resolve(__dirname, 'aws-api-models'),
-];
+const MODELS_DIR = path.resolve(__dirname, '..', 'fixtures', 'aws-api-models');
 
 /** Step Functions marks a field whose value is a JSONPath or intrinsic function with this suffix. */
 const DYNAMIC_FIELD_SUFFIX = '.$';
@@ -83,8 +76,7 @@ export class ApiModel {
   public static load(service: ApiService): ApiModel {
     let model = ApiModel.cache.get(service);
     if (!model) {
-      const candidates = MODELS_DIRS.map((dir) => path.join(dir, `${service}-service-2.json`));
-      const file = candidates.find((candidate) => fs.existsSync(candidate)) ?? candidates[0];
+      const file = path.join(MODELS_DIR, `${service}-service-2.json`);
       model = new ApiModel(service, JSON.parse(fs.readFileSync(file, 'utf-8')) as ServiceModel);
       ApiModel.cache.set(service, model);
     }

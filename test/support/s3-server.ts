@@ -1,19 +1,40 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess} from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3ServerKind} from './s3-server-kind';
+import { chooseS3Server, DEBIAN_PYTHON, SWIFT_INSTALL_HINT } from './s3-server-kind';
 
-/** Debian's Python: the python3-swift package is installed for it, not for any other python3 on PATH. */
-const PYTHON = '/usr/bin/python3';
-/** Beside this file; from dist/test/support/ (a compiled bench), the one in the source tree. */
-const SCRIPT = [__dirname, path.join(__dirname, '..', '..', '..', 'test', 'support')]
-  .map((dir) => path.join(dir, 's3-server', 'swift_s3_server.py'))
-  .find((file) => fs.existsSync(file)) ?? path.join(__dirname, 's3-server', 'swift_s3_server.py');
-const INSTALL_HINT = 'run `.ci/run`, or `apt-get install -y --no-install-recommends python3-swift` as root';
+/** A server script beside this file; from dist/test/support/ (a compiled bench), the one in the source tree. */
+function serverScript(name: string): string {
+  return [__dirname, path.join(__dirname, '..', '..', '..', 'test', 'support')]
+    .map((dir) => path.join(dir, 's3-server', name))
+    .find((file) => fs.existsSync(file)) ?? path.join(__dirname, 's3-server', name);
+}
 
-/** A running OpenStack Swift with its S3 API on 127.0.0.1 (see test/support/s3-server/swift_s3_server.py). */
+/** How each server is started, and the S3 credentials it accepts. */
+const SERVERS: Record<S3ServerKind, { command: () => [string, string[]]; credentials: S3TestServer['credentials'] }> = {
+  swift: {
+    command: () => [DEBIAN_PYTHON, ['-E', '-s', serverScript('swift_s3_server.py')]],
+    credentials: { accessKeyId: 'test:tester', secretAccessKey: 'testing' },
+  },
+  s3rver: {
+    command: () => [process.execPath, ['--openssl-legacy-provider', serverScript('s3rver-server.js')]],
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  },
+};
+
+/**
+ * A running S3-protocol server on 127.0.0.1: OpenStack Swift with its S3 API, or s3rver where
+ * python3-swift cannot be had (see test/support/s3-server-kind.ts and s3-server/).
+ */
 export interface S3TestServer {
+  /** Which server: the checks s3rver cannot honour are skipped there (test/support/s3-server-capabilities.ts). */
+  readonly kind: S3ServerKind;
+  /** Its name and version, e.g. `OpenStack Swift 2.30.1 (python3-swift)`. */
+  readonly name: string;
   /** `http://127.0.0.1:<port>`: stays the same across `kill()` and `restart()`. */
   readonly endpoint: string;
   readonly port: number;
@@ -28,11 +49,12 @@ export interface S3TestServer {
 }
 
 /**
- * Starts Swift's proxy (s3api + tempauth), account, container and object servers in one Python
- * process on free loopback ports, with configuration, rings and data in a fresh temporary folder.
- * Throws, naming the fix, when python3-swift is not installed: tests must not skip silently.
+ * Starts the server `chooseS3Server` picks in a process of its own, on a free loopback port, with
+ * its data in a fresh temporary folder. Swift: its proxy (s3api + tempauth), account, container and
+ * object servers in one Python process. Throws, naming the fix, when Swift was asked for and cannot be had.
  */
 export async function startS3Server(): Promise<S3TestServer> {
+  const { kind, name } = await chooseS3Server();
   const dir = fs.mkdtempSync(path.join(xattrCapableTemp(), 'cdk-training-io-s3-'));
   let child: ChildProcess | undefined;
   let port = 0;
@@ -56,7 +78,7 @@ export async function startS3Server(): Promise<S3TestServer> {
     await exited;
   };
   const launch = async () => {
-    const started = await launchServer(dir, port);
+    const started = await launchServer(kind, dir, port);
     child = started.child;
     port = started.port;
   };
@@ -68,10 +90,12 @@ export async function startS3Server(): Promise<S3TestServer> {
     throw error;
   }
   return {
+    kind,
+    name,
     endpoint: `http://127.0.0.1:${port}`,
     port,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'test:tester', secretAccessKey: 'testing' },
+    credentials: SERVERS[kind].credentials,
     kill,
     restart: async () => {
       await kill();
@@ -87,7 +111,8 @@ export async function startS3Server(): Promise<S3TestServer> {
 
 /**
  * An S3 client for the test server (or for a fault proxy in front of it, given its endpoint): path
- * style, and checksums only where required (Swift answers 501 to the SDK's `aws-chunked` bodies).
+ * style, and checksums only where required (Swift answers 501 to the SDK's `aws-chunked` bodies,
+ * s3rver stores their framing as the object's bytes).
  * `maxAttempts` defaults to 1 so that the storage classes' own retries are what the tests see.
  */
 export function s3TestClient(server: Pick<S3TestServer, 'endpoint' | 'region' | 'credentials'>,
@@ -126,10 +151,10 @@ export async function putTestObjects(client: S3Client, bucket: string, objects: 
   await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, worker));
 }
 
-async function launchServer(dir: string, port: number): Promise<{ child: ChildProcess; port: number }> {
-  if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} not found: the test S3 server needs Debian's python3 with python3-swift; ${INSTALL_HINT}`);
+async function launchServer(kind: S3ServerKind, dir: string, port: number): Promise<{ child: ChildProcess; port: number }> {
+  const [command, args] = SERVERS[kind].command();
   // Its own process group, so that killing the group ends every thread and child it has.
-  const child = spawn(PYTHON, ['-E', '-s', SCRIPT, '--dir', dir, '--port', String(port)], {
+  const child = spawn(command, [...args, '--dir', dir, '--port', String(port)], {
     detached: true, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -147,8 +172,8 @@ async function launchServer(dir: string, port: number): Promise<{ child: ChildPr
         }
       }
       reject(new Error(/No module named '(swift|eventlet)'/.test(stderr)
-        ? `python3-swift is not installed for ${PYTHON}; ${INSTALL_HINT}`
-        : `the test S3 server did not start (${reason}):\n${stderr}`));
+        ? `python3-swift is not installed for ${DEBIAN_PYTHON}; ${SWIFT_INSTALL_HINT}`
+        : `the test S3 server (${kind}) did not start (${reason}):\n${stderr}`));
     };
     const timer = setTimeout(() => fail('not ready after 30 s'), 30_000);
     child.once('error', (error) => {
@@ -175,7 +200,7 @@ async function launchServer(dir: string, port: number): Promise<{ child: ChildPr
 }
 
 /**
- * The object server keeps metadata in user extended attributes: tmpfs has them only from Linux 6.6.
+ * Swift's object server keeps metadata in user extended attributes: tmpfs has them only from Linux 6.6.
  * The system's temporary folder when it supports them, else a cache folder on the home disk.
  */
 function xattrCapableTemp(): string {

@@ -1,7 +1,8 @@
-import { Lazy, Size, Stack, Token } from 'aws-cdk-lib';
+import type { Stack} from 'aws-cdk-lib';
+import { Lazy, Size, Token } from 'aws-cdk-lib';
 import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   ChannelCompression,
   FileSystemAccessMode,
@@ -249,6 +250,42 @@ describe('TrainingChannel.fromBucket', () => {
   });
 });
 
+describe('TrainingChannel.fromShards', () => {
+  /** A packed dataset's locations, as `ShardedDataset.fromAttributes`-style data packed elsewhere would give them. */
+  const packed = (bucket: s3.IBucket) => ({
+    destinationBucket: bucket, shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/', manifestKey: 'packed/manifest.json',
+  });
+
+  test('reads the shards prefix of the dataset in Pipe mode, sharded and shuffled as asked', () => {
+    // GIVEN
+    const { stack, bucket } = trainingTestStack();
+
+    // WHEN
+    const [rendered] = renderedChannels(stack, [TrainingChannel.fromShards('train', packed(bucket), {
+      inputMode: InputMode.PIPE, distribution: S3DataDistribution.SHARDED_BY_S3_KEY, shuffleSeed: 7,
+      recordWrapper: RecordWrapper.NONE, compression: ChannelCompression.NONE,
+    })], 2);
+
+    // THEN
+    expect(rendered.DataSource.S3DataSource.S3Uri).toEqual(
+      { 'Fn::Join': ['', ['s3://', { Ref: stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket) }, '/packed/shards/']] });
+    expect(rendered).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 7 } });
+    expect(rendered.DataSource.S3DataSource.S3DataDistributionType).toEqual('ShardedByS3Key');
+  });
+
+  test.each([
+    ['a RecordIO wrapper', { recordWrapper: RecordWrapper.RECORDIO }, /RecordWrapperOnShards.*recordWrapper RecordIO on packed shards/],
+    ['Gzip', { compression: ChannelCompression.GZIP }, /CompressionOnShards.*compression Gzip on packed shards/],
+    ['a RecordIO wrapper with Gzip', { recordWrapper: RecordWrapper.RECORDIO, compression: ChannelCompression.GZIP }, /RecordWrapperOnShards/],
+  ])('refuses %s: the shards are framed and stored uncompressed', (_name, options, error) => {
+    // GIVEN
+    const { bucket } = trainingTestStack();
+
+    // WHEN / THEN
+    expect(() => TrainingChannel.fromShards('train', packed(bucket), { inputMode: InputMode.PIPE, ...options })).toThrow(error);
+  });
+});
+
 describe('TrainingChannel.fromFileSystem', () => {
   test('renders an FSx for Lustre data source, read-only, in File mode by default', () => {
     // GIVEN
@@ -372,7 +409,7 @@ describe('TrainingChannel.fromFileSystem', () => {
     });
     const s3Statements = (statements.asArray() as any[]).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
     expect(s3Statements).toHaveLength(1);
-    expect(JSON.stringify(s3Statements[0].Resource)).toMatch(/JobOutputBucket.*training-output\/\*/);
+    expect(JSON.stringify(s3Statements[0].Resource)).toMatch(/OutputBucket.*training-output\/\*/);
   });
 
   describe('validation', () => {

@@ -1,4 +1,5 @@
-import { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 
 /** How long an S3 call may wait on the network before it fails (and is retried, see withS3Retry). */
 export interface S3Timeouts {

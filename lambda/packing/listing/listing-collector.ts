@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ListedFile } from '../io/storage';
+import type { ListedFile } from '../io/storage';
 import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../planning/key-order';
 import { checkFile } from '../planning/plan-shards';
-import { RecordBytes } from '../planning/plan-types';
+import type { RecordBytes } from '../planning/plan-types';
 import { EntryFileWriter, readEntryFile } from './entry-file';
 
 /** Buffer of each entry file open at once: a merge reads many runs at a time. */

@@ -1,13 +1,17 @@
 import { Duration, Token } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { JOB_NAME_PREFIX_PATTERN, MAX_JOB_NAME_PREFIX_LENGTH } from './job-naming';
 import { ValidationError } from '../../private/errors';
 import { isResolved } from '../../private/validation';
+import type { TrainingInstance } from '../../instances/training-instance';
+import type { TrainingContainerConfig } from '../training-container';
 import type { TrainingJobProps } from '../training-job';
 
 /** SageMaker's ceiling for MaxRuntimeInSeconds. */
 const MAX_RUNTIME = Duration.days(28);
 const ENVIRONMENT_KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+/** The SageMaker API's TrainingPlanArn shape. */
+const TRAINING_PLAN_ARN_PATTERN = /^arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:training-plan\/.+$/;
 
 /**
  * The synth-time rules of a training job that need only its props; rules that need the bound
@@ -27,6 +31,13 @@ export function validateJobProps(scope: Construct, props: TrainingJobProps): voi
   validateEnvironment(scope, props.environment);
   validateMetricDefinitions(scope, props);
   validateTags(scope, props.tags);
+  validateTrainingPlanArn(scope, props.trainingPlanArn);
+}
+
+function validateTrainingPlanArn(scope: Construct, arn: string | undefined): void {
+  if (arn === undefined || Token.isUnresolved(arn) || TRAINING_PLAN_ARN_PATTERN.test(arn)) return;
+  throw new ValidationError('InvalidTrainingPlanArn',
+    `trainingPlanArn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<account>:training-plan/<name>), got '${arn}'`, scope);
 }
 
 function validateAccelerator(scope: Construct, props: TrainingJobProps): void {
@@ -34,6 +45,18 @@ function validateAccelerator(scope: Construct, props: TrainingJobProps): void {
   throw new ValidationError('InstanceWithoutAccelerator',
     `instance ${props.instance.instanceType} has no GPU or Trainium device; choose a GPU instance ` +
     '(e.g. TrainingInstance.G5_2XLARGE), or set allowInstanceWithoutAccelerator: true for CPU training', scope);
+}
+
+/**
+ * A CUDA image cannot drive Trainium (or any instance without NVIDIA GPUs): the Neuron SDK runs
+ * one process per NeuronCore, and its images are the Neuron Deep Learning Containers.
+ */
+export function validateContainerForInstance(scope: Construct, instance: TrainingInstance, container: TrainingContainerConfig): void {
+  if (!container.nvidiaOnlyImage || instance.gpus > 0 || instance.trainiumDevices === 0) return;
+  throw new ValidationError('GpuContainerOnTrainium',
+    `instance ${instance.instanceType} has ${instance.trainiumDevices} Trainium device(s) and no NVIDIA GPU, but the container is `
+    + `${container.nvidiaOnlyImage}, built for CUDA; use a Neuron container with TrainingContainer.fromImageUri() `
+    + '(an AWS Neuron Deep Learning Container, e.g. pytorch-training-neuronx) and processesPerInstance set to its NeuronCores', scope);
 }
 
 function validateInstanceCount(scope: Construct, count: number | undefined): void {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'fs';
 import * as path from 'path';
 
-/** Real files written by TensorFlow and dmlc-core (repo root is /work/main, shared is /work/shared). */
-export const EXTERNAL_TESTDATA = path.resolve(__dirname, '../../../../shared/testdata/external');
+/** Real files written by TensorFlow and dmlc-core (sources and licenses: test/fixtures/README.md). */
+export const EXTERNAL_TESTDATA = path.resolve(__dirname, '..', '..', 'fixtures', 'formats');
 
 export function readExternal(name: string): Buffer {
   return readFileSync(path.join(EXTERNAL_TESTDATA, name));

@@ -1,0 +1,67 @@
+import * as fs from 'node:fs';
+import type { S3ServerKind } from './s3-server-kind';
+import { currentS3ServerKind } from './s3-server-kind';
+
+/**
+ * What S3 does, the tests check, and s3rver does not (Swift does all of it): each with the reason a
+ * check that needs it is skipped on s3rver. Everything else runs against both servers.
+ */
+const S3RVER_LACKS = {
+  AbortMultipartUpload: 's3rver has no AbortMultipartUpload (405 MethodNotAllowed)',
+  ListMultipartUploads: 's3rver has no ListMultipartUploads (501 NotImplemented)',
+} as const;
+
+/** An S3 behaviour some test servers lack. */
+export type S3Capability = keyof typeof S3RVER_LACKS;
+
+/** The variable naming the file where skipped checks are written (jest's global setup sets it; the teardown sums them up). */
+export const S3_SKIPS_VARIABLE = 'CDK_TRAINING_IO_S3_SKIPS';
+
+/** Why `kind` cannot be used to check `capability`, or undefined when it can. */
+export function serverLacks(kind: S3ServerKind, capability: S3Capability): string | undefined {
+  return kind === 's3rver' ? S3RVER_LACKS[capability] : undefined;
+}
+
+/** `test(name, fn)`, or on a server without `capability` a skipped test whose name says why. */
+export function testWhenServerCan(capability: S3Capability, name: string, fn: () => Promise<void>, timeout?: number): void {
+  const reason = serverLacks(currentS3ServerKind(), capability);
+  if (reason === undefined) {
+    test(name, fn, timeout);
+    return;
+  }
+  recordSkip(`test '${name}'`, reason);
+  test.skip(`${name} [skipped: ${reason}]`, fn, timeout);
+}
+
+/**
+ * Runs the checks that need `capability`, or on a server without it records them as skipped (the run
+ * ends with the count and the reason), so that the rest of the test still runs there.
+ */
+export async function whenServerCan(kind: S3ServerKind, capability: S3Capability, checks: () => Promise<void>): Promise<void> {
+  const reason = serverLacks(kind, capability);
+  if (reason === undefined) {
+    await checks();
+    return;
+  }
+  recordSkip(`a check in '${expect.getState().currentTestName}'`, reason);
+}
+
+function recordSkip(what: string, reason: string): void {
+  const file = process.env[S3_SKIPS_VARIABLE];
+  if (file) fs.appendFileSync(file, `${JSON.stringify({ what, reason })}\n`);
+}
+
+/** The skips written to `file`, counted by reason: `1 test and 5 checks skipped: <reason>` lines. */
+export function summarizeSkips(file: string): string[] {
+  if (!fs.existsSync(file)) return [];
+  const byReason = new Map<string, { tests: number; checks: number }>();
+  for (const line of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const { what, reason } = JSON.parse(line) as { what: string; reason: string };
+    const counts = byReason.get(reason) ?? { tests: 0, checks: 0 };
+    if (what.startsWith('test ')) counts.tests++;
+    else counts.checks++;
+    byReason.set(reason, counts);
+  }
+  const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return [...byReason].map(([reason, { tests, checks }]) => `${counted(tests, 'test')} and ${counted(checks, 'check')} skipped: ${reason}`);
+}
