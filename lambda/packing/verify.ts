@@ -101,8 +101,8 @@ class GlobalIndexCheck {
 
 /**
  * Keys that stay inside the dataset (relative, no `..`, `.` or empty segment, no backslash); each
- * other key, and each key listed twice, is a problem. Also reports objects under `shards/` and
- * `index/` that the manifest does not list.
+ * other key, and each key listed twice, is a problem. Also reports shards and index files under
+ * `shards/` and `index/` that the manifest does not list.
  */
 async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<Set<string>> {
   const listed = [...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]), ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : [])];
@@ -118,11 +118,14 @@ async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, probl
   }
   for (const prefix of [SHARDS_PREFIX, INDEX_PREFIX]) {
     for (const key of await dataset.list(prefix)) {
-      if (!confined.has(key) && !isPartial(key)) problems.push(`${key}: not listed in ${MANIFEST_KEY}; a reader of ${prefix} would read it too`);
+      if (!confined.has(key) && READABLE.test(key) && !isPartial(key)) problems.push(`${key}: not listed in ${MANIFEST_KEY}; a reader of ${prefix} would read it too`);
     }
   }
   return confined;
 }
+
+/** What a reader of `shards/` or `index/` picks up: shards and index files (other files, e.g. notes, are left to the owner). */
+const READABLE = /\.(tfrecord|rec|idx)$/;
 
 function leavesDataset(key: unknown): boolean {
   return typeof key !== 'string' || key.length === 0 || key.includes('\\') || key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
@@ -164,10 +167,14 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   const ids: number[] = [];
   for (const record of records) {
     try {
-      const { id, label } = describeRecord(manifest, record.payload);
+      const { id, label, filename } = describeRecord(manifest, record.payload);
       ids.push(id);
       if (labelCount > 0 ? !(Number.isInteger(label) && label >= 0 && label < labelCount) : label !== -1) {
         problems.push(`${shard.key}: record at offset ${record.offset} has label ${label}, outside the ${labelCount} classes of the manifest`);
+      } else if (labelCount > 0 && filename !== undefined && manifest.labels[filename.split('/')[0]] !== label) {
+        // The class is the file's first folder: a label that names another class trains the model wrong without a sound of protest.
+        problems.push(`${shard.key}: record at offset ${record.offset} (${filename}) has label ${label}, `
+          + `but the label map gives its class '${filename.split('/')[0]}' ${manifest.labels[filename.split('/')[0]] ?? 'no label'}`);
       }
     } catch (error) {
       if (!(error instanceof FormatError)) throw error;
@@ -181,8 +188,8 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   return { records, ids, bytes: data.length };
 }
 
-/** The id and label a record carries (TFRecord Examples carry no id: -1). */
-function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number } {
+/** The id and label a record carries (TFRecord Examples carry no id: -1), and its file's key where it keeps one (TFRecord). */
+function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number; filename?: string } {
   if (manifest.format === 'recordio') {
     const { header } = unpackImageRecord(payload);
     return { id: header.id, label: Object.keys(manifest.labels).length > 0 ? header.label : -1 };
@@ -191,7 +198,12 @@ function describeRecord(manifest: Manifest, payload: Buffer): { id: number; labe
   const encoded = example['image/encoded'];
   if (!encoded || !('bytesList' in encoded)) throw new FormatError('Example has no image/encoded bytes');
   const label = example['image/class/label'];
-  return { id: -1, label: label && 'int64List' in label ? Number(label.int64List[0]) : -1 };
+  const filename = example['image/filename'];
+  return {
+    id: -1,
+    label: label && 'int64List' in label ? Number(label.int64List[0]) : -1,
+    filename: filename && 'bytesList' in filename && filename.bytesList.length === 1 ? filename.bytesList[0].toString('utf8') : undefined,
+  };
 }
 
 async function verifyIndex(dataset: DatasetReader, manifest: Manifest, shard: ManifestShard, records: ShardRecord[],

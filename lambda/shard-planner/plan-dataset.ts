@@ -1,8 +1,8 @@
+import { shardFormat } from '../packing/formats';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { isObjectNotFound, listAll } from '../packing/io/storage';
 import type { Manifest } from '../packing/manifest';
 import { MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
-import { shardFormat } from '../packing/formats';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
 import type { ShardPlannerResult } from './contract';

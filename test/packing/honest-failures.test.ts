@@ -11,7 +11,7 @@ import { isObjectNotFound, listAll } from '../../lambda/packing/io/storage';
 import { MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { seededBytes } from '../support/local-files';
-import type { S3Fixture } from '../support/s3-fixture';
+import type { S3Fixture} from '../support/s3-fixture';
 import { startS3Fixture } from '../support/s3-fixture';
 import type { S3TestServer } from '../support/s3-server';
 import { createTestBucket, putTestObjects } from '../support/s3-server';

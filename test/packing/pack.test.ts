@@ -3,8 +3,7 @@ import * as path from 'node:path';
 import type { Feature,
   ShardRecord} from '../../lambda/packing/formats';
 import {
-  decodeExample, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat,
-  shardFormat, unpackImageRecord,
+  decodeExample, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat, shardFormat, unpackImageRecord,
 } from '../../lambda/packing/formats';
 import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
@@ -912,10 +911,15 @@ describe('verifyDataset', () => {
   });
   const keyOutside = editManifest((m) => Object.assign(m.shards[1], { key: '../../etc/hostname' }));
   const listedTwice = editManifest((m) => m.shards.push(m.shards[0]));
+  const swapLabels = editManifest((m) => {
+    const [first, second] = Object.keys(m.labels);
+    Object.assign(m, { labels: { ...m.labels, [first]: m.labels[second], [second]: m.labels[first] } });
+  });
 
   test.each<[string, ShardFormatName, Corruption, (m: Manifest) => string, RegExp[]]>([
     ['a shard in shards/ that the manifest does not list', 'tfrecord', extraShard, () => 'shards/part-extra.tfrecord', [/not listed in manifest\.json/]],
     ['a manifest key that leaves the dataset', 'tfrecord', keyOutside, () => MANIFEST_KEY, [/key "\.\.\/\.\.\/etc\/hostname" leaves the dataset/]],
+    ['a label map whose classes were swapped', 'tfrecord', swapLabels, (m) => m.shards[0].key, [/has label \d, but the label map gives its class '\w+' \d/]],
     ['a shard listed twice', 'recordio', listedTwice, (m) => m.shards[0].key, [/listed more than once in manifest\.json/]],
     ['a flipped byte in a TFRecord', 'tfrecord', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /TFRecord at byte 0: bad data crc/]],
     ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/]],
