@@ -186,7 +186,7 @@ def train(args: argparse.Namespace) -> None:
             dist.all_reduce(steps, op=dist.ReduceOp.MAX)
             step = int(steps)
         if validation is not None:
-            trainer.validate(validation, prepare, epoch=epoch, step=step, distributed=distributed, log=placement.rank == 0)
+            trainer.validate(validation, prepare_decoded(device), epoch=epoch, step=step, distributed=distributed, log=placement.rank == 0)
         checkpoints.save(epoch + 1, step)
     if stop.requested:
         if placement.rank == 0:
@@ -273,6 +273,11 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
     return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
 
 
+def prepare_decoded(device: torch.device) -> Prepare:
+    """For batches decoded on the CPU (the validation loader's, whatever the training loader)."""
+    return lambda images, labels: (normalize(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True))
+
+
 def make_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Tuple[Iterable, Prepare, str]:
     """The batches of this process, what turns one into (normalized images, labels) on the device,
     and a description for the log."""
@@ -305,8 +310,7 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     if gpu_decode:
         decode = GpuJpegDecoder(args.image_size, device)
         return loader, lambda images, labels: (decode(images), labels.to(device, non_blocking=True)), f"{kind} workers={workers}"
-    return loader, lambda images, labels: (
-        normalize(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True)), f"{kind} workers={workers}"
+    return loader, prepare_decoded(device), f"{kind} workers={workers}"
 
 
 def _dali_or_pytorch(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement,
