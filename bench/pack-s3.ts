@@ -4,7 +4,8 @@
 // run `npm run bench:pack-s3 [-- --objects N --concurrency N]`.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client } from '../bin/cli/s3-storage';
 import { S3Sink } from '../lambda/packing/io/s3-sink';
 import { S3Source } from '../lambda/packing/io/s3-source';

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The reference app: `npx cdk synth [-c scenario=pipeline|pipe|nvme|fastfile|packed|fsx]` builds the example
-// training stack offline, environment-agnostic, with no AWS account.
+// The reference app: `npx cdk synth [-c scenario=pipeline|pipe|nvme|fastfile|packed|fsx|regulated]` builds the
+// example training stack offline, environment-agnostic, with no AWS account. The regulated scenario writes its
+// S3 server access logs to the bucket `-c accessLogsBucket=<name>` names.
 import { App } from 'aws-cdk-lib';
-import { DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from './reference-stack';
+import type { Scenario} from './reference-stack';
+import { DEFAULT_SCENARIO, ReferenceTrainingStack, SCENARIOS } from './reference-stack';
 
 const app = new App();
 const scenario = (app.node.tryGetContext('scenario') ?? DEFAULT_SCENARIO) as Scenario;
@@ -11,6 +13,7 @@ if (!SCENARIOS.includes(scenario)) {
 }
 new ReferenceTrainingStack(app, 'TrainingIoReference', {
   scenario,
+  accessLogsBucketName: app.node.tryGetContext('accessLogsBucket'),
   description: `cdk-training-io reference training stack (scenario: ${scenario})`,
 });
 app.synth();

@@ -1,13 +1,17 @@
-import { CfnOutput, Size, Stack, StackProps } from 'aws-cdk-lib';
+import type { StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Size, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import {
   CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel,
   TrainingContainer, TrainingInstance, TrainingJob, TrainingPipeline,
 } from '../lib';
+import { createLogGroup } from '../lib/private/log-group';
 import { acknowledge } from '../lib/private/nag';
 import { createSecureBucket } from '../lib/private/secure-bucket';
 
@@ -28,6 +32,13 @@ export enum Scenario {
   PACKED = 'packed',
   /** ml.p3dn.24xlarge × 2: File mode from a PERSISTENT_2 FSx for Lustre cache linked to the shard prefix. */
   FSX = 'fsx',
+  /**
+   * The pipeline for an AWS Control Tower governed account: passes every proactive control. A
+   * customer KMS key for buckets, log groups, the file system and the job; the Lambdas in the VPC's
+   * isolated subnets with the interface endpoints the diagnoser calls; versioned buckets with object
+   * lock, EventBridge events and server access logs to the bucket `-c accessLogsBucket=<name>` names.
+   */
+  REGULATED = 'regulated',
 }
 
 export const SCENARIOS = Object.values(Scenario);
@@ -38,8 +49,17 @@ export const DEFAULT_SCENARIO = Scenario.PIPELINE;
 /** Shards written by the packing step: the train channel's prefix. */
 const SHARDS_PREFIX = 'packed/shards/';
 
+/**
+ * The server access logs bucket of the regulated scenario unless `-c accessLogsBucket=<name>` names
+ * yours. It lives outside the stack: S3 delivers access logs only to an SSE-S3 bucket in the same
+ * account and Region, which ct-s3-pr-10 (SSE-KMS) would refuse inside it.
+ */
+export const DEFAULT_ACCESS_LOGS_BUCKET = 'training-io-s3-access-logs';
+
 export interface ReferenceTrainingStackProps extends StackProps {
   readonly scenario: Scenario;
+  /** Name of the server access logs bucket (scenario `regulated`). @default DEFAULT_ACCESS_LOGS_BUCKET */
+  readonly accessLogsBucketName?: string;
 }
 
 /**
@@ -58,20 +78,35 @@ export class ReferenceTrainingStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ReferenceTrainingStackProps) {
     super(scope, id, props);
-    const datasets = createSecureBucket(this, 'Datasets');
-    acknowledge(datasets, 'AwsSolutions-S1', 'example dataset bucket: a real deployment audits reads with CloudTrail ' +
-      'S3 data events or passes its own bucket with server access logging');
+    const regulated = props.scenario === Scenario.REGULATED;
+    const governance = regulated ? this.governance(props.accessLogsBucketName ?? DEFAULT_ACCESS_LOGS_BUCKET) : undefined;
+    const datasets = governance ? governance.bucket('Datasets') : createSecureBucket(this, 'Datasets');
+    if (!governance) {
+      acknowledge(datasets, 'AwsSolutions-S1', 'example dataset bucket: a real deployment audits reads with CloudTrail ' +
+        'S3 data events or passes its own bucket with server access logging');
+    }
     const vpc = new ec2.Vpc(this, 'Vpc', {
       maxAzs: 2,
       natGateways: 0,
       subnetConfiguration: [{ name: 'training', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 20 }],
       gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
-      flowLogs: { rejected: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+      flowLogs: {
+        rejected: {
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(createLogGroup(this, 'FlowLogs', { encryptionKey: governance?.key })),
+          trafficType: ec2.FlowLogTrafficType.REJECT,
+        },
+      },
     });
+    // What the diagnoser calls from the isolated subnets; the packers need S3 only (the gateway endpoint).
+    const endpoints = governance ? Object.entries({
+      SageMakerApi: ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API,
+      CloudWatch: ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
+      EventBridge: ec2.InterfaceVpcEndpointAwsService.EVENTBRIDGE,
+    }).map(([id, service]) => vpc.addInterfaceEndpoint(id, { service, privateDnsEnabled: true, open: false })) : [];
     // The PyTorch container runs the library's reference code (TrainingCode.reference()) by default.
     const common = { vpc, container: TrainingContainer.pytorch() };
 
-    if (props.scenario === Scenario.PIPELINE) {
+    if (props.scenario === Scenario.PIPELINE || governance) {
       const pipelineCluster = { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 };
       this.dataset = new ShardedDataset(this, 'Packing', {
         sourceBucket: datasets,
@@ -83,11 +118,19 @@ export class ReferenceTrainingStack extends Stack {
         // The shard count is a multiple of the readers: 2 instances × 8 GPU processes × 11 loader workers.
         cluster: pipelineCluster,
         seed: 42,
+        ...(governance ? { encryptionKey: governance.key, vpc } : {}),
       });
       this.pipeline = new TrainingPipeline(this, 'Pipeline', {
         dataset: this.dataset,
-        training: { ...common, ...pipelineCluster, hyperparameters: { epochs: '3' } },
+        training: {
+          ...common,
+          ...pipelineCluster,
+          hyperparameters: { epochs: '3' },
+          ...(governance ? { encryptionKey: governance.key, outputBucket: governance.bucket('TrainingOutput') } : {}),
+        },
+        ...(governance ? { lambdaVpc: vpc } : {}),
         datasetCache: {
+          ...(governance ? { kmsKey: governance.key } : {}),
           deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
           datasetSize: Size.gibibytes(150),
           readRate: ReadRate.forTraining({
@@ -96,6 +139,7 @@ export class ReferenceTrainingStack extends Stack {
         },
       });
       this.job = this.pipeline.trainingJob;
+      endpoints.forEach((endpoint) => endpoint.connections.allowDefaultPortFrom(this.pipeline!.diagnoserFunction, 'the diagnoser'));
       this.cache = this.pipeline.cache;
       this.stateMachine = this.pipeline.stateMachine;
       new CfnOutput(this, 'PipelineStateMachineArn', {
@@ -194,7 +238,7 @@ export class ReferenceTrainingStack extends Stack {
       definitionBody: sfn.DefinitionBody.fromChainable(this.job),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: createLogGroup(this, 'TrainingLogs'),
         level: sfn.LogLevel.ALL,
         includeExecutionData: false,
       },
@@ -203,4 +247,36 @@ export class ReferenceTrainingStack extends Stack {
       'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) ' +
       'have no resource-level permissions');
   }
+
+  /**
+   * The choices a governed account asks of the user: one customer key (rotated) for everything,
+   * and buckets with that key, object lock (no default retention: nothing is locked until someone
+   * sets a retention) and server access logs to the named bucket.
+   */
+  private governance(accessLogsBucketName: string): Governance {
+    const key = new kms.Key(this, 'Key', { enableKeyRotation: true, description: 'cdk-training-io reference: data, logs, file system' });
+    // ct-kms-pr-3: grants only for AWS services acting on the key's resources (EBS volumes, FSx, S3), never for principals directly.
+    key.addToResourcePolicy(new iam.PolicyStatement({
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['kms:CreateGrant'],
+      resources: ['*'],
+      conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
+    }));
+    const accessLogs = s3.Bucket.fromBucketName(this, 'AccessLogs', accessLogsBucketName);
+    return {
+      key,
+      bucket: (id: string) => {
+        const bucket = createSecureBucket(this, id, { encryptionKey: key, accessLogsBucket: accessLogs });
+        (bucket.node.defaultChild as s3.CfnBucket).objectLockEnabled = true;
+        return bucket;
+      },
+    };
+  }
+}
+
+/** The key and bucket factory of the regulated scenario. */
+interface Governance {
+  readonly key: kms.IKey;
+  bucket(id: string): s3.Bucket;
 }

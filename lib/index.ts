@@ -13,6 +13,7 @@ export * from './training/training-channel';
 export * from './training/training-code';
 export * from './training/training-container';
 export * from './training/training-job';
+export * from './training/training-network';
 export * from './pipeline/pipeline-execution';
 export * from './pipeline/training-pipeline';
 export * from './pipeline/training-job-diagnosis';

@@ -1,7 +1,8 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { checkS3Flags, S3ClientFlags } from './dataset-location';
+import type { S3ClientFlags } from './dataset-location';
+import { checkS3Flags } from './dataset-location';
 import { UsageError } from './usage-error';
 
 /**

@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
-import { collectJobMetrics, InstanceHardware, JobCollectionError } from '../../lambda/job-diagnoser/collect-metrics';
+import type { InstanceHardware} from '../../lambda/job-diagnoser/collect-metrics';
+import { collectJobMetrics, JobCollectionError } from '../../lambda/job-diagnoser/collect-metrics';
 import { DEFAULT_LOADER_METRICS } from '../../lambda/job-diagnoser/contract';
 import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
-import { JobMetricSet, MetricSetError, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
+import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
+import { MetricSetError, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
 
 export const DIAGNOSE_USAGE = `Usage: training-io diagnose <job-name> [options]

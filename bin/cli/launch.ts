@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { CreateTrainingJobCommand, CreateTrainingJobRequest, DescribeTrainingJobCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { DescribeExecutionCommand, GetExecutionHistoryCommand, HistoryEvent, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { CreateTrainingJobRequest, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
+import type { HistoryEvent, SFNClient} from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs, UsageError } from './usage-error';
-import { PipelineExecutionInput, PipelineExecutionOutput } from '../../lib/pipeline/pipeline-execution';
+import type { PipelineExecutionInput, PipelineExecutionOutput } from '../../lib/pipeline/pipeline-execution';
 import { PIPELINE_EXECUTION_NAME } from '../../lib/pipeline/private/execution-name';
 
 export const LAUNCH_USAGE = `Usage: training-io launch --state-machine ARN [options]

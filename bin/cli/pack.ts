@@ -1,13 +1,15 @@
 import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as v8 from 'node:v8';
-import { checkS3Flags, DatasetLocation, describeLocation, isInside, parseLocation } from './dataset-location';
+import type { DatasetLocation} from './dataset-location';
+import { checkS3Flags, describeLocation, isInside, parseLocation } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
-import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
 

@@ -1,10 +1,10 @@
 // The S3 half of the CLI, loaded only when a location is s3://: the AWS SDK takes about 90 ms to
 // load, which a local pack of 100,000 small files (about 1.6 s in all) should not pay.
-import { S3Client } from '@aws-sdk/client-s3';
-import { DatasetLocation, S3ClientFlags } from './dataset-location';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { DatasetLocation, S3ClientFlags } from './dataset-location';
 import { UsageError } from './usage-error';
 import { engineS3Client } from '../../lambda/packing/io/s3-client';
-import { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
+import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 

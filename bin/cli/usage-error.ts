@@ -1,4 +1,5 @@
-import { parseArgs, ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 
 /** A command-line mistake: printed with the usage, exit code 2. */
 export class UsageError extends Error {

@@ -1,4 +1,5 @@
-import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
+import type { StackProps} from 'aws-cdk-lib';
+import { Size, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -6,7 +7,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import {
   CacheSource, LustreDatasetCache, ReadRate, ShardedDataset, ShardFormat, TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob,
 } from 'cdk-training-io';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /**
  * FSx for Lustre on 2 × ml.p3dn.24xlarge: a large dataset read by many jobs.
@@ -66,7 +67,7 @@ export class FsxCacheStack extends Stack {
       definitionBody: sfn.DefinitionBody.fromChainable(this.job),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.ONE_YEAR }),
         level: sfn.LogLevel.ALL,
       },
     });

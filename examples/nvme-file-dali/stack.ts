@@ -1,11 +1,12 @@
-import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
+import type { StackProps} from 'aws-cdk-lib';
+import { Size, Stack, Validations } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import {
   InputMode, S3DataDistribution, TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob,
 } from 'cdk-training-io';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /**
  * File mode onto local NVMe, with JPEG decoding on the GPU (NVIDIA DALI), on 2 × ml.p4d.24xlarge.
@@ -42,7 +43,7 @@ export class NvmeDaliStack extends Stack {
       definitionBody: sfn.DefinitionBody.fromChainable(this.job),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: new logs.LogGroup(this, 'TrainingLogs', { retention: logs.RetentionDays.ONE_YEAR }),
         level: sfn.LogLevel.ALL,
       },
     });

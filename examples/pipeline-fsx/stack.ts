@@ -1,9 +1,10 @@
-import { CfnOutput, Size, Stack, StackProps } from 'aws-cdk-lib';
+import type { StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Size, Stack } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   ReadRate, ShardedDataset, TrainingContainer, TrainingInstance, TrainingPipeline,
 } from 'cdk-training-io';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /**
  * The whole flow over an S3 prefix, in one state machine: pack the small files into shards, import

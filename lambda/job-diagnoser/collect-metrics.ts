@@ -1,7 +1,10 @@
-import { CloudWatchClient, GetMetricDataCommand, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
-import { DescribeTrainingJobCommand, DescribeTrainingJobCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import type { CloudWatchClient, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import type { DescribeTrainingJobCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
 import { DEFAULT_LOADER_METRICS, FSX_READ_METRIC, SAGEMAKER_INSTANCE_METRICS } from './contract';
-import { CacheMetrics, HostMetrics, JobMetricSet, LoaderMetrics, METRIC_SET_FORMAT, MetricSeries } from './metric-set';
+import type { CacheMetrics, HostMetrics, JobMetricSet, LoaderMetrics, MetricSeries } from './metric-set';
+import { METRIC_SET_FORMAT } from './metric-set';
 
 /** GPUs and vCPUs of one training instance: the divisors of GPUUtilization and CPUUtilization. */
 export interface InstanceHardware {

@@ -1,4 +1,4 @@
-import { Verdict } from './diagnose-job';
+import type { Verdict } from './diagnose-job';
 
 /** The diagnoser's event: the job the state machine's train step ran. */
 export interface JobDiagnoserEvent {

@@ -1,5 +1,5 @@
 import { jobEndFinding } from './job-end';
-import { JobFacts, JobMetricSet, MetricSeries } from './metric-set';
+import type { JobFacts, JobMetricSet, MetricSeries } from './metric-set';
 import { duration, mbps, pct, round } from './report-format';
 import { THRESHOLD_SOURCES, THRESHOLDS } from './thresholds';
 

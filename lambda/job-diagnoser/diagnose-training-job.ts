@@ -1,12 +1,14 @@
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { S3RetryOptions } from '../packing/io/s3-retry';
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { collectJobMetrics } from './collect-metrics';
-import { JobDiagnoserResult } from './contract';
-import { Diagnosis, diagnoseJob } from './diagnose-job';
-import { DiagnoserSettings, parseDiagnoserEvent } from './diagnoser-settings';
+import type { JobDiagnoserResult } from './contract';
+import type { Diagnosis} from './diagnose-job';
+import { diagnoseJob } from './diagnose-job';
+import type { DiagnoserSettings} from './diagnoser-settings';
+import { parseDiagnoserEvent } from './diagnoser-settings';
 import { announce, writeReport } from './publish-report';
 
 /** The AWS clients the diagnosis talks to. */

@@ -1,5 +1,5 @@
 import { HandlerInputError, stringField, eventObject } from '../shard-planner/handler-input';
-import { InstanceHardware } from './collect-metrics';
+import type { InstanceHardware } from './collect-metrics';
 import { DEFAULT_LOADER_METRICS, DIAGNOSER_ENV } from './contract';
 
 type Environment = Readonly<Record<string, string | undefined>>;

@@ -4,7 +4,7 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { engineS3Client } from '../packing/io/s3-client';
-import { JobDiagnoserEvent, JobDiagnoserResult } from './contract';
+import type { JobDiagnoserEvent, JobDiagnoserResult } from './contract';
 import { readDiagnoserSettings } from './diagnoser-settings';
 import { diagnoseTrainingJob } from './diagnose-training-job';
 

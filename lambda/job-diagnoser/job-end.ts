@@ -1,6 +1,6 @@
 import type { Finding, Window } from './diagnose-job';
 import { pointsIn } from './diagnose-job';
-import { JobMetricSet } from './metric-set';
+import type { JobMetricSet } from './metric-set';
 import { duration, pct } from './report-format';
 import { THRESHOLDS } from './thresholds';
 

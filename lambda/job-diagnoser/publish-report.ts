@@ -1,11 +1,13 @@
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { EventBridgeClient} from '@aws-sdk/client-eventbridge';
+import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { s3Uri } from '../packing/io/s3-uri';
-import { S3RetryOptions } from '../packing/io/s3-retry';
+import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
-import { DIAGNOSIS_EVENT, DiagnosisEventDetail, JobDiagnoserResult } from './contract';
-import { Diagnosis } from './diagnose-job';
-import { JobMetricSet } from './metric-set';
+import type { DiagnosisEventDetail, JobDiagnoserResult } from './contract';
+import { DIAGNOSIS_EVENT } from './contract';
+import type { Diagnosis } from './diagnose-job';
+import type { JobMetricSet } from './metric-set';
 import { renderMarkdown } from './render-report';
 
 /** Folder of the report beside the job's output: `<S3OutputPath><job name>/diagnosis/`. */

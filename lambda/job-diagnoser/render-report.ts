@@ -1,4 +1,4 @@
-import { Diagnosis } from './diagnose-job';
+import type { Diagnosis } from './diagnose-job';
 import { duration } from './report-format';
 
 /** Short names of the verdicts, for headings. */

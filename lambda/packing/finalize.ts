@@ -1,9 +1,10 @@
 import { GlobalRecordIoIndex, parseMxnetIndex } from './formats';
-import { ShardFormatName } from './formats/shard-format';
-import { PackingSink } from './io/storage';
+import type { ShardFormatName } from './formats/shard-format';
+import type { PackingSink } from './io/storage';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
+import type { Manifest, ManifestFailure, ManifestShard} from './manifest';
 import {
-  checkTotals, GLOBAL_INDEX_KEY, INDEX_PREFIX, Manifest, MANIFEST_KEY, ManifestFailure, ManifestShard, serializeManifest, SHARDS_PREFIX,
+  checkTotals, GLOBAL_INDEX_KEY, INDEX_PREFIX, MANIFEST_KEY, serializeManifest, SHARDS_PREFIX,
 } from './manifest';
 
 /** What the shards of a run produced, in shard order. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ShardFormatName } from './formats/shard-format';
+import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 
 /** Layout of a packed dataset under its prefix (ARCHITECTURE.md "Dataset layout"). */

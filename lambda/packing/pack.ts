@@ -1,14 +1,17 @@
 import * as os from 'node:os';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
-import { ShardFormat, ShardFormatName } from './formats/shard-format';
-import { PackingSink, PackingSource } from './io/storage';
+import type { ShardFormat, ShardFormatName } from './formats/shard-format';
+import type { PackingSink, PackingSource } from './io/storage';
 import { ListingCollector } from './listing/listing-collector';
-import { ListingPlan, planListing } from './listing/plan-listing';
-import { Manifest, MANIFEST_KEY } from './manifest';
+import type { ListingPlan} from './listing/plan-listing';
+import { planListing } from './listing/plan-listing';
+import type { Manifest} from './manifest';
+import { MANIFEST_KEY } from './manifest';
 import { PLAN_LIMITS } from './planning/grouped-plan';
-import { LabelMode, PlannedShard } from './planning/plan-types';
-import { ShardResult, writeShard } from './shard-writer';
+import type { LabelMode, PlannedShard } from './planning/plan-types';
+import type { ShardResult} from './shard-writer';
+import { writeShard } from './shard-writer';
 
 /**
  * Writes one planned shard and reports each input file handled (its bytes, and how many files

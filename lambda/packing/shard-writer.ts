@@ -1,9 +1,11 @@
 import { types } from 'node:util';
-import { ShardFormat } from './formats/shard-format';
-import { ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './io/storage';
-import { crc32cBase64, INDEX_PREFIX, ManifestFailure, ManifestShard, SHARDS_PREFIX } from './manifest';
+import type { ShardFormat } from './formats/shard-format';
+import type { ObjectWriter, PackingSink, PackingSource} from './io/storage';
+import { ScratchBuffer } from './io/storage';
+import type { ManifestFailure, ManifestShard} from './manifest';
+import { crc32cBase64, INDEX_PREFIX, SHARDS_PREFIX } from './manifest';
 import { OutputBlock } from './output-block';
-import { PlannedRecord, PlannedShard } from './planning/plan-types';
+import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {

@@ -1,10 +1,12 @@
 import { crc32c } from '@node-rs/crc32';
+import type {
+  RecordIoShardIndex, ShardRecord} from './formats';
 import {
-  decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords,
-  RecordIoShardIndex, ShardRecord, unpackImageRecord,
+  decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, unpackImageRecord,
 } from './formats';
-import { PackingSink } from './io/storage';
-import { checkTotals, crc32cBase64, Manifest, MANIFEST_KEY, ManifestShard } from './manifest';
+import type { PackingSink } from './io/storage';
+import type { Manifest, ManifestShard } from './manifest';
+import { checkTotals, crc32cBase64, MANIFEST_KEY } from './manifest';
 
 /** What verification found. */
 export interface VerifyReport {

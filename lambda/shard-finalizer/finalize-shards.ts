@@ -1,11 +1,14 @@
 import { finalizeDataset } from '../packing/finalize';
-import { isObjectNotFound, PackingSink } from '../packing/io/storage';
-import { MANIFEST_KEY, ManifestFailure, ManifestShard } from '../packing/manifest';
+import type { PackingSink } from '../packing/io/storage';
+import { isObjectNotFound } from '../packing/io/storage';
+import type { ManifestFailure, ManifestShard } from '../packing/manifest';
+import { MANIFEST_KEY } from '../packing/manifest';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
-import {
-  PackedShardResult, parseJsonObject, PLAN_KEY, PlanSummary, resultKey, ShardTask, TASKS_KEY,
+import type {
+  PackedShardResult, PlanSummary, ShardTask} from '../shard-planner/plan-layout';
+import { parseJsonObject, PLAN_KEY, resultKey, TASKS_KEY,
 } from '../shard-planner/plan-layout';
-import { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
+import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 
 const HANDLER = 'shard-finalizer';
 /** Shard results read at once. */

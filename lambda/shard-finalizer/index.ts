@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
 import { readLocation } from '../shard-planner/dataset-settings';
-import { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
+import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
 
 const logger = new Logger();

@@ -1,6 +1,6 @@
 import { ENV } from '../shard-planner/dataset-settings';
-import { ShardTask } from '../shard-planner/plan-layout';
-import { Manifest } from '../packing/manifest';
+import type { ShardTask } from '../shard-planner/plan-layout';
+import type { Manifest } from '../packing/manifest';
 
 /** The packer's event: one item of the Map, as the planner wrote it. */
 export type ShardPackerEvent = ShardTask;

@@ -1,11 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { engineS3Client } from '../packing/io/s3-client';
-import { S3RetryOptions } from '../packing/io/s3-retry';
+import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
 import { readFormat, readLocation, readReadConcurrency } from '../shard-planner/dataset-settings';
-import { SHARD_PACKER_METRICS, ShardPackerEvent, ShardPackerResult } from './contract';
+import type { ShardPackerEvent, ShardPackerResult } from './contract';
+import { SHARD_PACKER_METRICS } from './contract';
 import { packShard, parsePackerEvent } from './pack-shard';
 
 const logger = new Logger();

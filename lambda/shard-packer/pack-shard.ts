@@ -1,10 +1,11 @@
 import { shardFormat } from '../packing/formats';
-import { ShardFormatName } from '../packing/formats/shard-format';
-import { PackingSink, PackingSource } from '../packing/io/storage';
+import type { ShardFormatName } from '../packing/formats/shard-format';
+import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { writeShard } from '../packing/shard-writer';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
-import { PackedShardResult, parseMembers, PLAN_PREFIX, resultKey } from '../shard-planner/plan-layout';
-import { ShardPackerEvent, ShardPackerResult } from './contract';
+import type { PackedShardResult} from '../shard-planner/plan-layout';
+import { parseMembers, PLAN_PREFIX, resultKey } from '../shard-planner/plan-layout';
+import type { ShardPackerEvent, ShardPackerResult } from './contract';
 
 const HANDLER = 'shard-packer';
 const SHARD_NAME = /^part-\d{5,}-of-\d{5,}$/;

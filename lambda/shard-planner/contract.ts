@@ -1,5 +1,5 @@
-import { ShardFormatName } from '../packing/formats/shard-format';
-import { Manifest } from '../packing/manifest';
+import type { ShardFormatName } from '../packing/formats/shard-format';
+import type { Manifest } from '../packing/manifest';
 import { ENV } from './dataset-settings';
 
 export { ShardTask } from './plan-layout';

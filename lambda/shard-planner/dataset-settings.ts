@@ -1,5 +1,5 @@
-import { ShardFormatName } from '../packing/formats/shard-format';
-import { LabelMode } from '../packing/planning/plan-types';
+import type { ShardFormatName } from '../packing/formats/shard-format';
+import type { LabelMode } from '../packing/planning/plan-types';
 import { HandlerInputError } from './handler-input';
 
 /**

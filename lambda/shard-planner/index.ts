@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
-import { ShardPlannerEvent, ShardPlannerResult } from './contract';
+import type { ShardPlannerEvent, ShardPlannerResult } from './contract';
 import { readInventory, readLocation, readPlanSettings } from './dataset-settings';
 import { booleanField, eventObject } from './handler-input';
 import { planDataset } from './plan-dataset';

@@ -1,10 +1,13 @@
-import { isObjectNotFound, listAll, PackingSink, PackingSource } from '../packing/io/storage';
-import { Manifest, MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
+import type { PackingSink, PackingSource } from '../packing/io/storage';
+import { isObjectNotFound, listAll } from '../packing/io/storage';
+import type { Manifest} from '../packing/manifest';
+import { MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
 import { planShards } from '../packing/planning/plan-shards';
-import { ShardPlan } from '../packing/planning/plan-types';
-import { ShardPlannerResult } from './contract';
-import { BucketLocation, PlanSettings } from './dataset-settings';
-import { membersKey, parseJsonObject, PLAN_KEY, PlanSummary, serializeMembers, ShardTask, TASKS_KEY } from './plan-layout';
+import type { ShardPlan } from '../packing/planning/plan-types';
+import type { ShardPlannerResult } from './contract';
+import type { BucketLocation, PlanSettings } from './dataset-settings';
+import type { PlanSummary, ShardTask} from './plan-layout';
+import { membersKey, parseJsonObject, PLAN_KEY, serializeMembers, TASKS_KEY } from './plan-layout';
 
 /** What the planner works on. */
 export interface PlanDatasetOptions {

@@ -1,6 +1,6 @@
-import { ShardFormatName } from '../packing/formats/shard-format';
-import { Manifest } from '../packing/manifest';
-import { PlannedRecord, PlannedShard } from '../packing/planning/plan-types';
+import type { ShardFormatName } from '../packing/formats/shard-format';
+import type { Manifest } from '../packing/manifest';
+import type { PlannedRecord, PlannedShard } from '../packing/planning/plan-types';
 import { HandlerInputError } from './handler-input';
 
 /**

@@ -1,4 +1,4 @@
-import { Size } from 'aws-cdk-lib';
+import type { Size } from 'aws-cdk-lib';
 
 /**
  * Inputs to the data-loader sizing rule.

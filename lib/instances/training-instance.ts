@@ -1,5 +1,5 @@
 import { SizeRoundingBehavior } from 'aws-cdk-lib';
-import { DataLoaderSizing, DataLoaderSizingOptions } from './data-loader-sizing';
+import type { DataLoaderSizing, DataLoaderSizingOptions } from './data-loader-sizing';
 import { DEFAULT_MEMORY_PER_WORKER } from './private/loader-memory';
 import { ValidationError } from '../private/errors';
 

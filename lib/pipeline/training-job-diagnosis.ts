@@ -1,14 +1,17 @@
 import { Duration, Size } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { createHandlerFunction } from '../private/handler-function';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
-import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
+import type { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { trainingJobArnPattern } from '../training/private/training-permissions';
-import { TrainingJob } from '../training/training-job';
+import type { TrainingJob } from '../training/training-job';
 
 /**
  * The metric definitions of the training code's loader metrics.
@@ -56,6 +59,36 @@ export interface TrainingJobDiagnosisProps {
    * @default true
    */
   readonly diagnoseCompletedJobs?: boolean;
+
+  /**
+   * How long the diagnoser's log group keeps its events.
+   *
+   * @default logs.RetentionDays.ONE_YEAR
+   */
+  readonly logRetention?: logs.RetentionDays;
+
+  /**
+   * KMS key of the diagnoser's log group (the key policy of a key from this app is given the
+   * CloudWatch Logs statement; an imported key's policy must allow `logs.<region>.amazonaws.com`).
+   *
+   * @default - CloudWatch Logs' own encryption
+   */
+  readonly encryptionKey?: kms.IKey;
+
+  /**
+   * The VPC of the diagnoser. It calls SageMaker (`api.sagemaker`), CloudWatch (`monitoring`),
+   * EventBridge (`events`) and S3: a VPC with NAT, or with those endpoints.
+   *
+   * @default - the diagnoser runs outside any VPC
+   */
+  readonly vpc?: ec2.IVpc;
+
+  /**
+   * The subnets of the diagnoser in `vpc`.
+   *
+   * @default - the VPC's private subnets
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
 }
 
 const DEFAULT_LOADER_METRICS: LoaderMetricNames = {
@@ -94,6 +127,9 @@ export class TrainingJobDiagnosis extends Construct {
     const loaderMetrics = this.loaderMetrics;
 
     const fn = createHandlerFunction(this, 'Diagnoser', 'job-diagnoser', {
+      logs: { retention: props.logRetention, encryptionKey: props.encryptionKey },
+      vpc: props.vpc,
+      vpcSubnets: props.vpcSubnets,
       memorySize: Size.mebibytes(512),
       timeout: Duration.minutes(5),
       description: 'reads a training job\'s metrics, says what held its GPUs back, writes the report beside its output',

@@ -1,26 +1,32 @@
 import { Duration, Stack } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as events from 'aws-cdk-lib/aws-events';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { planDataPath } from './private/pipeline-plan';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
-import { LoaderMetricNames, TrainingJobDiagnosis } from './training-job-diagnosis';
-import { DatasetProfile } from '../planning/dataset-profile';
+import type { LoaderMetricNames} from './training-job-diagnosis';
+import { TrainingJobDiagnosis } from './training-job-diagnosis';
+import type { DatasetProfile } from '../planning/dataset-profile';
 import { ValidationError } from '../private/errors';
+import type { LogGroupOptions } from '../private/log-group';
+import { createLogGroup } from '../private/log-group';
 import { acknowledge, wildcardResourceFinding } from '../private/nag';
-import { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
+import type { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
-import { LustreDatasetCache, LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
+import type { LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
+import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
-import { createTrainingVpc } from '../training/private/training-network';
-import { InputMode, S3ChannelOptions, S3DataDistribution, TrainingChannel } from '../training/training-channel';
-import { TrainingJob, TrainingJobNaming, TrainingJobOptions } from '../training/training-job';
+import type { S3ChannelOptions} from '../training/training-channel';
+import { InputMode, S3DataDistribution, TrainingChannel } from '../training/training-channel';
+import type { TrainingJobOptions } from '../training/training-job';
+import { TrainingJob, TrainingJobNaming } from '../training/training-job';
+import { TrainingNetwork } from '../training/training-network';
 
 /**
  * Properties of a {@link TrainingPipeline}.
@@ -134,6 +140,21 @@ export interface TrainingPipelineProps {
    * them (`TrainingCode.reference()` does); none otherwise
    */
   readonly loaderMetrics?: LoaderMetricNames;
+
+  /**
+   * The VPC of the diagnoser function. It calls SageMaker (`api.sagemaker`), CloudWatch
+   * (`monitoring`), EventBridge (`events`) and S3: a VPC with NAT, or with those endpoints.
+   *
+   * @default - the diagnoser runs outside any VPC
+   */
+  readonly lambdaVpc?: ec2.IVpc;
+
+  /**
+   * The subnets of the diagnoser in `lambdaVpc`.
+   *
+   * @default - the VPC's private subnets
+   */
+  readonly lambdaSubnets?: ec2.SubnetSelection;
 }
 
 
@@ -153,7 +174,7 @@ const IMPORT_POLL = Duration.seconds(30);
  * dataset into shards, makes them visible on an FSx for Lustre cache (optional), trains on them
  * and says whether the GPUs were fed, and why not.
  *
- * `ApplyDefaults` → `CheckInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
+ * `ApplyDefaults` → `CheckInput` → `MergeInput` → `Plan` → (`AlreadyPacked` | `PackShards` → `Finalize` → [`ImportShards` →
  * `WaitForImport` ⇄ `CheckImport`]) → `Train` (`createTrainingJob.sync`, job
  * `<prefix>-<execution name>`, hyperparameters of the execution input over the construct's) →
  * `Diagnose` (report beside the job's output, EventBridge event) → `Done`. Any failure goes to
@@ -191,7 +212,13 @@ export class TrainingPipeline extends Construct {
       training, shardsChannel: props.shardsChannel, datasetCache: props.datasetCache,
       datasetProfile: props.datasetProfile, samplesPerSecondPerDevice: props.samplesPerSecondPerDevice, seed: dataset.seed,
     });
-    const vpc = training.vpc ?? (dataPath.datasetCache ? createTrainingVpc(this) : undefined);
+    // The pipeline's log groups follow the job's choices: its retention, its key.
+    const logs: LogGroupOptions = { retention: training.logRetention, encryptionKey: training.encryptionKey };
+    // The cache and the job share the stack's network unless the job has a vpc or network of its own.
+    const network = training.network ?? (dataPath.datasetCache && !training.vpc ? TrainingNetwork.of(this, {
+      encryptionKey: training.encryptionKey, accessLogsBucket: training.accessLogsBucket, logRetention: training.logRetention,
+    }) : undefined);
+    const vpc = training.vpc ?? network?.vpc;
     if (dataPath.datasetCache) {
       this.cache = new LustreDatasetCache(this, 'Cache', { ...dataPath.datasetCache, source: CacheSource.fromShards(dataset), vpc: vpc! });
     }
@@ -208,7 +235,8 @@ export class TrainingPipeline extends Construct {
     this.trainingJob = new TrainingJob(this, 'Train', {
       ...training,
       jobNamePrefix: training.jobNamePrefix ?? defaultJobNamePrefix(this),
-      vpc,
+      vpc: training.vpc,
+      network,
       channels,
       jobNaming: TrainingJobNaming.EXECUTION_NAME,
       hyperparametersAtRunTime: sfn.JsonPath.jsonMerge(
@@ -231,6 +259,7 @@ export class TrainingPipeline extends Construct {
     // Failed and stopped jobs get a report too; the Diagnose step diagnoses a completed one and returns it.
     this.diagnosis = new TrainingJobDiagnosis(this, 'Diagnosis', {
       job: this.trainingJob, loaderMetrics: props.loaderMetrics, cache: this.cache, eventBus: props.eventBus, diagnoseCompletedJobs: false,
+      logRetention: logs.retention, encryptionKey: logs.encryptionKey, vpc: props.lambdaVpc, vpcSubnets: props.lambdaSubnets,
     });
     this.diagnoserFunction = this.diagnosis.diagnoserFunction;
     this.eventBus = this.diagnosis.eventBus;
@@ -241,7 +270,7 @@ export class TrainingPipeline extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: createLogGroup(this, 'StateMachineLogs', logs),
         level: sfn.LogLevel.ALL,
         includeExecutionData: false,
       },
@@ -293,8 +322,10 @@ export class TrainingPipeline extends Construct {
       outputPath: '$.args',
     });
 
-    // A malformed input would fail the merge in the Train state with States.Runtime, which no Catch
-    // sees: check it up front, so that it is notified like any other failure.
+    // A malformed input would fail a merge (MergeInput's, or the Train state's) with States.Runtime,
+    // which no Catch sees: check the input as given, before the merge, so that it is notified like
+    // any other failure. Choice rules have no array test: an array with a first element is caught
+    // by `[0]`, an empty one still fails the merge.
     const invalidInput = new sfn.Pass(this, 'InvalidInput', {
       parameters: {
         Error: 'InvalidInput',
@@ -305,9 +336,16 @@ export class TrainingPipeline extends Construct {
     });
     invalidInput.next(notify);
     const notObject = (path: string) => sfn.Condition.or(
-      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path));
+      sfn.Condition.isString(path), sfn.Condition.isNumeric(path), sfn.Condition.isBoolean(path), sfn.Condition.isNull(path),
+      sfn.Condition.isPresent(`${path}[0]`));
+    // A type test on a missing field fails the Choice with States.Runtime: test only what is there.
+    const ifPresent = (path: string, condition: sfn.Condition) => sfn.Condition.and(sfn.Condition.isPresent(path), condition);
     const checkInput = new sfn.Choice(this, 'CheckInput')
-      .when(sfn.Condition.or(sfn.Condition.not(sfn.Condition.isBoolean('$.force')), notObject('$.hyperparameters')), invalidInput);
+      .when(sfn.Condition.or(
+        notObject('$.input'),
+        ifPresent('$.input.force', sfn.Condition.not(sfn.Condition.isBoolean('$.input.force'))),
+        ifPresent('$.input.hyperparameters', notObject('$.input.hyperparameters')),
+      ), invalidInput);
 
     const packing = dataset.packingSteps(this, 'Packing');
     onFailure(packing.plan, 'Plan');
@@ -342,8 +380,9 @@ export class TrainingPipeline extends Construct {
     } else {
       packing.finalize.next(train);
     }
-    checkInput.otherwise(packing.plan);
-    return applyDefaults.next(mergeInput).next(checkInput);
+    mergeInput.next(packing.plan);
+    checkInput.otherwise(mergeInput);
+    return applyDefaults.next(checkInput);
   }
 
   /**

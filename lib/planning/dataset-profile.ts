@@ -1,4 +1,4 @@
-import { Size } from 'aws-cdk-lib';
+import type { Size } from 'aws-cdk-lib';
 
 /**
  * How the objects of a dataset hold their samples.

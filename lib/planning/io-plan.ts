@@ -1,7 +1,7 @@
-import * as fsx from 'aws-cdk-lib/aws-fsx';
-import { DatasetFormat } from './dataset-profile';
-import { ShardFormat } from '../sharding/sharded-dataset';
-import { InputMode, S3DataDistribution } from '../training/training-channel';
+import type * as fsx from 'aws-cdk-lib/aws-fsx';
+import type { DatasetFormat } from './dataset-profile';
+import type { ShardFormat } from '../sharding/sharded-dataset';
+import type { InputMode, S3DataDistribution } from '../training/training-channel';
 
 /**
  * Where the training data is read from, as the I/O planner chooses it.

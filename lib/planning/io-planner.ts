@@ -1,22 +1,27 @@
 import * as fsx from 'aws-cdk-lib/aws-fsx';
-import { DatasetFormat, DatasetProfile, SampleEncoding } from './dataset-profile';
-import {
-  FsxAdvice, GpuDecodingAdvice, InputModeAdvice, IoPlan, LoaderAdvice, PinMemoryAdvice, PlannedInputMode, PlanWarning,
-  ReadRateEstimate, StartupEstimate,
+import type { DatasetProfile} from './dataset-profile';
+import { DatasetFormat, SampleEncoding } from './dataset-profile';
+import type {
+  FsxAdvice, GpuDecodingAdvice, InputModeAdvice, IoPlan, LoaderAdvice, PinMemoryAdvice, PlanWarning,
+  ReadRateEstimate, StartupEstimate} from './io-plan';
+import { PlannedInputMode
 } from './io-plan';
-import { ResolvedCluster, resolveCluster } from './private/cluster-rules';
+import type { ResolvedCluster} from './private/cluster-rules';
+import { resolveCluster } from './private/cluster-rules';
 import { chooseInputMode } from './private/input-mode-rule';
 import { cpuDecodeSamplesPerSecond, CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER, loaderWorkersWarning } from './private/loader-rules';
 import { planPacking, shouldPack } from './private/packing-rule';
-import { ResolvedDataset, resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
+import type { ResolvedDataset} from './private/plan-inputs';
+import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
 import {
   FILE_MODE_BYTES_PER_SECOND, fileModeBytesPerSecond, fileModeDownloadSeconds, listingSeconds, networkBytesPerSecond,
   objectsPerSecond, STARTUP_SHARE_WARNING,
 } from './private/startup-rules';
 import { EBS_GP2_MAX_BYTES_PER_SECOND } from './private/storage-rules';
 import { formatBytes, formatCount, formatSeconds } from './private/units';
-import { TrainingCluster } from './training-cluster';
-import { CacheDeploymentType, sizeCache } from '../storage/private/lustre-sizing';
+import type { TrainingCluster } from './training-cluster';
+import type { CacheDeploymentType} from '../storage/private/lustre-sizing';
+import { sizeCache } from '../storage/private/lustre-sizing';
 
 /**
  * What the I/O planner plans for: the dataset, the cluster and how the job reads the data.

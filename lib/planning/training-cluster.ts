@@ -1,5 +1,5 @@
-import { Size } from 'aws-cdk-lib';
-import { TrainingInstance } from '../instances/training-instance';
+import type { Size } from 'aws-cdk-lib';
+import type { TrainingInstance } from '../instances/training-instance';
 
 /**
  * The instances that train on a dataset, as the I/O planner and `ShardedDataset` size the readers.

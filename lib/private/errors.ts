@@ -1,4 +1,4 @@
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /**
  * A synth-time error in the user's configuration.

@@ -1,8 +1,12 @@
-import { Duration, Size } from 'aws-cdk-lib';
+import type { Size } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
-import { lambdaBundleDirectory, LambdaHandlerName } from './assets';
+import type { Construct } from 'constructs';
+import type { LambdaHandlerName } from './assets';
+import { lambdaBundleDirectory } from './assets';
+import type { LogGroupOptions } from './log-group';
+import { createLogGroup } from './log-group';
 import { acknowledge } from './nag';
 
 /** What differs between the library's Lambda functions. */
@@ -13,11 +17,17 @@ export interface HandlerFunctionOptions {
   readonly description: string;
   /** @default Duration.minutes(15) */
   readonly timeout?: Duration;
+  /** Retention and key of the function's log group. */
+  readonly logs?: LogGroupOptions;
+  /** @default - not in a VPC */
+  readonly vpc?: ec2.IVpc;
+  /** @default - the VPC's private subnets */
+  readonly vpcSubnets?: ec2.SubnetSelection;
 }
 
 /**
  * One of the library's Lambda functions, from its bundle: Node.js 22 on x86_64, traced, with its
- * own log group kept three months, Powertools service name and metrics namespace set, and the
+ * own log group (a year unless told otherwise), in the VPC when given, Powertools service name and metrics namespace set, and the
  * cdk-nag findings of that setup accepted.
  */
 export function createHandlerFunction(scope: Construct, id: string, handler: LambdaHandlerName, options: HandlerFunctionOptions): lambda.Function {
@@ -36,8 +46,14 @@ export function createHandlerFunction(scope: Construct, id: string, handler: Lam
       POWERTOOLS_SERVICE_NAME: handler,
       POWERTOOLS_METRICS_NAMESPACE: LIBRARY_METRICS_NAMESPACE,
     },
-    logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logs.RetentionDays.THREE_MONTHS }),
+    logGroup: createLogGroup(scope, `${id}Logs`, options.logs),
+    vpc: options.vpc,
+    vpcSubnets: options.vpc ? options.vpcSubnets : undefined,
   });
+  if (options.vpc) {
+    acknowledge(fn, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      'the Lambda VPC access policy only manages the function\'s own network interfaces');
+  }
   acknowledge(fn, 'AwsSolutions-L1', 'the handlers are bundled and tested for Node.js 22 (nodejs22.x, supported until 2027)');
   acknowledge(fn, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
     'the Lambda basic execution policy only writes the function\'s own CloudWatch logs');

@@ -1,6 +1,6 @@
 import { Stack, Validations } from 'aws-cdk-lib';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import { IConstruct } from 'constructs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { IConstruct } from 'constructs';
 
 /**
  * Accepted cdk-nag findings travel with the constructs that cause them, through aws-cdk-lib's own

@@ -1,18 +1,21 @@
 import { Duration, Size, Stack, Token } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { resolveCluster } from '../planning/private/cluster-rules';
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../planning/private/shard-rules';
 import type { TrainingCluster } from '../planning/training-cluster';
-import { LambdaHandlerName } from '../private/assets';
+import type { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
+import type { LogGroupOptions } from '../private/log-group';
+import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved } from '../private/validation';
@@ -94,17 +97,51 @@ export interface ShardedDatasetProps {
    * The bucket the shards are written to.
    *
    * @default - a new bucket: encrypted (with `encryptionKey` when given), SSL only, public access
-   * blocked, incomplete multipart uploads aborted after a day, retained on stack deletion
+   * blocked, versioned (old versions kept 30 days), events sent to EventBridge, server access logs to
+   * `accessLogsBucket` when given, incomplete multipart uploads aborted after a day, retained on stack deletion
    */
   readonly destinationBucket?: s3.IBucket;
 
   /**
-   * KMS key of the bucket created when `destinationBucket` is not given. Buckets you pass bring
-   * their own key: the grants include it.
+   * KMS key of the bucket created when `destinationBucket` is not given, and of the construct's log
+   * groups (the key policy of a key from this app is given the CloudWatch Logs statement; an imported
+   * key's policy must allow `logs.<region>.amazonaws.com`). Buckets you pass bring their own key:
+   * the grants include it.
    *
-   * @default - S3-managed encryption
+   * @default - S3-managed encryption; CloudWatch Logs' own encryption of the log groups
    */
   readonly encryptionKey?: kms.IKey;
+
+  /**
+   * Where the bucket created when `destinationBucket` is not given writes its S3 server access logs
+   * (under the bucket's construct path). S3 delivers them only to an SSE-S3 bucket in the same
+   * account and Region.
+   *
+   * @default - no server access logs
+   */
+  readonly accessLogsBucket?: s3.IBucket;
+
+  /**
+   * How long the log groups of the functions and the state machine keep their events.
+   *
+   * @default logs.RetentionDays.ONE_YEAR
+   */
+  readonly logRetention?: logs.RetentionDays;
+
+  /**
+   * The VPC of the planner, packer and finalizer functions. They call S3 only: a VPC with an S3
+   * gateway endpoint (or NAT) is enough.
+   *
+   * @default - the functions run outside any VPC
+   */
+  readonly vpc?: ec2.IVpc;
+
+  /**
+   * The subnets of the functions in `vpc`.
+   *
+   * @default - the VPC's private subnets
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
 
   /**
    * Prefix of the packed dataset, empty or ending in `/`: shards under `<prefix>shards/`, indexes
@@ -242,16 +279,20 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   public readonly seed: number;
 
   private readonly maxConcurrency: number;
+  private readonly logs: LogGroupOptions;
+  private readonly network: { readonly vpc?: ec2.IVpc; readonly vpcSubnets?: ec2.SubnetSelection };
 
   constructor(scope: Construct, id: string, props: ShardedDatasetProps) {
     super(scope, id);
     validateProps(this, props);
     this.consumers = props.cluster ? resolveCluster(props.cluster, 'cluster', this).consumers : props.consumers ?? 1;
+    this.logs = { retention: props.logRetention, encryptionKey: props.encryptionKey };
+    this.network = { vpc: props.vpc, vpcSubnets: props.vpcSubnets };
     this.seed = props.seed ?? 0;
 
     const sourcePrefix = props.sourcePrefix ?? '';
     this.destinationPrefix = props.destinationPrefix ?? 'packed/';
-    this.destinationBucket = props.destinationBucket ?? this.createDestinationBucket(props.encryptionKey);
+    this.destinationBucket = props.destinationBucket ?? this.createDestinationBucket(props.encryptionKey, props.accessLogsBucket);
     this.shardsPrefix = `${this.destinationPrefix}shards/`;
     this.indexPrefix = `${this.destinationPrefix}index/`;
     this.manifestKey = `${this.destinationPrefix}manifest.json`;
@@ -286,16 +327,18 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.stateMachine = this.createStateMachine();
   }
 
-  private createDestinationBucket(encryptionKey: kms.IKey | undefined): s3.Bucket {
-    const bucket = createSecureBucket(this, 'Destination', encryptionKey);
-    acknowledge(bucket, 'AwsSolutions-S1', 'packed dataset bucket written only by this construct\'s functions: audit reads with '
-      + 'CloudTrail S3 data events, or pass your own destinationBucket with server access logging');
+  private createDestinationBucket(encryptionKey: kms.IKey | undefined, accessLogsBucket: s3.IBucket | undefined): s3.Bucket {
+    const bucket = createSecureBucket(this, 'Destination', { encryptionKey, accessLogsBucket });
+    if (!accessLogsBucket) {
+      acknowledge(bucket, 'AwsSolutions-S1', 'packed dataset bucket written only by this construct\'s functions: audit reads with '
+        + 'CloudTrail S3 data events, or set accessLogsBucket');
+    }
     return bucket;
   }
 
   private createFunction(id: string, handler: LambdaHandlerName, memorySize: Size, environment: Record<string, string>,
     description: string): lambda.Function {
-    return createHandlerFunction(this, id, handler, { memorySize, environment, description });
+    return createHandlerFunction(this, id, handler, { memorySize, environment, description, logs: this.logs, ...this.network });
   }
 
   private grantAccess(sourceBucket: s3.IBucket, sourcePrefix: string): void {
@@ -359,7 +402,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       definitionBody: sfn.DefinitionBody.fromChainable(this.packingSteps(this, 'Packing')),
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS }),
+        destination: createLogGroup(this, 'StateMachineLogs', this.logs),
         level: sfn.LogLevel.ALL,
         includeExecutionData: false,
       },

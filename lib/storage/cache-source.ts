@@ -1,4 +1,4 @@
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
 import type { IShardedDataset } from '../sharding/sharded-dataset';

@@ -1,5 +1,6 @@
-import { Size, SizeRoundingBehavior, Token } from 'aws-cdk-lib';
-import { TrainingInstance } from '../instances/training-instance';
+import type { Size} from 'aws-cdk-lib';
+import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
+import type { TrainingInstance } from '../instances/training-instance';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
 

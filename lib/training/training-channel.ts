@@ -1,9 +1,10 @@
 import type { Channel } from '@aws-sdk/client-sagemaker';
-import { Size, Token } from 'aws-cdk-lib';
+import type { Size} from 'aws-cdk-lib';
+import { Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Construct } from 'constructs';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
 import { ValidationError } from '../private/errors';
 import { LUSTRE_PORTS } from '../private/lustre-ports';
 import { acknowledgePrefixGrant } from '../private/nag';

@@ -1,13 +1,14 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import { AssetHashType, BundlingOutput, DockerImage, ILocalBundling, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { ILocalBundling} from 'aws-cdk-lib';
+import { AssetHashType, BundlingOutput, DockerImage, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3_assets from 'aws-cdk-lib/aws-s3-assets';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import * as tar from 'tar';
-import { MetricDefinition } from './metric-definition';
+import type { MetricDefinition } from './metric-definition';
 import { containerDirectory } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
@@ -122,6 +123,15 @@ export abstract class TrainingCode {
    * @internal
    */
   public abstract _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig;
+
+  /**
+   * The local directory of the code, read for what it needs from the network; undefined when the code is in S3.
+   *
+   * @internal
+   */
+  public _sourceDirectory(): string | undefined {
+    return undefined;
+  }
 }
 
 /**
@@ -165,6 +175,10 @@ class AssetTrainingCode extends TrainingCode {
     validateDirectory(this.directory);
     validateProgram(options.program);
     validateProgramInDirectory(this.directory, options.program, this.exclude);
+  }
+
+  public _sourceDirectory(): string | undefined {
+    return this.directory;
   }
 
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig {

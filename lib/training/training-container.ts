@@ -1,14 +1,15 @@
 import * as crypto from 'crypto';
 import { Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
-import * as ecr from 'aws-cdk-lib/aws-ecr';
+import type * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as ecr_assets from 'aws-cdk-lib/aws-ecr-assets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { containerDirectory } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
-import { DLC_REGISTRY_ACCOUNTS, DlcRegistry, PYTORCH_TRAINING_REPOSITORY, dlcRegistryFor } from './private/dlc-registry';
+import type { DlcRegistry} from './private/dlc-registry';
+import { DLC_REGISTRY_ACCOUNTS, PYTORCH_TRAINING_REPOSITORY, dlcRegistryFor } from './private/dlc-registry';
 
 /**
  * What a training job needs to know about its container, resolved in the job's stack.

@@ -1,22 +1,26 @@
 import type { CreateTrainingJobRequest, TrainingInstanceType } from '@aws-sdk/client-sagemaker';
 import { Annotations, Aws, Duration, Size, SizeRoundingBehavior, Stack, Token } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
-import { MetricDefinition } from './metric-definition';
+import type { Construct } from 'constructs';
+import type { MetricDefinition } from './metric-definition';
 import { placeNearChannels } from './private/channel-placement';
 import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
 import { validateContainerForInstance, validateHyperparameters, validateJobProps } from './private/job-rules';
+import { missingEndpointWarnings } from './private/endpoint-rules';
 import { createTrainingNetwork } from './private/training-network';
 import { createExecutionRole, orchestrationPolicies } from './private/training-permissions';
-import { ChannelConfig, InputMode, S3ChannelFacts, S3DataDistribution, TrainingChannel } from './training-channel';
+import type { ChannelConfig, S3ChannelFacts, TrainingChannel } from './training-channel';
+import { InputMode, S3DataDistribution } from './training-channel';
 import { TrainingCode } from './training-code';
 import { TrainingContainer } from './training-container';
-import { DataLoaderSizing } from '../instances/data-loader-sizing';
-import { TrainingInstance } from '../instances/training-instance';
+import { TrainingNetwork } from './training-network';
+import type { DataLoaderSizing } from '../instances/data-loader-sizing';
+import type { TrainingInstance } from '../instances/training-instance';
 import { loaderWorkersWarning } from '../planning/private/loader-rules';
 import { describeFileModeFit, fileModeFootprintBytes, fitsFileMode } from '../planning/private/storage-rules';
 import { ValidationError } from '../private/errors';
@@ -35,6 +39,20 @@ export enum TrainingJobNaming {
    * prefix): the UUIDs Step Functions gives unnamed executions are. The task must not be retried.
    */
   EXECUTION_NAME = 'executionName',
+}
+
+/**
+ * How the SageMaker training toolkit starts the training program on each instance.
+ */
+export enum TrainingLauncher {
+  /** Once per instance, as `python <program>`: the program starts its own processes, if any. */
+  SCRIPT = 'script',
+  /**
+   * With `torchrun`, one process per GPU or Trainium device on every instance, rendezvous set up
+   * (PyTorch 1.13.1 and later; the `sagemaker_torch_distributed_enabled` hyperparameter, as the
+   * SageMaker Python SDK's `distribution={"torch_distributed": {"enabled": True}}` sets it).
+   */
+  TORCHRUN = 'torchrun',
 }
 
 /**
@@ -77,6 +95,21 @@ export interface TrainingJobOptions {
   readonly hyperparameters?: { [name: string]: string };
 
   /**
+   * How the toolkit starts `code` on each instance.
+   *
+   * @default TrainingLauncher.SCRIPT
+   */
+  readonly launcher?: TrainingLauncher;
+
+  /**
+   * ARN of a SageMaker training plan: the job runs on its reserved capacity (`ResourceConfig.TrainingPlanArn`).
+   *
+   * @see https://docs.aws.amazon.com/sagemaker/latest/dg/reserve-capacity-with-training-plans.html
+   * @default - on-demand (or spot) capacity
+   */
+  readonly trainingPlanArn?: string;
+
+  /**
    * Training processes per instance, for data-loader sizing.
    *
    * @default - one per GPU or Trainium device
@@ -115,10 +148,18 @@ export interface TrainingJobOptions {
   /**
    * The VPC the job runs in. Training always runs in a VPC, in private subnets.
    *
-   * @default - the VPC of the dataset cache a channel reads; else a VPC with isolated subnets in
-   * 2 AZs, an S3 gateway endpoint and flow logs
+   * @default - the VPC of the dataset cache a channel reads; else `network`'s
    */
   readonly vpc?: ec2.IVpc;
+
+  /**
+   * The shared network of the job: its VPC, security group and (without `outputBucket`) output
+   * bucket. Cannot be combined with `vpc`.
+   *
+   * @default - with neither `vpc` nor a dataset-cache channel, the stack's `TrainingNetwork.of(...)`,
+   * created by its first such job with that job's `encryptionKey`, `accessLogsBucket` and `logRetention`
+   */
+  readonly network?: TrainingNetwork;
 
   /**
    * The subnets the job may use. Public subnets are refused.
@@ -138,7 +179,8 @@ export interface TrainingJobOptions {
   /**
    * Security groups of the training instances.
    *
-   * @default - a new group that allows traffic between the job's instances and HTTPS out
+   * @default - the group of the job's `TrainingNetwork`, else a new group; either allows traffic
+   * between the instances and HTTPS out
    */
   readonly securityGroups?: ec2.ISecurityGroup[];
 
@@ -152,9 +194,29 @@ export interface TrainingJobOptions {
   /**
    * Bucket for model artifacts and checkpoints.
    *
-   * @default - a new encrypted, SSL-only bucket with public access blocked
+   * @default - the bucket of the job's `TrainingNetwork`, else a new one; either is encrypted (with
+   * `encryptionKey` when given), SSL only, public access blocked, versioned (old versions kept 30
+   * days), sends its events to EventBridge, logs access to `accessLogsBucket` when given, and is
+   * retained on stack deletion
    */
   readonly outputBucket?: s3.IBucket;
+
+  /**
+   * Where the output bucket created when `outputBucket` is not given writes its S3 server access
+   * logs (under the bucket's construct path). S3 delivers them only to an SSE-S3 bucket in the same
+   * account and Region.
+   *
+   * @default - no server access logs
+   */
+  readonly accessLogsBucket?: s3.IBucket;
+
+  /**
+   * How long the log groups created for the job keep their events (the flow logs of the VPC created
+   * when `vpc` is not given; in a `TrainingPipeline`, also its state machine's and diagnoser's).
+   *
+   * @default logs.RetentionDays.ONE_YEAR
+   */
+  readonly logRetention?: logs.RetentionDays;
 
   /**
    * Key prefix of the model artifacts in the output bucket.
@@ -164,9 +226,11 @@ export interface TrainingJobOptions {
   readonly outputPrefix?: string;
 
   /**
-   * KMS key for model artifacts, checkpoints and, on EBS-backed instances, the storage volume.
+   * KMS key for model artifacts, checkpoints, on EBS-backed instances the storage volume, and the
+   * log groups created for the job (the key policy of a key from this app is given the CloudWatch
+   * Logs statement; an imported key's policy must allow `logs.<region>.amazonaws.com`).
    *
-   * @default - S3-managed encryption; the instance's own storage encryption
+   * @default - S3-managed encryption; the instance's own storage encryption; CloudWatch Logs' own encryption
    */
   readonly encryptionKey?: kms.IKey;
 
@@ -305,7 +369,8 @@ const MIN_EBS_VOLUME = Size.gibibytes(100);
  * Renders the whole `CreateTrainingJob` request — including what aws-cdk-lib's
  * `SageMakerCreateTrainingJob` cannot express: ShuffleConfig, file-system channels, managed
  * spot with checkpoints, a pinned subnet, NVMe-aware storage settings, container entrypoints —
- * and creates the execution role, security group and (by default) VPC and output bucket.
+ * and creates the execution role; without a `vpc`, the job runs in the stack's shared `TrainingNetwork`
+ * (VPC, security group and output bucket). Fields it does not model go through `addRequestOverride`.
  *
  * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html
  */
@@ -341,6 +406,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   private readonly integration: sfn.IntegrationPattern;
   private readonly jobNaming: TrainingJobNaming;
   private readonly hyperparametersAtRunTime?: string;
+  private readonly requestOverrides: Array<{ readonly path: string[]; readonly value: unknown; readonly remove: boolean }> = [];
 
   constructor(scope: Construct, id: string, props: TrainingJobProps) {
     super(scope, id, { ...props, queryLanguage: sfn.QueryLanguage.JSON_PATH });
@@ -366,10 +432,17 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     });
 
     const placements = (props.channels ?? []).flatMap((channel) => (channel._placement ? [channel._placement] : []));
-    const network = createTrainingNetwork(this, placeNearChannels(this, props, placements));
+    const shared = this.sharedNetwork(props, placements.length > 0);
+    const network = createTrainingNetwork(this, {
+      ...placeNearChannels(this, { ...props, vpc: props.vpc ?? shared?.vpc }, placements),
+      securityGroups: props.securityGroups ?? (shared ? [shared.securityGroup] : undefined),
+      logs: { retention: props.logRetention, encryptionKey: props.encryptionKey },
+    });
     this.vpc = network.vpc;
     this.connections = network.connections;
-    this.outputBucket = props.outputBucket ?? createSecureBucket(this, 'OutputBucket', props.encryptionKey);
+    this.outputBucket = props.outputBucket ?? shared?.outputBucket ?? createSecureBucket(this, 'OutputBucket', {
+      encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket,
+    });
     this.role = props.role ?? createExecutionRole(this);
 
     const channels: ChannelConfig[] = [];
@@ -400,17 +473,23 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     this.outputBucket.grantPut(this.role, `${outputPrefix}*`);
     acknowledgePrefixGrant(this, this.outputBucket, outputPrefix, 'the job writes its model artifacts');
     if (checkpoints) {
-      this.outputBucket.grantReadWrite(this.role, `${CHECKPOINT_PREFIX}*`);
-      acknowledgePrefixGrant(this, this.outputBucket, CHECKPOINT_PREFIX, 'the job saves and restores checkpoints');
+      this.outputBucket.grantReadWrite(this.role, `${this.checkpointPrefix()}*`);
+      acknowledgePrefixGrant(this, this.outputBucket, this.checkpointPrefix(), 'the job saves and restores checkpoints');
     }
-    if (!props.outputBucket) {
+    if (!props.outputBucket && !props.accessLogsBucket) {
       acknowledge(this, 'AwsSolutions-S1', 'the output bucket is written only by this job\'s execution role; audit reads ' +
-        'with CloudTrail S3 data events, or pass an outputBucket that has server access logging');
+        'with CloudTrail S3 data events, or set accessLogsBucket');
     }
     props.encryptionKey?.grantEncryptDecrypt(this.role);
 
     const volumeKey = this.volumeKey(props);
     volumeKey?.grant(this.role, 'kms:CreateGrant');
+    const codeDirectory = codeSource?._sourceDirectory();
+    if (shared && codeDirectory) {
+      for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {
+        Annotations.of(this).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
+      }
+    }
     const code = codeSource?._bind(this, this.role);
     if (code && !container.usesTrainingToolkit) {
       throw new ValidationError('CodeIgnoredByEntrypoint',
@@ -422,8 +501,18 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     const workersWarning = props.dataLoaderWorkers === undefined || Token.isUnresolved(workers)
       ? undefined : loaderWorkersWarning(this.dataLoaderSizing, workers);
     if (workersWarning) Annotations.of(this).addWarningV2(`cdk-training-io:${workersWarning.code}`, workersWarning.message);
+    const launcher = props.launcher ?? TrainingLauncher.SCRIPT;
+    if (launcher !== TrainingLauncher.SCRIPT && !code) {
+      throw new ValidationError('LauncherWithoutCode',
+        `launcher ${launcher} is run by the SageMaker training toolkit, which needs code; set code, or leave launcher unset ` +
+        'and start the processes from the image', this);
+    }
     const hyperparameters: { [name: string]: string } = {
       num_workers: String(workers),
+      ...(launcher === TrainingLauncher.TORCHRUN ? {
+        sagemaker_torch_distributed_enabled: 'true',
+        sagemaker_instance_type: props.instance.instanceType,
+      } : {}),
       ...(container.providesDali ? { dali_threads: String(this.dataLoaderSizing.daliThreads) } : {}),
       ...(code ? {
         sagemaker_program: code.program,
@@ -460,6 +549,7 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         InstanceCount: this.instanceCount,
         ...this.renderVolume(props, channels, volumeKey),
         ...(props.keepAlivePeriod ? { KeepAlivePeriodInSeconds: props.keepAlivePeriod.toSeconds() } : {}),
+        ...(props.trainingPlanArn ? { TrainingPlanArn: props.trainingPlanArn } : {}),
       },
       VpcConfig: {
         SecurityGroupIds: this.connections.securityGroups.map((sg) => sg.securityGroupId),
@@ -490,6 +580,28 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
     });
   }
 
+  /** The network the job shares: `network`, or the stack's when the job has neither `vpc` nor a dataset-cache channel. */
+  private sharedNetwork(props: TrainingJobProps, readsCache: boolean): TrainingNetwork | undefined {
+    if (props.network) {
+      if (props.vpc) {
+        throw new ValidationError('NetworkAndVpc',
+          `network and vpc cannot both be set, got network ${props.network.node.path} and vpc ${props.vpc.node.path}; ` +
+          'the job runs in network.vpc: remove vpc', this);
+      }
+      return props.network;
+    }
+    if (props.vpc || readsCache) return undefined;
+    const choices = { encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket, logRetention: props.logRetention };
+    const network = TrainingNetwork.of(this, choices);
+    network._checkShared(this, choices);
+    return network;
+  }
+
+  /** `checkpoints/<job name prefix>/`: jobs that share an output bucket keep their checkpoints apart. */
+  private checkpointPrefix(): string {
+    return `${CHECKPOINT_PREFIX}${this.jobNamePrefix}/`;
+  }
+
   /** The principal of the execution role. */
   public get grantPrincipal(): iam.IPrincipal {
     return this.role.grantPrincipal;
@@ -501,14 +613,46 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
    */
   public renderRequest(): any {
     const { TrainingJobName: _name, CheckpointConfig, HyperParameters, ...rest } = this.request;
-    return sfn.FieldUtils.renderObject({
+    const request: Record<string, unknown> = copyRequest({
       TrainingJobName: renderJobName(this.jobNamePrefix, this.jobNaming === TrainingJobNaming.EXECUTION_NAME),
       ...rest,
       HyperParameters: this.hyperparametersAtRunTime ?? HyperParameters,
       ...(CheckpointConfig ? {
-        CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, CHECKPOINT_PREFIX) },
+        CheckpointConfig: { ...CheckpointConfig, S3Uri: checkpointUri(this.outputBucket, this.checkpointPrefix()) },
       } : {}),
     });
+    for (const override of this.requestOverrides) applyOverride(request, override.path, override.value, override.remove);
+    return sfn.FieldUtils.renderObject(request);
+  }
+
+  /**
+   * Adds or replaces a field of the `CreateTrainingJob` request, for what the construct does not
+   * model (`ProfilerConfig`, `TensorBoardOutputConfig`, `ResourceConfig.InstanceGroups`, ...), like
+   * `CfnResource.addPropertyOverride`. The path is the field's API name, dot-separated, with list
+   * indexes as numbers (`InputDataConfig.0.ShuffleConfig`); missing objects on the way are created.
+   * A JSONPath value (`JsonPath.stringAt(...)`) is read from the state at run time. Overrides apply in
+   * the order they are added, after everything the construct renders; the request is not checked
+   * against the API model, and the execution role gets no permission for what an override needs.
+   *
+   * @param path e.g. `ProfilerConfig.S3OutputPath`
+   * @param value the field's value: a string, number, boolean, object or list
+   * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTrainingJob.html
+   */
+  public addRequestOverride(path: string, value: any): void {
+    if (value === undefined) {
+      throw new ValidationError('UndefinedRequestOverride',
+        `addRequestOverride('${path}') got undefined; use addRequestDeletionOverride('${path}') to remove the field`, this);
+    }
+    this.requestOverrides.push({ path: parseRequestPath(this, path), value, remove: false });
+  }
+
+  /**
+   * Removes a field of the `CreateTrainingJob` request (e.g. `EnableInterContainerTrafficEncryption`).
+   *
+   * @param path e.g. `ResourceConfig.VolumeSizeInGB`
+   */
+  public addRequestDeletionOverride(path: string): void {
+    this.requestOverrides.push({ path: parseRequestPath(this, path), value: undefined, remove: true });
   }
 
   /** @internal */
@@ -635,6 +779,45 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       `File-mode channels put ${formatGB(bytes)} on each instance, more than ${what} of ${this.instance.instanceType}; ` +
       'use FastFile or Pipe mode, ShardedByS3Key over more instances, an FSx for Lustre channel, or a larger instance', this);
   }
+}
+
+/** A request field's path: API names (a letter, then letters and digits) and list indexes. */
+const REQUEST_PATH = /^[A-Za-z][A-Za-z0-9]*(\.([A-Za-z][A-Za-z0-9]*|\d+))*$/;
+
+function parseRequestPath(scope: Construct, path: string): string[] {
+  if (!REQUEST_PATH.test(path)) {
+    throw new ValidationError('InvalidRequestPath',
+      `request path must be dot-separated CreateTrainingJob field names and list indexes (e.g. 'ProfilerConfig.S3OutputPath', ` +
+      `'InputDataConfig.0.ShuffleConfig'), got '${path}'`, scope);
+  }
+  return path.split('.');
+}
+
+/** Sets (or removes) the value at `path`, creating the objects on the way; a number segment indexes a list. */
+function applyOverride(target: Record<string, unknown>, path: string[], value: unknown, remove: boolean): void {
+  let node: any = target;
+  for (const segment of path.slice(0, -1)) {
+    if (node[segment] === undefined || node[segment] === null || typeof node[segment] !== 'object') {
+      if (remove) return;
+      node[segment] = {};
+    }
+    node = node[segment];
+  }
+  const last = path[path.length - 1];
+  if (remove) {
+    if (Array.isArray(node)) node.splice(Number(last), 1); else delete node[last];
+  } else {
+    node[last] = value;
+  }
+}
+
+/** A copy of the request's plain objects and lists that overrides may change; tokens and constructs are kept as they are. */
+function copyRequest<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyRequest) as unknown as T;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyRequest(v)])) as T;
+  }
+  return value;
 }
 
 function formatGB(bytes: number): string {

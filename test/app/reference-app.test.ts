@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -101,7 +103,7 @@ describe('reference app', () => {
 
   test('pipeline is the default scenario, in bin/app.ts and in cdk.json', () => {
     expect(DEFAULT_SCENARIO).toBe(Scenario.PIPELINE);
-    expect(require('../../cdk.json').context.scenario).toBe(DEFAULT_SCENARIO);
+    expect(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')).context.scenario).toBe(DEFAULT_SCENARIO);
   });
 
   test('pipeline: packs raw/ into shards, imports them into a PERSISTENT_2 cache, trains 2 × ml.p3dn.24xlarge on it, diagnoses', () => {
@@ -124,8 +126,9 @@ describe('reference app', () => {
 
   test.each(SCENARIOS)('scenario %s runs the job from a state machine with tracing and full logging', (scenario) => {
     const template = Template.fromStack(synthScenario(scenario));
-    // The packed and pipeline scenarios add the dataset's packing state machine to the training one.
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', scenario === Scenario.PACKED || scenario === Scenario.PIPELINE ? 2 : 1);
+    // The packing scenarios add the dataset's packing state machine to the training one.
+    const packing = [Scenario.PACKED, Scenario.PIPELINE, Scenario.REGULATED].includes(scenario);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', packing ? 2 : 1);
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL' },

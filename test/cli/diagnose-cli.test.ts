@@ -1,9 +1,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
-import { JobMetricSet, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
+import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
+import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
-import { AwsJsonServer, AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
+import type { AwsJsonServer} from '../support/aws-json-server';
+import { AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
 import { temporaryFolders } from '../support/local-files';
 import { describeTrainingJobResponse, metricDataAnswerer } from '../support/metric-sets';
 import { runCli } from '../support/run-cli';

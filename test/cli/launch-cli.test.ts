@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { AwsJsonServer, useAwsJsonServer } from '../support/aws-json-server';
+import type { AwsJsonServer} from '../support/aws-json-server';
+import { useAwsJsonServer } from '../support/aws-json-server';
 import { temporaryFolders } from '../support/local-files';
 import { runCli } from '../support/run-cli';
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
 
@@ -50,6 +51,7 @@ describe('training-io pack and verify', () => {
     // THEN
     expect(code).toBe(0);
     expect(stderr).toMatch(/^packing +100% +6\/6 files .*MB\/s/m);
+    // eslint-disable-next-line no-control-regex -- a carriage return or an escape sequence is what must not be there
     expect(stderr).not.toMatch(/[\r\x1b]/);
   });
 

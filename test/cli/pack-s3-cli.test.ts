@@ -1,12 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
-import { FaultProxy, startFaultProxy } from '../support/fault-proxy';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import type { FaultProxy} from '../support/fault-proxy';
+import { startFaultProxy } from '../support/fault-proxy';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
 import { currentInventoryLines, writeInventoryReport } from '../support/s3-inventory-report';
-import { createTestBucket, putTestObjects, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+import type { S3TestServer} from '../support/s3-server';
+import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
 
 const CLASSES = ['cat', 'dog', 'eel'];
 const SOURCE_OBJECTS = 60;

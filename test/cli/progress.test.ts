@@ -1,4 +1,5 @@
-import { formatDuration, ProgressDisplay, ProgressState } from '../../bin/cli/progress';
+import type { ProgressState } from '../../bin/cli/progress';
+import { formatDuration, ProgressDisplay } from '../../bin/cli/progress';
 
 /** A stream that keeps what is written to it. */
 function stream(isTTY: boolean): { written: string[]; stream: NodeJS.WriteStream } {

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { TrainingInstance } from '../../lib';
 import { runCli as run } from '../support/run-cli';
 
@@ -23,7 +25,7 @@ describe('training-io CLI', () => {
   test('--version prints the package version', async () => {
     const { code, stdout } = await run('--version');
     expect(code).toBe(0);
-    expect(stdout.trim()).toBe(require('../../package.json').version);
+    expect(stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')).version);
   });
 
   test('instances lists every catalogued type with its sized workers', async () => {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
+import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { TrainingCode } from '../../lib';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { packDataset } from '../../lambda/packing/pack';

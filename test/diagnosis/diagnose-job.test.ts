@@ -1,10 +1,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { diagnoseJob, quantile, Verdict } from '../../lambda/job-diagnoser/diagnose-job';
-import { JobMetricSet, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
+import type { Verdict } from '../../lambda/job-diagnoser/diagnose-job';
+import { diagnoseJob, quantile } from '../../lambda/job-diagnoser/diagnose-job';
+import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
+import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
 import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
-import { syntheticMetricSet, SyntheticJob } from '../support/metric-sets';
+import type { SyntheticJob } from '../support/metric-sets';
+import { syntheticMetricSet } from '../support/metric-sets';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'diagnosis');
 

@@ -1,16 +1,21 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { collectJobMetrics, periodFor } from '../../lambda/job-diagnoser/collect-metrics';
 import { DIAGNOSER_ENV, JOB_DIAGNOSER_EVENT_FIELDS } from '../../lambda/job-diagnoser/contract';
 import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
-import { DiagnoserSettings, readDiagnoserSettings } from '../../lambda/job-diagnoser/diagnoser-settings';
+import type { DiagnoserSettings} from '../../lambda/job-diagnoser/diagnoser-settings';
+import { readDiagnoserSettings } from '../../lambda/job-diagnoser/diagnoser-settings';
 import { diagnoseTrainingJob } from '../../lambda/job-diagnoser/diagnose-training-job';
-import { JobMetricSet, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
+import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
+import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { reportLocation } from '../../lambda/job-diagnoser/publish-report';
-import { AwsJsonServer, AwsServiceError, awsTestClients, startAwsJsonServer } from '../support/aws-json-server';
+import type { AwsJsonServer} from '../support/aws-json-server';
+import { AwsServiceError, awsTestClients, startAwsJsonServer } from '../support/aws-json-server';
 import { describeTrainingJobResponse, metricDataAnswerer } from '../support/metric-sets';
-import { createTestBucket, s3TestClient, S3TestServer, startS3Server } from '../support/s3-server';
+import type { S3TestServer} from '../support/s3-server';
+import { createTestBucket, s3TestClient, startS3Server } from '../support/s3-server';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'diagnosis');
 const LOADER_METRICS = ['train:samples_per_second', 'train:data_wait_fraction'];

@@ -1,8 +1,9 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import type { SynthesizedStack} from '../support/cloud-assembly';
 import {
-  annotations, apiModelProblems, assetProblems, SynthesizedStack, synthesizedStacks, trainingJobRequests, validationViolations,
+  annotations, apiModelProblems, assetProblems, synthesizedStacks, trainingJobRequests, validationViolations,
 } from '../support/cloud-assembly';
 
 const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali', 'pipeline-fsx'];
@@ -22,6 +23,7 @@ function synthExample(name: string): string {
   process.env.CDK_OUTDIR = outdir;
   try {
     jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- isolateModules takes a synchronous function: the app runs fresh
       require(`../../examples/${name}/app`);
     });
   } finally {

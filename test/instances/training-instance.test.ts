@@ -1,8 +1,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'aws-cdk-lib';
-import { DataLoaderSizing, DataLoaderSizingOptions } from '../../lib/instances/data-loader-sizing';
-import { TrainingInstance, TrainingInstanceSpec } from '../../lib/instances/training-instance';
+import type { DataLoaderSizing, DataLoaderSizingOptions } from '../../lib/instances/data-loader-sizing';
+import type { TrainingInstanceSpec } from '../../lib/instances/training-instance';
+import { TrainingInstance } from '../../lib/instances/training-instance';
 
 /** One entry of test/fixtures/instances/instances.json (sources: the README there); counts it could not find are null. */
 interface ReferenceInstance {

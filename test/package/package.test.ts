@@ -5,7 +5,8 @@ import * as path from 'path';
 import {
   annotations, apiModelProblems, assetProblems, synthesizedStacks, validationViolations,
 } from '../support/cloud-assembly';
-import { installOffline, PACKAGE_JSON, packRepository, PackResult, REPO_ROOT, run } from '../support/npm-package';
+import type { PackResult} from '../support/npm-package';
+import { installOffline, PACKAGE_JSON, packRepository, REPO_ROOT, run } from '../support/npm-package';
 
 /**
  * The published package, as users get it: `npm run build` (tsc, jsii, the handler bundles), the

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { finalizeDataset } from '../../lambda/packing/finalize';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
-import { GLOBAL_INDEX_KEY, MANIFEST_KEY, ManifestShard } from '../../lambda/packing/manifest';
+import type { ManifestShard } from '../../lambda/packing/manifest';
+import { GLOBAL_INDEX_KEY, MANIFEST_KEY } from '../../lambda/packing/manifest';
 import { listFiles, temporaryFolders } from '../support/local-files';
 
 const folder = temporaryFolders();

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { readRecordIo, unpackImageRecord } from '../../lambda/packing/formats';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
-import { ListedFile, listAll, PackingSource } from '../../lambda/packing/io/storage';
+import type { ListedFile, PackingSource } from '../../lambda/packing/io/storage';
+import { listAll } from '../../lambda/packing/io/storage';
 import { packDataset } from '../../lambda/packing/pack';
 import { PLAN_LIMITS } from '../../lambda/packing/planning/grouped-plan';
 import { planShards } from '../../lambda/packing/planning/plan-shards';

@@ -1,16 +1,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Feature,
+  ShardRecord} from '../../lambda/packing/formats';
 import {
-  decodeExample, Feature, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat,
-  ShardRecord, unpackImageRecord,
+  decodeExample, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat, unpackImageRecord,
 } from '../../lambda/packing/formats';
-import { ShardFormatName } from '../../lambda/packing/formats/shard-format';
+import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import { listAll, ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
-import { GLOBAL_INDEX_KEY, Manifest, MANIFEST_KEY } from '../../lambda/packing/manifest';
-import { packDataset, PackOptions } from '../../lambda/packing/pack';
+import type { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import { listAll } from '../../lambda/packing/io/storage';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { GLOBAL_INDEX_KEY, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import type { PackOptions } from '../../lambda/packing/pack';
+import { packDataset } from '../../lambda/packing/pack';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
-import { PlannedShard } from '../../lambda/packing/planning/plan-types';
+import type { PlannedShard } from '../../lambda/packing/planning/plan-types';
 import { writeShard } from '../../lambda/packing/shard-writer';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';

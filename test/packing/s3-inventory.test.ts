@@ -1,14 +1,17 @@
 import { gzipSync } from 'node:zlib';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
-import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
+import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import { packDataset } from '../../lambda/packing/pack';
 import { listAll } from '../../lambda/packing/io/storage';
 import { seededBytes } from '../support/local-files';
-import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
-import { csvLine, currentInventoryLines, InventoryReport, inventoryKey, writeInventoryReport } from '../support/s3-inventory-report';
+import type { S3Fixture} from '../support/s3-fixture';
+import { startS3Fixture } from '../support/s3-fixture';
+import type { InventoryReport} from '../support/s3-inventory-report';
+import { csvLine, currentInventoryLines, inventoryKey, writeInventoryReport } from '../support/s3-inventory-report';
 import { createTestBucket, putTestObjects } from '../support/s3-server';
 
 const FAST_RETRY: S3RetryOptions = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 };

@@ -1,19 +1,23 @@
+import type { S3Client} from '@aws-sdk/client-s3';
 import {
-  GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
+  GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { engineS3Client } from '../../lambda/packing/io/s3-client';
-import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
-import { S3Sink, S3SinkOptions } from '../../lambda/packing/io/s3-sink';
+import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
+import type { S3SinkOptions } from '../../lambda/packing/io/s3-sink';
+import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import { crc32cBase64 } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { listAll } from '../../lambda/packing/io/storage';
-import { FaultProxy } from '../support/fault-proxy';
+import type { FaultProxy } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
-import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
-import { createTestBucket, putTestObjects, s3TestClient, S3TestServer } from '../support/s3-server';
+import type { S3Fixture} from '../support/s3-fixture';
+import { startS3Fixture } from '../support/s3-fixture';
+import type { S3TestServer } from '../support/s3-server';
+import { createTestBucket, putTestObjects, s3TestClient } from '../support/s3-server';
 import { testWhenServerCan, whenServerCan } from '../support/s3-server-capabilities';
 
 const MIB = 1024 * 1024;

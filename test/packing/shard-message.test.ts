@@ -1,5 +1,5 @@
 import { fromShardMessage, toShardMessage } from '../../lambda/packing/parallel/shard-message';
-import { PlannedShard } from '../../lambda/packing/planning/plan-types';
+import type { PlannedShard } from '../../lambda/packing/planning/plan-types';
 
 describe('shard messages', () => {
   test('carry a planned shard to a worker and back unchanged', () => {

@@ -1,15 +1,20 @@
 import { App, Size, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, JobDiagnoserResult, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
+import type { JobDiagnoserResult} from '../../lambda/job-diagnoser/contract';
+import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
 import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
 import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
+import type { PipelineDiagnosis, PipelineExecutionOutput,
+  TrainingPipelineProps} from '../../lib';
 import {
-  InputMode, PipelineDiagnosis, PipelineExecutionOutput, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline,
-  TrainingPipelineProps,
+  InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
 import { DIAGNOSIS_LINES } from '../../lib/pipeline/private/pipeline-dashboard';
 import { ApiModel } from '../support/api-model';
@@ -99,8 +104,8 @@ describe('TrainingPipeline: the state machine', () => {
     expect(definition.StartAt).toBe('ApplyDefaults');
     expect(definition.States.ApplyDefaults.Parameters).toEqual({ 'defaults': { force: false, hyperparameters: {} }, 'input.$': '$' });
     expect(definition.States.MergeInput).toMatchObject({ Parameters: { 'args.$': 'States.JsonMerge($.defaults, $.input, false)' }, OutputPath: '$.args' });
-    expect([next('ApplyDefaults'), next('MergeInput'), definition.States.CheckInput.Default, next('Plan')])
-      .toEqual(['MergeInput', 'CheckInput', 'Plan', 'UpToDate']);
+    expect([next('ApplyDefaults'), definition.States.CheckInput.Default, next('MergeInput'), next('Plan')])
+      .toEqual(['CheckInput', 'MergeInput', 'Plan', 'UpToDate']);
     expect(definition.States.UpToDate.Choices[0]).toMatchObject({ Variable: '$.plan.upToDate', BooleanEquals: true, Next: 'AlreadyPacked' });
     expect(definition.States.UpToDate.Default).toBe('PackShards');
     expect(next('AlreadyPacked')).toBe('JobHyperparameters');
@@ -194,7 +199,12 @@ describe('TrainingPipeline: the state machine', () => {
     }
     expect(definition.States.ImportFailed).toMatchObject({ ResultPath: '$.failure', Assign: { failedStep: 'ImportShards' }, Next: 'NotifyFailure' });
     // An input the intrinsic functions would choke on (States.Runtime, which no Catch sees) is refused first, and notified.
-    expect(JSON.stringify(definition.States.CheckInput.Choices[0])).toMatch(/"Not":\{"Variable":"\$\.force","IsBoolean":true\}.*"Variable":"\$\.hyperparameters","IsString":true/);
+    // It is checked as given, before MergeInput merges it, and a type test only runs on a field that is there.
+    expect(JSON.stringify(definition.States.CheckInput.Choices[0])).toMatch(new RegExp([
+      '"Variable":"\\$\\.input","IsString":true', '"Variable":"\\$\\.input\\[0\\]","IsPresent":true',
+      '"And":\\[\\{"Variable":"\\$\\.input\\.force","IsPresent":true\\},\\{"Not":\\{"Variable":"\\$\\.input\\.force","IsBoolean":true\\}',
+      '"And":\\[\\{"Variable":"\\$\\.input\\.hyperparameters","IsPresent":true\\}',
+    ].join('.*')));
     expect(definition.States.CheckInput.Choices[0].Next).toBe('InvalidInput');
     expect(definition.States.InvalidInput).toMatchObject({ ResultPath: '$.failure', Assign: { failedStep: 'CheckInput' }, Next: 'NotifyFailure' });
     expect(definition.States.NotifyFailure).toMatchObject({
@@ -302,6 +312,32 @@ describe('TrainingPipeline: security', () => {
     expect(JSON.stringify(create.Resource)).toMatch(/file-system\/.*task\/\*/);
     expect(statements).toContainEqual(expect.objectContaining({ Action: 'fsx:DescribeDataRepositoryTasks', Resource: '*' }));
     expect(statements).toContainEqual(expect.objectContaining({ Action: 'sns:Publish' }));
+  });
+
+  test('the diagnoser runs in lambdaVpc; the pipeline\'s log groups follow the job\'s logRetention and encryptionKey', () => {
+    // GIVEN
+    const app = new App();
+    const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+    const raw = new s3.Bucket(stack, 'Raw');
+    const key = new kms.Key(stack, 'Key');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0, subnetConfiguration: [{ name: 'f', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] });
+    const dataset = new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw });
+    // WHEN
+    new TrainingPipeline(stack, 'Pipeline', {
+      dataset,
+      training: { instance: TrainingInstance.P3DN_24XLARGE, encryptionKey: key, logRetention: logs.RetentionDays.TWO_YEARS },
+      lambdaVpc: vpc,
+      datasetCache: { datasetSize: Size.gibibytes(150), storageCapacityGiB: 2400, perUnitStorageThroughput: 250 },
+    });
+    // THEN
+    const template = Template.fromStack(stack);
+    const diagnoser = functionNamed(template, 'job-diagnoser');
+    expect(diagnoser.Properties.VpcConfig.SubnetIds).toEqual(vpc.isolatedSubnets.map((s) => stack.resolve(s.subnetId)));
+    const pipelineGroups = Object.entries(template.findResources('AWS::Logs::LogGroup')).filter(([id]) => /^(Pipeline|TrainingNetwork)/.test(id));
+    // the state machine's, the diagnoser's and the flow logs of the network the cache and the job share
+    expect(pipelineGroups.map(([, group]) => group.Properties)).toEqual(Array(3).fill({
+      RetentionInDays: 731, KmsKeyId: { 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] },
+    }));
   });
 
   test.each([['with an FSx cache', withCache], ['reading S3', () => build()]])('%s passes cdk-nag AwsSolutions with every finding acknowledged', (_, make) => {

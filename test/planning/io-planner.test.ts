@@ -2,9 +2,10 @@ import { App, Size, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { DatasetProfile, IoPlan, IoPlanProps, TrainingCluster} from '../../lib';
 import {
-  CacheSource, DatasetFormat, DatasetProfile, InputMode, IoPlan, IoPlanner, IoPlanProps, LustreDatasetCache, PlannedInputMode, ReadRate,
-  S3DataDistribution, SampleEncoding, ShardFormat, TrainingCluster, TrainingInstance,
+  CacheSource, DatasetFormat, InputMode, IoPlanner, LustreDatasetCache, PlannedInputMode, ReadRate,
+  S3DataDistribution, SampleEncoding, ShardFormat, TrainingInstance,
 } from '../../lib';
 import { fileModeDownloadSeconds, objectsPerSecond } from '../../lib/planning/private/startup-rules';
 

@@ -1,26 +1,31 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
+import type { S3Client} from '@aws-sdk/client-s3';
 import {
-  DeleteObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, S3Client,
+  DeleteObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand
 } from '@aws-sdk/client-s3';
 import { readTfRecords } from '../../lambda/packing/formats/tfrecord';
-import { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
+import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
-import { INDEX_PREFIX, Manifest, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
-import { ShardPackerEvent, ShardPackerResult } from '../../lambda/shard-packer/contract';
+import type { ShardPackerEvent, ShardPackerResult } from '../../lambda/shard-packer/contract';
 import { packShard } from '../../lambda/shard-packer/pack-shard';
-import { ShardPlannerEvent, ShardPlannerResult } from '../../lambda/shard-planner/contract';
-import { PlanSettings } from '../../lambda/shard-planner/dataset-settings';
+import type { ShardPlannerEvent, ShardPlannerResult } from '../../lambda/shard-planner/contract';
+import type { PlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
-import { resultKey, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
-import { FaultProxy, ProxiedRequest } from '../support/fault-proxy';
+import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
+import { resultKey, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import type { FaultProxy, ProxiedRequest } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
-import { S3Fixture, startS3Fixture } from '../support/s3-fixture';
+import type { S3Fixture} from '../support/s3-fixture';
+import { startS3Fixture } from '../support/s3-fixture';
 import { currentInventoryLines, writeInventoryReport } from '../support/s3-inventory-report';
-import { createTestBucket, putTestObjects, S3TestServer } from '../support/s3-server';
+import type { S3TestServer } from '../support/s3-server';
+import { createTestBucket, putTestObjects } from '../support/s3-server';
 import { whenServerCan } from '../support/s3-server-capabilities';
 
 const MIB = 1024 * 1024;
@@ -356,6 +361,7 @@ async function withBundledHandler<E, R>(name: string, environment: Record<string
   try {
     let handler!: (event: E) => Promise<R>;
     jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- isolateModules takes a synchronous function: a fresh bundle
       handler = (require(bundle) as { handler: typeof handler }).handler;
     });
     await use(handler);

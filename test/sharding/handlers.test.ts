@@ -9,7 +9,8 @@ import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalize
 import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
 import { readInventory, readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
-import { parseMembers, ShardTask, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
+import { parseMembers, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'shard-handlers-'));

@@ -1,6 +1,8 @@
 import { App, CfnParameter, Size, Stack, Token } from 'aws-cdk-lib';
 import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
@@ -8,7 +10,8 @@ import { SHARD_FINALIZER_ENVIRONMENT, SHARD_FINALIZER_EVENT_FIELDS } from '../..
 import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambda/shard-packer/contract';
 import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
 import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
-import { IoPlanner, RecordLabels, ShardedDataset, ShardedDatasetProps, ShardFormat, TrainingInstance } from '../../lib';
+import type { ShardedDatasetProps} from '../../lib';
+import { IoPlanner, RecordLabels, ShardedDataset, ShardFormat, TrainingInstance } from '../../lib';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
 
@@ -310,6 +313,63 @@ describe('ShardedDataset', () => {
       .map((r) => `${v.ruleName} at ${r.constructPath}`));
     expect(findings).toEqual([]);
     Annotations.fromStack(stack).hasNoError('*', Match.anyValue());
+  });
+
+  describe('governed accounts', () => {
+    test('by default: log groups kept a year, a versioned destination bucket that sends its events to EventBridge', () => {
+      const { template } = dataset();
+      template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 365 });
+      template.resourceCountIs('AWS::Logs::LogGroup', 4);
+      template.hasResourceProperties('AWS::S3::Bucket', {
+        VersioningConfiguration: { Status: 'Enabled' },
+        NotificationConfiguration: { EventBridgeConfiguration: { EventBridgeEnabled: true } },
+        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } })]) },
+      });
+      // EventBridge is set on the bucket itself: no notification custom resource (a Lambda outside any VPC)
+      template.resourceCountIs('Custom::S3BucketNotifications', 0);
+      template.resourceCountIs('AWS::Lambda::Function', 3);
+    });
+
+    test('puts the planner, packers and finalizer in the VPC\'s subnets, with their own security group', () => {
+      // GIVEN
+      const { stack, source } = fixture();
+      const vpc = new ec2.Vpc(stack, 'Vpc', {
+        natGateways: 0, subnetConfiguration: [{ name: 'functions', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }],
+      });
+      // WHEN
+      new ShardedDataset(stack, 'Packing', { sourceBucket: source, vpc, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } });
+      // THEN
+      const template = Template.fromStack(stack);
+      const subnetIds = vpc.isolatedSubnets.map((s) => stack.resolve(s.subnetId));
+      template.allResourcesProperties('AWS::Lambda::Function', {
+        VpcConfig: { SubnetIds: subnetIds, SecurityGroupIds: [Match.anyValue()] },
+      });
+      const report = new AwsSolutionsChecks(stack).validateScope(stack.node.root);
+      const findings = report.violations.flatMap((v) => v.violatingResources
+        .filter((r) => r.constructPath?.startsWith('Stack/Packing')).map((r) => `${v.ruleName} at ${r.constructPath}`));
+      expect(findings).toEqual([]);
+    });
+
+    test('encrypts its log groups with encryptionKey, keeps them logRetention, logs bucket access to accessLogsBucket', () => {
+      // GIVEN
+      const { stack, source } = fixture();
+      const key = new kms.Key(stack, 'Key');
+      const accessLogs = s3.Bucket.fromBucketName(stack, 'AccessLogs', 'my-access-logs');
+      // WHEN
+      new ShardedDataset(stack, 'Packing', {
+        sourceBucket: source, encryptionKey: key, accessLogsBucket: accessLogs, logRetention: logs.RetentionDays.FIVE_YEARS,
+      });
+      // THEN
+      const template = Template.fromStack(stack);
+      template.allResourcesProperties('AWS::Logs::LogGroup', {
+        RetentionInDays: 1827,
+        KmsKeyId: { 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] },
+      });
+      template.hasResourceProperties('AWS::S3::Bucket', {
+        LoggingConfiguration: { DestinationBucketName: 'my-access-logs', LogFilePrefix: 'Stack/Packing/Destination/' },
+        BucketEncryption: { ServerSideEncryptionConfiguration: [Match.objectLike({ ServerSideEncryptionByDefault: Match.objectLike({ SSEAlgorithm: 'aws:kms' }) })] },
+      });
+    });
   });
 
   describe('validation', () => {

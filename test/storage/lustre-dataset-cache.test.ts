@@ -1,4 +1,5 @@
-import { Lazy, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
+import { Lazy, RemovalPolicy, Size } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as fsx from 'aws-cdk-lib/aws-fsx';

@@ -1,7 +1,8 @@
 import { Lazy, Size } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
-import { LustreDatasetCache, LustreDatasetCacheProps, ReadRate, TrainingInstance } from '../../lib';
+import type { LustreDatasetCacheProps} from '../../lib';
+import { LustreDatasetCache, ReadRate, TrainingInstance } from '../../lib';
 import { cacheTestStack, newCache, onlyResourceProperties } from './support';
 
 const MBPS = 1e6;

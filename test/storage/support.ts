@@ -2,7 +2,8 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { CacheSource, LustreDatasetCache, LustreDatasetCacheProps } from '../../lib';
+import type { LustreDatasetCacheProps } from '../../lib';
+import { CacheSource, LustreDatasetCache } from '../../lib';
 
 /** What a cache test builds on: a stack in us-east-1, a VPC with isolated subnets in 2 AZs and a data bucket. */
 export interface CacheTestStack {

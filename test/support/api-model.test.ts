@@ -1,4 +1,5 @@
-import { ApiModel, ApiService } from './api-model';
+import type { ApiService } from './api-model';
+import { ApiModel } from './api-model';
 
 /** A CreateTrainingJob request as the Step Functions task renders it, valid against the model. */
 function trainingJobRequest(): Record<string, any> {

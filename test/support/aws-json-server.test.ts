@@ -1,5 +1,6 @@
 import { DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
-import { AwsJsonServer, awsTestClients, startAwsJsonServer } from './aws-json-server';
+import type { AwsJsonServer} from './aws-json-server';
+import { awsTestClients, startAwsJsonServer } from './aws-json-server';
 
 let aws: AwsJsonServer;
 

@@ -1,10 +1,11 @@
 import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { ApiModel, ApiService } from './api-model';
+import type { ApiService } from './api-model';
+import { ApiModel } from './api-model';
 import { useTestCredentials } from './aws-environment';
 
 /** An error the fake service answers with (JSON protocol: `__type` and `message`, HTTP 400 unless told). */

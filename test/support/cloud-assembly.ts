@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ApiModel, ApiViolation } from './api-model';
+import type { ApiViolation } from './api-model';
+import { ApiModel } from './api-model';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
@@ -127,7 +128,7 @@ function placeholderFor(intrinsic: unknown): string {
  * intrinsics becomes an `Fn::Join` of its parts (or `replace`'s strings joined, when `replace` returns
  * strings), so the value keeps its shape for the checks that come after.
  */
-function renderDefinition(definitionString: unknown, replace: (intrinsic: unknown) => unknown): any {
+export function renderDefinition(definitionString: unknown, replace: (intrinsic: unknown) => unknown): any {
   if (typeof definitionString === 'string') return JSON.parse(definitionString);
   const parts = (definitionString as any)?.['Fn::Join']?.[1] as unknown[] | undefined;
   if ((definitionString as any)?.['Fn::Join']?.[0] !== '' || !Array.isArray(parts)) {
@@ -139,7 +140,9 @@ function renderDefinition(definitionString: unknown, replace: (intrinsic: unknow
     intrinsics.push(part);
     return `\u0000${intrinsics.length - 1}\u0000`;
   }).join('');
+  // eslint-disable-next-line no-control-regex -- NUL delimits the placeholders: it cannot occur in a template's strings
   const marker = /\u0000(\d+)\u0000/g;
+  // eslint-disable-next-line no-control-regex -- the same NUL delimiters
   return JSON.parse(text.replace(/\u0000/g, '\\u0000'), (_key, value) => {
     if (typeof value !== 'string' || !value.includes('\u0000')) return value;
     const pieces = value.split(marker).map((piece, i) => (i % 2 === 1 ? replace(intrinsics[Number(piece)]) : piece)).filter((p) => p !== '');

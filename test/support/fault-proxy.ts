@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A request as it reaches the proxy. */

@@ -1,6 +1,8 @@
-import { S3Client } from '@aws-sdk/client-s3';
-import { FaultProxy, startFaultProxy } from './fault-proxy';
-import { s3TestClient, S3TestServer, startS3Server } from './s3-server';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { FaultProxy} from './fault-proxy';
+import { startFaultProxy } from './fault-proxy';
+import type { S3TestServer} from './s3-server';
+import { s3TestClient, startS3Server } from './s3-server';
 
 /** The local S3 server, a fault proxy in front of it, and a client for each path. */
 export interface S3Fixture {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { putTestObjects } from './s3-server';
 
 /** The schema S3 writes for an unversioned CSV inventory with the optional fields the planner needs (and one it does not). */

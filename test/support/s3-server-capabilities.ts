@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { currentS3ServerKind, S3ServerKind } from './s3-server-kind';
+import type { S3ServerKind } from './s3-server-kind';
+import { currentS3ServerKind } from './s3-server-kind';
 
 /**
  * What S3 does, the tests check, and s3rver does not (Swift does all of it): each with the reason a

@@ -1,4 +1,5 @@
-import { GetObjectCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from './s3-server';
 import { serverLacks } from './s3-server-capabilities';
 import { chooseS3Server, currentS3ServerKind, S3_SERVER_VARIABLE } from './s3-server-kind';

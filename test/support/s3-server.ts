@@ -1,9 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess} from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { chooseS3Server, DEBIAN_PYTHON, S3ServerKind, SWIFT_INSTALL_HINT } from './s3-server-kind';
+import type { S3ServerKind} from './s3-server-kind';
+import { chooseS3Server, DEBIAN_PYTHON, SWIFT_INSTALL_HINT } from './s3-server-kind';
 
 /** A server script beside this file; from dist/test/support/ (a compiled bench), the one in the source tree. */
 function serverScript(name: string): string {

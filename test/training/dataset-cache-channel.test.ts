@@ -1,13 +1,15 @@
 import { Lazy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as fsx from 'aws-cdk-lib/aws-fsx';
+import type * as fsx from 'aws-cdk-lib/aws-fsx';
+import type { LustreDatasetCache, TrainingJobProps} from '../../lib';
 import {
-  CacheSource, LustreDatasetCache, TrainingChannel, TrainingInstance, TrainingJob, TrainingJobProps,
+  CacheSource, TrainingChannel, TrainingInstance, TrainingJob
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { testContainer } from '../support/stacks';
-import { cacheTestStack, CacheTestStack, newCache } from '../storage/support';
+import type { CacheTestStack} from '../storage/support';
+import { cacheTestStack, newCache } from '../storage/support';
 
 /** A job reading these channels, on ml.g5.2xlarge with the test image, plus whatever the test sets. */
 function newJob(stack: Stack, channels: TrainingChannel[], options: Partial<TrainingJobProps> = {}, id = 'Job'): TrainingJob {

@@ -1,7 +1,8 @@
-import { Lazy, Size, Stack, Token } from 'aws-cdk-lib';
+import type { Stack} from 'aws-cdk-lib';
+import { Lazy, Size, Token } from 'aws-cdk-lib';
 import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   ChannelCompression,
   FileSystemAccessMode,
@@ -408,7 +409,7 @@ describe('TrainingChannel.fromFileSystem', () => {
     });
     const s3Statements = (statements.asArray() as any[]).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
     expect(s3Statements).toHaveLength(1);
-    expect(JSON.stringify(s3Statements[0].Resource)).toMatch(/JobOutputBucket.*training-output\/\*/);
+    expect(JSON.stringify(s3Statements[0].Resource)).toMatch(/OutputBucket.*training-output\/\*/);
   });
 
   describe('validation', () => {

@@ -7,7 +7,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import * as tar from 'tar';
-import { TrainingCode, TrainingCodeConfig } from '../../lib/training/training-code';
+import type { TrainingCodeConfig } from '../../lib/training/training-code';
+import { TrainingCode } from '../../lib/training/training-code';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'training-code');
 
@@ -81,6 +82,7 @@ describe('TrainingCode.fromAsset', () => {
     // GIVEN
     const dockerRun = jest.spyOn(DockerImage.prototype, 'run');
     // The core module object itself: CDK calls docker through its properties.
+    // eslint-disable-next-line @typescript-eslint/consistent-type-imports, @typescript-eslint/no-require-imports -- spied on, so not a namespace copy
     const childProcess: typeof import('child_process') = require('child_process');
     const spawnSync = jest.spyOn(childProcess, 'spawnSync');
     const env = makeStack();

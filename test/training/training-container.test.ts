@@ -8,7 +8,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { Construct } from 'constructs';
 import { DLC_REGISTRY_ACCOUNTS } from '../../lib/training/private/dlc-registry';
-import { TrainingContainer, TrainingContainerConfig } from '../../lib/training/training-container';
+import type { TrainingContainerConfig } from '../../lib/training/training-container';
+import { TrainingContainer } from '../../lib/training/training-container';
 
 const PULL_ACTIONS = ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'];
 
@@ -259,6 +260,7 @@ describe('TrainingContainer.dali', () => {
     // GIVEN
     const env = makeStack('us-east-1');
     // The core module object itself: CDK calls docker through its properties.
+    // eslint-disable-next-line @typescript-eslint/consistent-type-imports, @typescript-eslint/no-require-imports -- spied on, so not a namespace copy
     const childProcess: typeof import('child_process') = require('child_process');
     const spawnSync = jest.spyOn(childProcess, 'spawnSync');
     const spawn = jest.spyOn(childProcess, 'spawn');

@@ -4,8 +4,11 @@ import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type {
+  TrainingJobProps} from '../../lib';
 import {
   ChannelCompression,
   FileSystemAccessMode,
@@ -16,8 +19,7 @@ import {
   TrainingCode,
   TrainingContainer,
   TrainingInstance,
-  TrainingJob,
-  TrainingJobProps,
+  TrainingJob
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { TEST_IMAGE_URI, testContainer, trainingTestStack, vpcWithPublicSubnets } from '../support/stacks';
@@ -507,7 +509,7 @@ describe('TrainingJob', () => {
       expect(request.StoppingCondition).toEqual({ MaxRuntimeInSeconds: 10800, MaxWaitTimeInSeconds: 21600 });
       expect(request.CheckpointConfig).toEqual({
         'S3Uri.$': {
-          'Fn::Join': ['', ["States.Format('s3://", { Ref: logicalId(stack, job.outputBucket) }, "/checkpoints/{}/', $$.Execution.Name)"]],
+          'Fn::Join': ['', ["States.Format('s3://", { Ref: logicalId(stack, job.outputBucket) }, "/checkpoints/job/{}/', $$.Execution.Name)"]],
         },
         'LocalPath': '/opt/ml/checkpoints',
       });
@@ -525,7 +527,7 @@ describe('TrainingJob', () => {
       const bucketArn = { 'Fn::GetAtt': [logicalId(stack, job.outputBucket), 'Arn'] };
       expect(policyStatements(stack, 'JobExecutionRole')).toContainEqual(expect.objectContaining({
         Action: expect.arrayContaining(['s3:GetObject*', 's3:PutObject', 's3:DeleteObject*']),
-        Resource: expect.arrayContaining([{ 'Fn::Join': ['', [bucketArn, '/checkpoints/*']] }]),
+        Resource: expect.arrayContaining([{ 'Fn::Join': ['', [bucketArn, '/checkpoints/job/*']] }]),
       }));
     });
 
@@ -1538,7 +1540,8 @@ describe('TrainingJob', () => {
       const endpoints = template.findResources('AWS::EC2::VPCEndpoint');
       expect(Object.values(endpoints).map((e) => JSON.stringify(e.Properties.ServiceName))).toEqual([expect.stringMatching(/\.s3"/)]);
       template.hasResourceProperties('AWS::EC2::FlowLog', { ResourceType: 'VPC', TrafficType: 'REJECT', LogDestinationType: 'cloud-watch-logs' });
-      template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+      // A year, and no key unless one is given: Control Tower's ct-cloudwatch-pr-2.
+      template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 365, KmsKeyId: Match.absent() });
     });
 
     test('creates a security group that lets the instances talk to each other and only HTTPS out', () => {
@@ -1594,6 +1597,10 @@ describe('TrainingJob', () => {
             BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
           },
           OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+          // Control Tower's ct-s3-pr-11 and ct-s3-pr-4, with no custom-resource Lambda for the latter
+          VersioningConfiguration: { Status: 'Enabled' },
+          NotificationConfiguration: { EventBridgeConfiguration: { EventBridgeEnabled: true } },
+          LoggingConfiguration: Match.absent(),
         }),
         DeletionPolicy: 'Retain',
         UpdateReplacePolicy: 'Retain',
@@ -1721,6 +1728,51 @@ describe('TrainingJob', () => {
       expect(job.role).toBe(role);
       expect(requestOf(job).RoleArn).toEqual({ 'Fn::GetAtt': [logicalId(stack, role), 'Arn'] });
       Template.fromStack(stack).resourceCountIs('AWS::IAM::Role', 2); // MyRole and the flow-log role
+    });
+  });
+
+  describe('governed accounts', () => {
+    test('writes the output bucket\'s server access logs to accessLogsBucket, under the bucket\'s path', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+      const accessLogs = s3.Bucket.fromBucketName(stack, 'AccessLogs', 'my-access-logs');
+
+      // WHEN
+      const job = newJob(stack, { accessLogsBucket: accessLogs });
+
+      // THEN
+      Template.fromStack(stack).hasResourceProperties('AWS::S3::Bucket', {
+        LoggingConfiguration: { DestinationBucketName: 'my-access-logs', LogFilePrefix: 'Stack/TrainingNetwork/OutputBucket/' },
+      });
+      // a job without a vpc writes to the stack's shared bucket
+      expect(job.outputBucket.node.path).toBe('Stack/TrainingNetwork/OutputBucket');
+    });
+
+    test('keeps the flow logs of the VPC it creates as long as logRetention says, encrypted with encryptionKey', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+      const key = new kms.Key(stack, 'Key');
+
+      // WHEN
+      newJob(stack, { logRetention: logs.RetentionDays.TWO_YEARS, encryptionKey: key });
+
+      // THEN
+      const template = Template.fromStack(stack);
+      template.hasResourceProperties('AWS::Logs::LogGroup', {
+        RetentionInDays: 731,
+        KmsKeyId: { 'Fn::GetAtt': [logicalId(stack, key), 'Arn'] },
+      });
+      // CloudWatch Logs may use the key for this account's log groups, and only those
+      template.hasResourceProperties('AWS::KMS::Key', {
+        KeyPolicy: {
+          Statement: Match.arrayWith([Match.objectLike({
+            Principal: { Service: 'logs.us-east-1.amazonaws.com' },
+            Condition: { ArnLike: {
+              'kms:EncryptionContext:aws:logs:arn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:us-east-1:111111111111:log-group:*']] },
+            } },
+          })]),
+        },
+      });
     });
   });
 

@@ -5,7 +5,8 @@
  * float and int64 lists packed. The output is byte-identical to TensorFlow's for the same features
  * (checked against tensorflow-singles.tfrecords), with map keys sorted for deterministic bytes.
  */
-import { Encoded, encodedToBuffer } from './encoded';
+import type { Encoded} from './encoded';
+import { encodedToBuffer } from './encoded';
 import {
   WIRE_FIXED32,
   WIRE_LENGTH_DELIMITED,

@@ -1,6 +1,6 @@
 /** The shard formats: TFRecord and MXNet RecordIO, their building blocks and index files. */
 import { recordioFormat } from './recordio-format';
-import { ShardFormat, ShardFormatName } from './shard-format';
+import type { ShardFormat, ShardFormatName } from './shard-format';
 import { tfrecordFormat } from './tfrecord-format';
 
 export * from './crc32c';

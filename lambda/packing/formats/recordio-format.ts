@@ -10,8 +10,9 @@
 import { IR_HEADER_SIZE, packIrHeader } from './ir-header';
 import { mxnetIndexLine } from './index-files';
 import { RECORDIO_MAGIC, checkRecordIoPayloadLength, encodeRecordIo } from './recordio';
-import { Encoded } from './encoded';
-import { FormatError, RecordInput, ShardFormat } from './shard-format';
+import type { Encoded } from './encoded';
+import type { RecordInput, ShardFormat } from './shard-format';
+import { FormatError } from './shard-format';
 
 const TWO_POW_32 = 2 ** 32;
 

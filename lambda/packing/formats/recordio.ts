@@ -8,9 +8,9 @@
  * there into parts (cflag 1 start, 2 middle, 3 end; 0 for a record in one part); readers put the
  * magic back between parts. Unaligned occurrences are left alone.
  */
-import { Encoded } from './encoded';
+import type { Encoded } from './encoded';
 import { FormatError } from './shard-format';
-import { ShardRecord } from './shard-record';
+import type { ShardRecord } from './shard-record';
 
 /** dmlc-core's `RecordIOWriter::kMagic`. */
 export const RECORDIO_MAGIC = 0xced7230a;

@@ -1,4 +1,4 @@
-import { Encoded } from './encoded';
+import type { Encoded } from './encoded';
 
 /**
  * What the shard writer needs from a record format (TFRecord or MXNet RecordIO): turn one input

@@ -2,11 +2,11 @@
  * Shards of TFRecords, one tf.train.Example per file (see example.ts for the features), indexed for
  * DALI's fn.readers.tfrecord.
  */
-import { Encoded } from './encoded';
+import type { Encoded } from './encoded';
 import { imageExampleEncoding } from './example';
 import { imageFormatOf } from './image-format';
 import { tfrecordIndexLine } from './index-files';
-import { RecordInput, ShardFormat } from './shard-format';
+import type { RecordInput, ShardFormat } from './shard-format';
 import { frameTfRecord } from './tfrecord';
 
 /** The TFRecord shard format. */

@@ -4,9 +4,9 @@
  * No file header or footer: a shard is records back to back.
  */
 import { crc32cCombine, crc32cOfRange, maskCrc32c } from './crc32c';
-import { Encoded } from './encoded';
+import type { Encoded } from './encoded';
 import { FormatError } from './shard-format';
-import { ShardRecord } from './shard-record';
+import type { ShardRecord } from './shard-record';
 
 /** Length field plus its CRC. */
 export const TFRECORD_HEADER_SIZE = 12;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { FileHandle, open } from 'node:fs/promises';
+import type { FileHandle} from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 
 /**
  * Direct I/O needs the memory address, the file offset and the length of each write aligned to the

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sortStringsInCodePointOrder } from '../planning/key-order';
 import { alignedStagingBuffer, openFileWriter } from './file-writer';
-import { ListedFile, ObjectNotFoundError, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
+import type { ListedFile, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
+import { ObjectNotFoundError } from './storage';
 
 /** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
 const STAT_BATCH_FILES = 4096;

@@ -1,4 +1,5 @@
-import { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 
 /**
  * The S3 client the engine's sources and sinks are made for, in the Lambda handlers and the CLI

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { parse } from 'csv-parse';
 import { getObjectBytes, listPages } from './s3-location';
-import { S3RetryOptions, S3StorageError, withS3Retry } from './s3-retry';
+import type { S3RetryOptions} from './s3-retry';
+import { S3StorageError, withS3Retry } from './s3-retry';
 import { s3Uri } from './s3-uri';
-import { ListedFile } from './storage';
+import type { ListedFile } from './storage';
 
 /**
  * Where an S3 Inventory report lies: its destination bucket and either one `manifest.json` key or

@@ -1,5 +1,7 @@
-import { GetObjectCommand, ListObjectsV2Command, ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
-import { S3RetryOptions, withS3Retry } from './s3-retry';
+import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { S3RetryOptions} from './s3-retry';
+import { withS3Retry } from './s3-retry';
 import { s3Uri } from './s3-uri';
 
 /** A bucket and a key prefix: the root of an S3 source or sink. */

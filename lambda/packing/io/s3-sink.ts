@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
+import type { CompletedPart, S3Client} from '@aws-sdk/client-s3';
 import {
-  AbortMultipartUploadCommand, CompletedPart, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
-  HeadObjectCommand, PutObjectCommand, S3Client, ServerSideEncryption, UploadPartCommand,
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
+  HeadObjectCommand, PutObjectCommand, ServerSideEncryption, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { crc32cBase64 } from '../manifest';
-import { getObjectBytes, listPages, listPageSize, S3Location } from './s3-location';
-import { isS3NotFound, s3ErrorCode, S3RetryOptions, withS3Retry } from './s3-retry';
+import type { S3Location } from './s3-location';
+import { getObjectBytes, listPages, listPageSize } from './s3-location';
+import type { S3RetryOptions} from './s3-retry';
+import { isS3NotFound, s3ErrorCode, withS3Retry } from './s3-retry';
 import { normalizePrefix, s3Uri } from './s3-uri';
-import { ObjectNotFoundError, ObjectWriter, PackingSink } from './storage';
+import type { ObjectWriter, PackingSink } from './storage';
+import { ObjectNotFoundError } from './storage';
 
 const MIB = 1024 * 1024;
 /** S3's smallest part (all but the last) and largest part. */

@@ -1,9 +1,11 @@
-import { S3Client } from '@aws-sdk/client-s3';
-import { getObjectBytes, listPages, listPageSize, S3Location } from './s3-location';
-import { S3RetryOptions } from './s3-retry';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3Location } from './s3-location';
+import { getObjectBytes, listPages, listPageSize } from './s3-location';
+import type { S3RetryOptions } from './s3-retry';
 import { normalizePrefix, s3Uri } from './s3-uri';
-import { listFromInventory, S3InventoryLocation } from './s3-inventory';
-import { ListedFile, PackingSource } from './storage';
+import type { S3InventoryLocation } from './s3-inventory';
+import { listFromInventory } from './s3-inventory';
+import type { ListedFile, PackingSource } from './storage';
 
 /** Options of an `S3Source`. */
 export interface S3SourceOptions extends S3Location {

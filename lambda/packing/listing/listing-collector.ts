@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ListedFile } from '../io/storage';
+import type { ListedFile } from '../io/storage';
 import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../planning/key-order';
 import { checkFile } from '../planning/plan-shards';
 import { EntryFileWriter, readEntryFile } from './entry-file';

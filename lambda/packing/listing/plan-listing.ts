@@ -1,12 +1,13 @@
-import { ListedFile } from '../io/storage';
+import type { ListedFile } from '../io/storage';
 import { FingerprintHasher, sourceFingerprint } from '../manifest';
-import { GroupedPlan, PLAN_LIMITS, PlanLimits } from '../planning/grouped-plan';
+import type { PlanLimits } from '../planning/grouped-plan';
+import { GroupedPlan, PLAN_LIMITS } from '../planning/grouped-plan';
 import { className, labelMapOf, labelsByMap } from '../planning/label-map';
 import { firstShardCount } from '../planning/plan-core';
 import { checkOptions, checkTotalBytes, duplicateKey, planShards, requestedShardCount } from '../planning/plan-shards';
-import { PlannedShard, PlanOptions } from '../planning/plan-types';
+import type { PlannedShard, PlanOptions } from '../planning/plan-types';
 import { EntryFileWriter, readEntryFile } from './entry-file';
-import { ListingCollector } from './listing-collector';
+import type { ListingCollector } from './listing-collector';
 
 /** Group files open at once while the listing is dealt into groups (and the default of `openGroupFiles`); more groups share files. */
 const MAX_GROUP_FILES_OPEN = 256;

@@ -4,7 +4,8 @@ import { Worker } from 'node:worker_threads';
 import type { ShardFormatName } from '../formats/shard-format';
 import type { PlannedShard } from '../planning/plan-types';
 import type { ShardResult } from '../shard-writer';
-import { ShardMessage, toShardMessage } from './shard-message';
+import type { ShardMessage} from './shard-message';
+import { toShardMessage } from './shard-message';
 
 /**
  * A small young generation per worker: packing allocates one short-lived buffer per file, and

@@ -1,7 +1,8 @@
-import { assignShards, ShardAssignment } from './assign-shards';
+import type { ShardAssignment } from './assign-shards';
+import { assignShards } from './assign-shards';
 import { assignWithinCeiling, describeBytes, heaviestSharedShard, roundUp, shuffle, withinCeiling, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
-import { PlannedShard, SourceFile } from './plan-types';
+import type { PlannedShard, SourceFile } from './plan-types';
 import { SeededRandom } from './seeded-random';
 
 /** When a listing is planned in groups, and how many records a shard may average. */

@@ -1,6 +1,6 @@
 import { compareCodePointOrder } from './key-order';
 import { PlanError } from './plan-error';
-import { SourceFile } from './plan-types';
+import type { SourceFile } from './plan-types';
 
 /** Class labels of the files, taken from their first folder. */
 export interface FolderLabels {

@@ -1,6 +1,7 @@
-import { assignShards, ShardAssignment } from './assign-shards';
+import type { ShardAssignment } from './assign-shards';
+import { assignShards } from './assign-shards';
 import { PlanError } from './plan-error';
-import { PlannedRecord, PlannedShard, SourceFile } from './plan-types';
+import type { PlannedRecord, PlannedShard, SourceFile } from './plan-types';
 import { SeededRandom } from './seeded-random';
 import { shardName } from './shard-name';
 

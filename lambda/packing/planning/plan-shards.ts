@@ -1,9 +1,10 @@
-import { GroupedPlan, PLAN_LIMITS, PlanLimits } from './grouped-plan';
+import type { PlanLimits } from './grouped-plan';
+import { GroupedPlan, PLAN_LIMITS } from './grouped-plan';
 import { sortByKeyInCodePointOrder } from './key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
-import { LabelMode, PlannedShard, PlanOptions, ShardPlan, SourceFile } from './plan-types';
+import type { LabelMode, PlannedShard, PlanOptions, ShardPlan, SourceFile } from './plan-types';
 
 export { PlanError } from './plan-error';
 export { SHARD_CEILING_BYTES } from './plan-core';

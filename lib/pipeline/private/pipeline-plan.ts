@@ -1,12 +1,14 @@
 import { Annotations, CfnOutput, Size, SizeRoundingBehavior } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
-import { DatasetProfile } from '../../planning/dataset-profile';
-import { IoPlan, PlannedInputMode } from '../../planning/io-plan';
+import type { Construct } from 'constructs';
+import type { DatasetProfile } from '../../planning/dataset-profile';
+import type { IoPlan} from '../../planning/io-plan';
+import { PlannedInputMode } from '../../planning/io-plan';
 import { IoPlanner } from '../../planning/io-planner';
-import { LustreDatasetCacheOptions } from '../../storage/lustre-dataset-cache';
+import type { LustreDatasetCacheOptions } from '../../storage/lustre-dataset-cache';
 import { ReadRate } from '../../storage/read-rate';
-import { S3ChannelOptions, S3DataDistribution } from '../../training/training-channel';
-import { TrainingJobOptions } from '../../training/training-job';
+import type { S3ChannelOptions} from '../../training/training-channel';
+import { S3DataDistribution } from '../../training/training-channel';
+import type { TrainingJobOptions } from '../../training/training-job';
 
 /** What the pipeline decides about its data path, and why: each choice with its reason. */
 export interface PipelineDataPath {

@@ -1,8 +1,8 @@
 import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
-import { DataLoaderSizing } from '../../instances/data-loader-sizing';
+import type { Construct } from 'constructs';
+import type { DataLoaderSizing } from '../../instances/data-loader-sizing';
 import { DEFAULT_MEMORY_PER_WORKER } from '../../instances/private/loader-memory';
-import { TrainingInstance } from '../../instances/training-instance';
+import type { TrainingInstance } from '../../instances/training-instance';
 import { ValidationError } from '../../private/errors';
 import { requireKnown } from './plan-inputs';
 import type { TrainingCluster } from '../training-cluster';

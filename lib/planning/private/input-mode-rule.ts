@@ -1,9 +1,10 @@
-import { ResolvedCluster } from './cluster-rules';
-import { ResolvedDataset } from './plan-inputs';
+import type { ResolvedCluster } from './cluster-rules';
+import type { ResolvedDataset } from './plan-inputs';
 import { describeFileModeFit, fitsFileMode } from './storage-rules';
 import { formatBytes, GIB } from './units';
 import { InputMode, S3DataDistribution } from '../../training/training-channel';
-import { InputModeAdvice, PlannedInputMode } from '../io-plan';
+import type { InputModeAdvice} from '../io-plan';
+import { PlannedInputMode } from '../io-plan';
 
 /**
  * Epochs from which a job whose data does not fit its instances reads it from an FSx for Lustre

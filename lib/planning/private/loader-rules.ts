@@ -1,4 +1,4 @@
-import { DataLoaderSizing } from '../../instances/data-loader-sizing';
+import type { DataLoaderSizing } from '../../instances/data-loader-sizing';
 import type { PlanWarning } from '../io-plan';
 
 /**

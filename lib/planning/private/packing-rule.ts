@@ -1,11 +1,12 @@
-import { ResolvedCluster } from './cluster-rules';
-import { ResolvedDataset } from './plan-inputs';
+import type { ResolvedCluster } from './cluster-rules';
+import type { ResolvedDataset } from './plan-inputs';
 import { DEFAULT_SHARD_BYTES, FAST_FILE_SHARD_BYTES, MIN_SHARD_BYTES, PACK_BELOW_OBJECT_BYTES, shardLayout } from './shard-rules';
 import { formatBytes, formatCount, formatMiB } from './units';
 import { ShardFormat } from '../../sharding/sharded-dataset';
 import { S3DataDistribution } from '../../training/training-channel';
 import { DatasetFormat } from '../dataset-profile';
-import { PackingAdvice, PlannedInputMode, PlanWarning } from '../io-plan';
+import type { PackingAdvice, PlanWarning } from '../io-plan';
+import { PlannedInputMode } from '../io-plan';
 
 /** Whether the objects are small files to pack: only files can be packed (the packer makes each file a record). */
 export function shouldPack(dataset: ResolvedDataset): boolean {

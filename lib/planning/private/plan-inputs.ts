@@ -1,7 +1,9 @@
-import { Size, SizeRoundingBehavior, Token } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
+import type { Size} from 'aws-cdk-lib';
+import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
 import { ValidationError } from '../../private/errors';
-import { DatasetFormat, DatasetProfile, SampleEncoding } from '../dataset-profile';
+import type { DatasetProfile} from '../dataset-profile';
+import { DatasetFormat, SampleEncoding } from '../dataset-profile';
 import type { PlannedDataset } from '../io-plan';
 
 /** A dataset profile with its sizes derived and checked. */

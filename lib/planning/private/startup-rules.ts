@@ -1,4 +1,4 @@
-import { TrainingInstance } from '../../instances/training-instance';
+import type { TrainingInstance } from '../../instances/training-instance';
 
 /**
  * File-mode download rate of one instance: SageMaker's example of a 50 GB dataset in 100 MB shards

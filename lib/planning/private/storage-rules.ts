@@ -1,4 +1,4 @@
-import { TrainingInstance } from '../../instances/training-instance';
+import type { TrainingInstance } from '../../instances/training-instance';
 import { GIB } from './units';
 
 /**

@@ -1,7 +1,9 @@
-import { Size, SizeRoundingBehavior } from 'aws-cdk-lib';
+import type { Size} from 'aws-cdk-lib';
+import { SizeRoundingBehavior } from 'aws-cdk-lib';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
-import { Construct } from 'constructs';
-import { CacheDeploymentType, isLegalCapacity, THROUGHPUT_TIERS } from './lustre-sizing';
+import type { Construct } from 'constructs';
+import type { CacheDeploymentType} from './lustre-sizing';
+import { isLegalCapacity, THROUGHPUT_TIERS } from './lustre-sizing';
 import { ValidationError } from '../../private/errors';
 import { isResolved } from '../../private/validation';
 import type { LustreDatasetCacheProps } from '../lustre-dataset-cache';

@@ -1,7 +1,7 @@
 import { Annotations, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import { Construct } from 'constructs';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type { Construct } from 'constructs';
 
 /**
  * FSx reads a linked bucket as the service-linked role `AWSServiceRoleForFSxS3Access_<fs-id>`;

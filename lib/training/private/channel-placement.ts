@@ -1,7 +1,7 @@
 import { Annotations } from 'aws-cdk-lib';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Construct } from 'constructs';
-import { TrainingNetworkProps } from './training-network';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { Construct } from 'constructs';
+import type { JobNetworkProps } from './training-network';
 import { ValidationError } from '../../private/errors';
 import type { ChannelPlacement } from '../training-channel';
 
@@ -10,7 +10,7 @@ import type { ChannelPlacement } from '../training-channel';
  * only there), pinned to the subnet of the first one (FSx for Lustre is single-AZ: reads from
  * another AZ add latency and cross-AZ charges) unless the user chose the subnets.
  */
-export function placeNearChannels(scope: Construct, props: TrainingNetworkProps, placements: ChannelPlacement[]): TrainingNetworkProps {
+export function placeNearChannels(scope: Construct, props: JobNetworkProps, placements: ChannelPlacement[]): JobNetworkProps {
   const [first, ...others] = placements;
   if (!first) return props;
   const vpc = props.vpc ?? first.vpc;

@@ -1,6 +1,6 @@
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 
 /** SageMaker job names are at most 63 characters; `-<uuid>` takes 37 of them. */
 export const MAX_JOB_NAME_PREFIX_LENGTH = 63 - 37;

@@ -1,5 +1,5 @@
 import { Duration, Token } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { JOB_NAME_PREFIX_PATTERN, MAX_JOB_NAME_PREFIX_LENGTH } from './job-naming';
 import { ValidationError } from '../../private/errors';
 import { isResolved } from '../../private/validation';
@@ -10,6 +10,8 @@ import type { TrainingJobProps } from '../training-job';
 /** SageMaker's ceiling for MaxRuntimeInSeconds. */
 const MAX_RUNTIME = Duration.days(28);
 const ENVIRONMENT_KEY_PATTERN = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+/** The SageMaker API's TrainingPlanArn shape. */
+const TRAINING_PLAN_ARN_PATTERN = /^arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:training-plan\/.+$/;
 
 /**
  * The synth-time rules of a training job that need only its props; rules that need the bound
@@ -29,6 +31,13 @@ export function validateJobProps(scope: Construct, props: TrainingJobProps): voi
   validateEnvironment(scope, props.environment);
   validateMetricDefinitions(scope, props);
   validateTags(scope, props.tags);
+  validateTrainingPlanArn(scope, props.trainingPlanArn);
+}
+
+function validateTrainingPlanArn(scope: Construct, arn: string | undefined): void {
+  if (arn === undefined || Token.isUnresolved(arn) || TRAINING_PLAN_ARN_PATTERN.test(arn)) return;
+  throw new ValidationError('InvalidTrainingPlanArn',
+    `trainingPlanArn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<account>:training-plan/<name>), got '${arn}'`, scope);
 }
 
 function validateAccelerator(scope: Construct, props: TrainingJobProps): void {

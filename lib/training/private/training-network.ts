@@ -1,18 +1,21 @@
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { ValidationError } from '../../private/errors';
+import type { LogGroupOptions } from '../../private/log-group';
+import { createLogGroup } from '../../private/log-group';
 
 /** What the network of a job is made of. */
-export interface TrainingNetworkProps {
+export interface JobNetworkProps {
   readonly vpc?: ec2.IVpc;
   readonly vpcSubnets?: ec2.SubnetSelection;
   readonly subnet?: ec2.ISubnet;
   readonly securityGroups?: ec2.ISecurityGroup[];
+  /** Retention and key of the flow logs of a VPC created here. */
+  readonly logs?: LogGroupOptions;
 }
 
 /** The network a job runs in. */
-export interface TrainingNetwork {
+export interface JobNetwork {
   readonly vpc: ec2.IVpc;
   readonly subnetIds: string[];
   readonly connections: ec2.Connections;
@@ -23,8 +26,8 @@ export interface TrainingNetwork {
  * that lets the job's instances reach each other (distributed training, and UDP 500/ESP for
  * inter-container encryption) and nothing else but HTTPS out (S3 through the gateway endpoint).
  */
-export function createTrainingNetwork(scope: Construct, props: TrainingNetworkProps): TrainingNetwork {
-  const vpc = props.vpc ?? createTrainingVpc(scope);
+export function createTrainingNetwork(scope: Construct, props: JobNetworkProps): JobNetwork {
+  const vpc = props.vpc ?? createTrainingVpc(scope, props.logs);
   const subnets = props.subnet ? [props.subnet] : vpc.selectSubnets(props.vpcSubnets ?? {}).subnets;
   const publicIds = new Set(vpc.publicSubnets.map((s) => s.subnetId));
   const publicSubnet = subnets.find((s) => publicIds.has(s.subnetId));
@@ -45,7 +48,7 @@ export function createTrainingNetwork(scope: Construct, props: TrainingNetworkPr
 }
 
 /** The default VPC of training: isolated subnets in 2 AZs, an S3 gateway endpoint, flow logs of rejected traffic. */
-export function createTrainingVpc(scope: Construct): ec2.Vpc {
+export function createTrainingVpc(scope: Construct, logs: LogGroupOptions = {}): ec2.Vpc {
   return new ec2.Vpc(scope, 'Vpc', {
     maxAzs: 2,
     natGateways: 0,
@@ -53,16 +56,14 @@ export function createTrainingVpc(scope: Construct): ec2.Vpc {
     gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
     flowLogs: {
       rejected: {
-        destination: ec2.FlowLogDestination.toCloudWatchLogs(new logs.LogGroup(scope, 'FlowLogs', {
-          retention: logs.RetentionDays.THREE_MONTHS,
-        })),
+        destination: ec2.FlowLogDestination.toCloudWatchLogs(createLogGroup(scope, 'FlowLogs', logs)),
         trafficType: ec2.FlowLogTrafficType.REJECT,
       },
     },
   });
 }
 
-function createSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.SecurityGroup {
+export function createSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.SecurityGroup {
   const group = new ec2.SecurityGroup(scope, 'SecurityGroup', {
     vpc,
     description: 'SageMaker training instances: traffic between the instances of the job, HTTPS out',

@@ -1,6 +1,6 @@
 import { ArnFormat, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { acknowledge, wildcardResourceFinding } from '../../private/nag';
 
 /**

@@ -1,5 +1,6 @@
+import type {
+  Features} from '../../../lambda/packing/formats/example';
 import {
-  Features,
   decodeExample,
   encodeExample,
   exampleEncoding,

@@ -1,9 +1,10 @@
+import type {
+  RecordIoShardIndex} from '../../../lambda/packing/formats/index-files';
 import {
   GlobalRecordIoIndex,
   mxnetIndexLine,
   parseMxnetIndex,
   parseTfRecordIndex,
-  RecordIoShardIndex,
   tfrecordIndexLine,
 } from '../../../lambda/packing/formats/index-files';
 import { readRecordIo } from '../../../lambda/packing/formats/recordio';

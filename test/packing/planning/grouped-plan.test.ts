@@ -1,7 +1,8 @@
-import { GroupedPlan, PLAN_LIMITS, PlanLimits } from '../../../lambda/packing/planning/grouped-plan';
+import type { PlanLimits } from '../../../lambda/packing/planning/grouped-plan';
+import { GroupedPlan, PLAN_LIMITS } from '../../../lambda/packing/planning/grouped-plan';
 import { labelByFolder } from '../../../lambda/packing/planning/label-map';
 import { planShards, SHARD_CEILING_BYTES } from '../../../lambda/packing/planning/plan-shards';
-import { ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
+import type { ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
 import { KIB, MIB, reordered, uniformFiles } from './synthetic-files';
 
 /** Small groups, so that grouped planning shows on listings a test can afford. */

@@ -1,5 +1,5 @@
 import { planShards } from '../../../lambda/packing/planning/plan-shards';
-import { ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
+import type { ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
 import { KIB, MIB, TestSequence, uniformFiles } from './synthetic-files';
 
 function byteRatio(plan: ShardPlan): number {

@@ -1,6 +1,6 @@
 import { compareCodePointOrder } from '../../../lambda/packing/planning/key-order';
 import { planShards, PlanError, SHARD_CEILING_BYTES } from '../../../lambda/packing/planning/plan-shards';
-import { PlanOptions, ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
+import type { PlanOptions, ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
 import { SeededRandom } from '../../../lambda/packing/planning/seeded-random';
 import { KIB, MIB, reordered, uniformFiles } from './synthetic-files';
 

@@ -1,4 +1,4 @@
-import { SourceFile } from '../../../lambda/packing/planning/plan-types';
+import type { SourceFile } from '../../../lambda/packing/planning/plan-types';
 
 export const KIB = 1024;
 export const MIB = 1024 * 1024;

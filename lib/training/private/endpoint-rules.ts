@@ -1,0 +1,71 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { TrainingEndpoint } from '../training-network';
+
+/** A synth-time warning: its id after `cdk-training-io:` and what to do. */
+export interface EndpointWarning {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The endpoint of each boto3 service name: the enum's values are those names. */
+const ENDPOINT_OF_SERVICE = new Map<string, TrainingEndpoint>(Object.values(TrainingEndpoint).map((e) => [e, e]));
+/** Reached through the network's gateway endpoint. */
+const GATEWAY_SERVICES = new Set(['s3']);
+/** `boto3.client('sts')`, `session.resource("s3")`, `client(service_name='kms')`. */
+const CLIENT_CALL = /\b(?:client|resource)\(\s*(?:service_name\s*=\s*)?['"]([a-z0-9-]+)['"]/g;
+/** Larger files are data, not code: not read. */
+const MAX_SOURCE_BYTES = 1024 * 1024;
+
+/**
+ * What training code in `directory` is likely to reach for and an isolated network without these
+ * endpoints cannot give it: AWS APIs its Python files create boto3 clients for, and PyPI when a
+ * requirements.txt makes the toolkit run pip install. Either hangs until it times out.
+ */
+export function missingEndpointWarnings(directory: string, endpoints: TrainingEndpoint[]): EndpointWarning[] {
+  const warnings: EndpointWarning[] = [];
+  const present = new Set(endpoints);
+  const callers = new Map<string, string>();
+  for (const file of pythonFiles(directory)) {
+    for (const match of fs.readFileSync(file, 'utf8').matchAll(CLIENT_CALL)) {
+      if (!callers.has(match[1])) callers.set(match[1], path.relative(directory, file));
+    }
+  }
+  for (const [service, file] of callers) {
+    if (GATEWAY_SERVICES.has(service)) continue;
+    const endpoint = ENDPOINT_OF_SERVICE.get(service);
+    if (endpoint && present.has(endpoint)) continue;
+    warnings.push({
+      code: 'missingVpcEndpoint',
+      message: `the training code calls ${service} (${file}), which the job's isolated subnets cannot reach: the call hangs until it ` +
+        'times out; ' + (endpoint
+        ? `add the endpoint (interfaceEndpoints: [TrainingEndpoint.${enumMember(endpoint)}] or network.addInterfaceEndpoint)`
+        : 'run the job in a vpc of your own with a route to it (NAT or its interface endpoint)'),
+    });
+  }
+  if (fs.existsSync(path.join(directory, 'requirements.txt'))) {
+    warnings.push({
+      code: 'packageInstallInIsolatedNetwork',
+      message: 'the training code has a requirements.txt, which the toolkit installs with pip before training, but the job\'s ' +
+        'isolated subnets cannot reach PyPI: the install hangs; bake the packages into the image, or run the job in a vpc of your ' +
+        'own with a route to a package index',
+    });
+  }
+  return warnings;
+}
+
+/** `STS` for TrainingEndpoint.STS: the member's name, as users write it. */
+function enumMember(endpoint: TrainingEndpoint): string {
+  return Object.entries(TrainingEndpoint).find(([, value]) => value === endpoint)![0];
+}
+
+function* pythonFiles(directory: string): Generator<string> {
+  for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
+    const full = path.join(directory, entry.name);
+    if (entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== '__pycache__') {
+      yield* pythonFiles(full);
+    } else if (entry.isFile() && entry.name.endsWith('.py') && fs.statSync(full).size <= MAX_SOURCE_BYTES) {
+      yield full;
+    }
+  }
+}

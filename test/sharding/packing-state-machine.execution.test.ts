@@ -1,0 +1,197 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { S3Sink } from '../../lambda/packing/io/s3-sink';
+import type { Manifest} from '../../lambda/packing/manifest';
+import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { verifyDataset } from '../../lambda/packing/verify';
+import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
+import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { ShardedDataset } from '../../lib';
+import { seededBytes } from '../support/local-files';
+import type { S3TestServer} from '../support/s3-server';
+import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
+import { StateMachineRunner } from '../support/state-machine-runner';
+
+/*
+ * The packing state machine of ShardedDataset, executed: the definition synthesized by the
+ * construct, run by an ASL interpreter with the bundled planner, packers and finalizer against a
+ * local S3 server. The interpreter has no Distributed Map: the harness reads the Map's items from
+ * `_plan/tasks.json` in S3 as the S3 JSON ItemReader does (see test/support/state-machine-runner.ts).
+ */
+
+const CLASSES = ['cat', 'dog', 'eel'];
+const SOURCE_OBJECTS = 60;
+const SHARDS = 3;
+
+let server: S3TestServer;
+let client: S3Client;
+let sourceBucket: string;
+let datasetBucket: string;
+
+beforeAll(async () => {
+  server = await startS3Server();
+  client = s3TestClient(server);
+  sourceBucket = await createTestBucket(client, 'packing-source');
+  datasetBucket = await createTestBucket(client, 'packing-dataset');
+  const objects: Record<string, Buffer> = {};
+  for (let i = 0; i < SOURCE_OBJECTS; i++) {
+    const key = `raw/${CLASSES[i % CLASSES.length]}/${String(i).padStart(4, '0')}.jpg`;
+    objects[key] = seededBytes(key, 2_000 + (i * 7919) % 6_000);
+  }
+  await putTestObjects(client, sourceBucket, objects);
+}, 90_000);
+
+afterAll(async () => {
+  client?.destroy();
+  await server?.stop();
+});
+
+/** The construct's state machine over raw/ of the source bucket, writing under `prefix`, run against the local S3 server. */
+function packing(prefix: string): StateMachineRunner {
+  const app = new App();
+  const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+  const source = new s3.Bucket(stack, 'Raw');
+  const destination = new s3.Bucket(stack, 'Packed');
+  new ShardedDataset(stack, 'Dataset', {
+    sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: destination, destinationPrefix: prefix, shardCount: SHARDS, seed: 7,
+  });
+  return StateMachineRunner.fromTemplate(Template.fromStack(stack), { s3: server }, {
+    references: { [logicalId(source)]: sourceBucket, [logicalId(destination)]: datasetBucket },
+  });
+}
+
+function logicalId(bucket: s3.Bucket): string {
+  return Stack.of(bucket).getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+}
+
+function dataset(prefix: string): S3Sink {
+  return new S3Sink({ client, bucket: datasetBucket, prefix });
+}
+
+async function manifestOf(prefix: string): Promise<Manifest> {
+  return JSON.parse((await dataset(prefix).get(MANIFEST_KEY)).toString('utf8')) as Manifest;
+}
+
+/** Every shard and index object of a dataset, key (relative to the dataset) → bytes. */
+async function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
+  const sink = dataset(prefix);
+  const keys = [...await sink.list(SHARDS_PREFIX), ...await sink.list(INDEX_PREFIX)].sort();
+  return new Map(await Promise.all(keys.map(async (key) => [key, await sink.get(key)] as const)));
+}
+
+function expectSameObjects(actual: Map<string, Buffer>, expected: Map<string, Buffer>): void {
+  expect([...actual.keys()]).toEqual([...expected.keys()]);
+  for (const [key, bytes] of expected) expect({ key, same: actual.get(key)!.equals(bytes) }).toEqual({ key, same: true });
+}
+
+const PACKED_STATES = ['Plan', 'UpToDate', 'PackShards', ...Array(SHARDS).fill('PackShard'), 'Finalize'];
+
+/** The first packing run, which the others compare with: made once, on first use. */
+let firstRun: ReturnType<typeof packFresh> | undefined;
+function packFresh() {
+  const runner = packing('packed/');
+  return runner.run({}).then(async (execution) => ({ runner, execution, objects: await shardObjects('packed/') }));
+}
+
+describe('ShardedDataset state machine, executed against a local S3 server', () => {
+  test('packs a fresh source: plan, one packer per item of _plan/tasks.json, finalize; the dataset verifies', async () => {
+    // WHEN
+    firstRun ??= packFresh();
+    const { execution, objects } = await firstRun;
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES, retries: [] });
+    const manifest = await manifestOf('packed/');
+    expect(execution.output.plan).toMatchObject({
+      upToDate: false, tasksBucket: datasetBucket, tasksKey: `packed/${TASKS_KEY}`, shardCount: SHARDS, classes: 3,
+      source: { objects: SOURCE_OBJECTS, fingerprint: manifest.source.fingerprint },
+    });
+    expect(execution.output.dataset).toEqual({
+      manifestKey: MANIFEST_KEY, shards: SHARDS, records: SOURCE_OBJECTS, failures: 0, bytes: manifest.shards.reduce((sum, s) => sum + s.bytes, 0),
+    });
+    const tasks = JSON.parse((await dataset('packed/').get(TASKS_KEY)).toString('utf8')) as ShardTask[];
+    expect(execution.lambdaCalls.filter((c) => c.handler === 'shard-packer').map((c) => c.event)).toEqual(tasks);
+    expect(execution.lambdaCalls.find((c) => c.handler === 'shard-finalizer')!.event)
+      .toEqual({ shardCount: SHARDS, fingerprint: manifest.source.fingerprint });
+    expect([...objects.keys()].filter((key) => key.startsWith(SHARDS_PREFIX))).toHaveLength(SHARDS);
+    expect(manifest.shards.map((s) => s.records).reduce((a, b) => a + b)).toBe(SOURCE_OBJECTS);
+    expect((await verifyDataset(dataset('packed/'))).problems).toEqual([]);
+  });
+
+  test('a second run of an unchanged source ends after planning, as already packed, writing nothing', async () => {
+    // GIVEN
+    firstRun ??= packFresh();
+    const { runner } = await firstRun;
+    const manifestBefore = await dataset('packed/').get(MANIFEST_KEY);
+
+    // WHEN
+    const execution = await runner.run({}, { executionName: 'execution-2' });
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', states: ['Plan', 'UpToDate', 'AlreadyPacked'] });
+    expect(execution.output).toEqual({ plan: expect.objectContaining({ upToDate: true, shardCount: SHARDS }) });
+    expect(execution.lambdaCalls.map((c) => c.handler)).toEqual(['shard-planner']);
+    expect((await dataset('packed/').get(MANIFEST_KEY)).equals(manifestBefore)).toBe(true);
+  });
+
+  test('{"force": true} packs an unchanged source again, into the same bytes', async () => {
+    // GIVEN
+    firstRun ??= packFresh();
+    const { runner, objects } = await firstRun;
+
+    // WHEN
+    const execution = await runner.run({ force: true }, { executionName: 'execution-3' });
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES });
+    expect(execution.lambdaCalls[0].event).toEqual({ force: true });
+    expectSameObjects(await shardObjects('packed/'), objects);
+  });
+
+  test('an invalid input fails the planner, naming the field, before anything is written', async () => {
+    // WHEN
+    const execution = await packing('invalid/').run({ force: 'yes' });
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'FAILED', error: 'HandlerInputError', states: ['Plan'] });
+    expect(JSON.parse(execution.cause!).errorMessage).toBe('shard-planner: event field \'force\' must be true or false when given, got "yes"');
+    expect(await dataset('invalid/').list('')).toEqual([]);
+  });
+
+  test.each([
+    ['throttled by Lambda', 'Lambda.TooManyRequestsException'],
+    ['crashed', 'Error'],
+  ])('a packer %s on its first invocation is retried by the Retry policy, and the run packs the same bytes', async (_, errorName) => {
+    // GIVEN
+    firstRun ??= packFresh();
+    const { objects } = await firstRun;
+    const prefix = `retried-${errorName.toLowerCase().replace(/\W/g, '-')}/`;
+
+    // WHEN
+    const execution = await packing(prefix).run({}, {
+      failLambda: (call) => (call.handler === 'shard-packer' && call.event.shardIndex === 1 && call.attempt === 1
+        ? Object.assign(new Error('injected'), { name: errorName }) : undefined),
+    });
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', retries: [`PackShard: ${errorName}`] });
+    expect(execution.lambdaCalls.filter((c) => c.handler === 'shard-packer' && c.event.shardIndex === 1)).toHaveLength(2);
+    expect(execution.output.dataset).toMatchObject({ shards: SHARDS, records: SOURCE_OBJECTS, failures: 0 });
+    expectSameObjects(await shardObjects(prefix), objects);
+  });
+
+  test('a packer failing on every attempt fails the Map after its retries, and no manifest is written', async () => {
+    // WHEN
+    const execution = await packing('failing/').run({}, {
+      failLambda: (call) => (call.handler === 'shard-packer' && call.event.shardIndex === 0 ? new Error('injected') : undefined),
+    });
+
+    // THEN
+    expect(execution).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold' });
+    expect(execution.retries).toEqual(Array(3).fill('PackShard: Error'));
+    expect(execution.states).not.toContain('Finalize');
+    expect(await dataset('failing/').list(MANIFEST_KEY)).toEqual([]);
+  });
+});
