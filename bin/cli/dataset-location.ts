@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from './usage-error';
 import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-uri';
@@ -39,6 +40,21 @@ export function isInside(inner: DatasetLocation, outer: DatasetLocation): boolea
   }
   if (inner.kind === 's3' && outer.kind === 's3') return inner.bucket === outer.bucket && inner.prefix.startsWith(outer.prefix);
   return false;
+}
+
+/**
+ * A local location with symbolic links resolved: the part of the path that exists through
+ * `realpath`, the rest (folders still to be made) as given. An S3 location as it is.
+ */
+export function resolveLinks(location: DatasetLocation): DatasetLocation {
+  if (location.kind !== 'local') return location;
+  const missing: string[] = [];
+  let existing = location.dir;
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) {
+    missing.unshift(path.basename(existing));
+    existing = path.dirname(existing);
+  }
+  return { kind: 'local', dir: path.join(fs.realpathSync(existing), ...missing) };
 }
 
 /** The command-line settings of the S3 client. */

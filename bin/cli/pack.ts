@@ -1,8 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as v8 from 'node:v8';
-import type { DatasetLocation} from './dataset-location';
-import { checkS3Flags, describeLocation, isInside, parseLocation } from './dataset-location';
+import type { DatasetLocation } from './dataset-location';
+import { checkS3Flags, describeLocation, isInside, parseLocation, resolveLinks } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
@@ -171,14 +171,26 @@ function checkLocations(source: DatasetLocation, output: DatasetLocation): void 
     if (!existsSync(source.dir)) throw new UsageError(`source folder '${source.dir}' does not exist`);
     if (!statSync(source.dir).isDirectory()) throw new UsageError(`source '${source.dir}' is not a folder`);
   }
-  if (isInside(output, source)) {
-    const kind = output.kind === 'local' ? 'folder' : 'prefix';
-    throw new UsageError(`output ${kind} '${describeLocation(output)}' is inside the source ${kind} '${describeLocation(source)}': ` +
-      `the shards would be packed into the next run; choose another ${kind}`);
+  // After resolving links: an output that is a link into the source (or under one) is inside it all the same.
+  const realSource = resolveLinks(source);
+  const realOutput = resolveLinks(output);
+  const kind = output.kind === 'local' ? 'folder' : 'prefix';
+  if (isInside(realOutput, realSource)) {
+    throw new UsageError(`output ${kind} '${describeLocation(output)}'${resolvedTo(output, realOutput)} is inside the source ${kind} ` +
+      `'${describeLocation(source)}'${resolvedTo(source, realSource)}: the shards would be packed into the next run; choose another ${kind}`);
+  }
+  if (isInside(realSource, realOutput)) {
+    throw new UsageError(`source ${kind} '${describeLocation(source)}'${resolvedTo(source, realSource)} is inside the output ${kind} ` +
+      `'${describeLocation(output)}'${resolvedTo(output, realOutput)}: the dataset written there would become part of the source; choose another ${kind}`);
   }
   if (output.kind === 'local' && existsSync(output.dir) && !statSync(output.dir).isDirectory()) {
     throw new UsageError(`output '${output.dir}' exists and is not a folder`);
   }
+}
+
+/** ` (links resolved: /real/path)` when resolving links changed the location, else nothing. */
+function resolvedTo(given: DatasetLocation, real: DatasetLocation): string {
+  return describeLocation(given) === describeLocation(real) ? '' : ` (links resolved: '${describeLocation(real)}')`;
 }
 
 /** `--inventory`: an S3 report folder, or one manifest.json, of an S3 source. */

@@ -3,16 +3,17 @@ import { parseCommandArgs, UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
 import { verifyDataset } from '../../lambda/packing/verify';
 
-export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--endpoint-url URL] [--region R]
+export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--allow-missing] [--endpoint-url URL] [--region R]
 
 Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): each shard's size and
 CRC32C against manifest.json, every record's CRCs, ids and labels, every index file, RecordIO's
 index/all.idx, and that records + failures account for every source file.
 
+  --allow-missing      exit 0 even when the manifest lists source files that could not be packed
   --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
   --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
 
-Exit status: 0 sound, 1 problems found, 2 bad arguments.
+Exit status: 0 sound, 1 problems found (or files missing, without --allow-missing), 2 bad arguments.
 `;
 
 export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
@@ -30,6 +31,7 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
     allowPositionals: true,
     strict: true,
     options: {
+      'allow-missing': { type: 'boolean', default: false },
       'endpoint-url': { type: 'string' },
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
@@ -48,10 +50,17 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
   try {
     const reader = dataset.kind === 'local' ? new LocalDirectorySink(dataset.dir) : s3!.openS3Sink(dataset, client!);
     const report = await verifyDataset(reader);
-    for (const problem of report.problems) out.write(`problem: ${problem}\n`);
-    out.write(`${report.problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
+    const failures = report.manifest?.failures ?? [];
+    const missing = failures.length > 0 && !values['allow-missing'];
+    const problems = [
+      ...report.problems,
+      ...(missing ? [`${failures.length} source file(s) are not in the dataset (the manifest's failures; pass --allow-missing to accept that): `
+        + `${failures.slice(0, 10).map((f) => `${f.key} (${f.reason})`).join(', ')}${failures.length > 10 ? ', …' : ''}`] : []),
+    ];
+    for (const problem of problems) out.write(`problem: ${problem}\n`);
+    out.write(`${problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
       `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${describeLocation(dataset)}\n`);
-    return report.problems.length === 0 ? 0 : 1;
+    return problems.length === 0 ? 0 : 1;
   } finally {
     client?.destroy();
   }

@@ -69,7 +69,8 @@ export interface PackProgress {
  */
 export async function packDataset(options: PackOptions): Promise<Manifest> {
   const format = shardFormat(options.format);
-  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing);
+  const recordBytes = format.recordBytes.bind(format);
+  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
     const plan = planListing(collector, {
@@ -78,6 +79,7 @@ export async function packDataset(options: PackOptions): Promise<Manifest> {
       shardCount: options.shardCount,
       consumers: options.consumers,
       labels: options.labels,
+      recordBytes,
     });
     // The manifest says "complete": an earlier run's must not vouch for shards this run is rewriting.
     await options.sink.delete(MANIFEST_KEY);

@@ -1,8 +1,9 @@
 import { types } from 'node:util';
 import type { ShardFormat } from './formats/shard-format';
-import type { ObjectWriter, PackingSink, PackingSource} from './io/storage';
+import type { ObjectWriter, PackingSink, PackingSource } from './io/storage';
 import { ScratchBuffer } from './io/storage';
-import type { ManifestFailure, ManifestShard} from './manifest';
+import { isUnreadableInput } from './io/unreadable-input';
+import type { ManifestFailure, ManifestShard } from './manifest';
 import { crc32cBase64, INDEX_PREFIX, SHARDS_PREFIX } from './manifest';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
@@ -30,7 +31,9 @@ const BLOCK_BYTES = 4 * 1024 * 1024;
 /**
  * Writes one planned shard and its index: reads the members with bounded read-ahead, frames them
  * in plan order (deterministic bytes), streams the frames to the sink with a running CRC32C, and
- * lists every member that could not be read or framed as a failure instead of dropping it.
+ * lists every member that does not exist, may not be read or cannot be framed as a failure
+ * instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
+ * outlasted the retries) fails the shard: the input is not known to be lost, so it is not listed.
  * The shard appears only when complete; a failed write leaves nothing behind.
  */
 export async function writeShard(planned: PlannedShard, options: ShardWriterOptions): Promise<ShardResult> {
@@ -87,6 +90,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     const taken = reads.take(i);
     const data = taken instanceof Promise ? await taken : taken;
     if (types.isNativeError(data)) {
+      if (!isUnreadableInput(data)) throw data;
       failures.push({ key: record.key, reason: describeReadError(data) });
       options.onFile?.(record.size);
       continue;

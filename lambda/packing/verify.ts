@@ -5,8 +5,9 @@ import {
   decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, unpackImageRecord,
 } from './formats';
 import type { PackingSink } from './io/storage';
+import { isObjectNotFound } from './io/storage';
 import type { Manifest, ManifestShard } from './manifest';
-import { checkTotals, crc32cBase64, MANIFEST_KEY } from './manifest';
+import { checkTotals, crc32cBase64, INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from './manifest';
 
 /** What verification found. */
 export interface VerifyReport {
@@ -20,20 +21,24 @@ export interface VerifyReport {
 }
 
 /** Where verification reads a packed dataset from: any sink can read back what it wrote. */
-export type DatasetReader = Pick<PackingSink, 'get' | 'uri'>;
+export type DatasetReader = Pick<PackingSink, 'get' | 'list' | 'uri'>;
 
 /**
  * Re-reads a packed dataset: every shard's size and CRC32C against the manifest, every record's
  * framing CRCs, record ids and labels, every index line against the records, RecordIO's global
- * index against the per-shard ones, and the manifest totals against the source.
+ * index against the per-shard ones, and the manifest totals against the source. Keys that leave the
+ * dataset are reported, never read; an object under `shards/` or `index/` that the manifest does
+ * not list, or a key it lists twice, is reported (a reader of the folder would read its records too).
  */
 export async function verifyDataset(dataset: DatasetReader, onShard?: (done: number, total: number) => void): Promise<VerifyReport> {
   let manifest: Manifest;
   try {
     manifest = JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
   } catch (error) {
+    // Only a manifest that is not there says the dataset is incomplete; a store that did not answer says nothing of it.
+    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset' : 'the store could not be read, so nothing was checked';
     return {
-      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); the dataset is incomplete or not a packed dataset`],
+      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); ${why}`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
     };
   }
@@ -41,11 +46,13 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
   const totals = checkTotals(manifest);
   if (totals) problems.push(`${MANIFEST_KEY}: ${totals}`);
   const labelCount = Object.keys(manifest.labels).length;
+  const confined = await checkListedKeys(dataset, manifest, problems);
   let recordsChecked = 0;
   let bytesChecked = 0;
   const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
 
   for (const [position, shard] of manifest.shards.entries()) {
+    if (!confined.has(shard.key) || !confined.has(shard.indexKey)) continue;
     const checked = await verifyShard(dataset, manifest, shard, labelCount, problems);
     recordsChecked += checked.records.length;
     bytesChecked += checked.bytes;
@@ -64,6 +71,7 @@ export async function verifyDataset(dataset: DatasetReader, onShard?: (done: num
 class GlobalIndexCheck {
   public static async read(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<GlobalIndexCheck | undefined> {
     const key = manifest.globalIndexKey ?? '(missing globalIndexKey)';
+    if (leavesDataset(key)) return undefined;
     const text = await dataset.get(key).catch((error: Error) => {
       problems.push(`${key}: cannot be read (${error.message})`);
       return undefined;
@@ -89,6 +97,43 @@ class GlobalIndexCheck {
       this.problems.push(`${this.key}: does not match the records of the shards in order (global offsets)`);
     }
   }
+}
+
+/**
+ * Keys that stay inside the dataset (relative, no `..`, `.` or empty segment, no backslash); each
+ * other key, and each key listed twice, is a problem. Also reports shards and index files under
+ * `shards/` and `index/` that the manifest does not list.
+ */
+async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<Set<string>> {
+  const listed = [...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]), ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : [])];
+  const confined = new Set<string>();
+  for (const key of listed) {
+    if (leavesDataset(key)) {
+      problems.push(`${MANIFEST_KEY}: key ${JSON.stringify(key)} leaves the dataset; keys must be relative paths inside it`);
+    } else if (confined.has(key)) {
+      problems.push(`${key}: listed more than once in ${MANIFEST_KEY}`);
+    } else {
+      confined.add(key);
+    }
+  }
+  for (const prefix of [SHARDS_PREFIX, INDEX_PREFIX]) {
+    for (const key of await dataset.list(prefix)) {
+      if (!confined.has(key) && READABLE.test(key) && !isPartial(key)) problems.push(`${key}: not listed in ${MANIFEST_KEY}; a reader of ${prefix} would read it too`);
+    }
+  }
+  return confined;
+}
+
+/** What a reader of `shards/` or `index/` picks up: shards and index files (other files, e.g. notes, are left to the owner). */
+const READABLE = /\.(tfrecord|rec|idx)$/;
+
+function leavesDataset(key: unknown): boolean {
+  return typeof key !== 'string' || key.length === 0 || key.includes('\\') || key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
+}
+
+/** A local sink's object still being written (see LocalDirectorySink): hidden, never read by a reader of the folder's shards. */
+function isPartial(key: string): boolean {
+  return /(^|\/)\.[^/]*\.partial$/.test(key);
 }
 
 interface CheckedShard {
@@ -122,10 +167,14 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   const ids: number[] = [];
   for (const record of records) {
     try {
-      const { id, label } = describeRecord(manifest, record.payload);
+      const { id, label, filename } = describeRecord(manifest, record.payload);
       ids.push(id);
       if (labelCount > 0 ? !(Number.isInteger(label) && label >= 0 && label < labelCount) : label !== -1) {
         problems.push(`${shard.key}: record at offset ${record.offset} has label ${label}, outside the ${labelCount} classes of the manifest`);
+      } else if (labelCount > 0 && filename !== undefined && manifest.labels[filename.split('/')[0]] !== label) {
+        // The class is the file's first folder: a label that names another class trains the model wrong without a sound of protest.
+        problems.push(`${shard.key}: record at offset ${record.offset} (${filename}) has label ${label}, `
+          + `but the label map gives its class '${filename.split('/')[0]}' ${manifest.labels[filename.split('/')[0]] ?? 'no label'}`);
       }
     } catch (error) {
       if (!(error instanceof FormatError)) throw error;
@@ -139,8 +188,8 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   return { records, ids, bytes: data.length };
 }
 
-/** The id and label a record carries (TFRecord Examples carry no id: -1). */
-function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number } {
+/** The id and label a record carries (TFRecord Examples carry no id: -1), and its file's key where it keeps one (TFRecord). */
+function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number; filename?: string } {
   if (manifest.format === 'recordio') {
     const { header } = unpackImageRecord(payload);
     return { id: header.id, label: Object.keys(manifest.labels).length > 0 ? header.label : -1 };
@@ -149,7 +198,12 @@ function describeRecord(manifest: Manifest, payload: Buffer): { id: number; labe
   const encoded = example['image/encoded'];
   if (!encoded || !('bytesList' in encoded)) throw new FormatError('Example has no image/encoded bytes');
   const label = example['image/class/label'];
-  return { id: -1, label: label && 'int64List' in label ? Number(label.int64List[0]) : -1 };
+  const filename = example['image/filename'];
+  return {
+    id: -1,
+    label: label && 'int64List' in label ? Number(label.int64List[0]) : -1,
+    filename: filename && 'bytesList' in filename && filename.bytesList.length === 1 ? filename.bytesList[0].toString('utf8') : undefined,
+  };
 }
 
 async function verifyIndex(dataset: DatasetReader, manifest: Manifest, shard: ManifestShard, records: ShardRecord[],

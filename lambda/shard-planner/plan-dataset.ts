@@ -1,6 +1,7 @@
+import { shardFormat } from '../packing/formats';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { isObjectNotFound, listAll } from '../packing/io/storage';
-import type { Manifest} from '../packing/manifest';
+import type { Manifest } from '../packing/manifest';
 import { MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
@@ -41,6 +42,7 @@ export interface PlanDatasetOptions {
  */
 export async function planDataset(options: PlanDatasetOptions): Promise<ShardPlannerResult> {
   const { source, sink, destination, settings } = options;
+  const format = shardFormat(settings.format);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
   const plan = planShards(files, {
@@ -49,6 +51,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     shardCount: settings.shardCount,
     consumers: settings.consumers,
     labels: settings.labels,
+    recordBytes: (key, size) => format.recordBytes(key, size),
   });
   const summary: PlanSummary = {
     version: 1,

@@ -69,7 +69,10 @@ describe('training-io pack and verify', () => {
     expect(stdout).toMatch(/^failures {3}1\n {11}cat\/dangling\.jpg: ENOENT/m);
     expect(stderr).toMatch(/1 file\(s\) could not be packed \(listed in manifest\.json\); pass --allow-missing to accept that/);
     expect(readManifest(output).failures).toEqual([{ key: 'cat/dangling.jpg', reason: expect.stringMatching(/^ENOENT/) }]);
-    expect((await runCli('verify', output)).code).toBe(0);
+    const verified = await runCli('verify', output);
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(/^problem: 1 source file\(s\) are not in the dataset .*cat\/dangling\.jpg \(ENOENT/m);
+    expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
   });
 
   test('--allow-missing accepts files that cannot be read: exit 0, still listed in the manifest', async () => {
@@ -99,6 +102,17 @@ describe('training-io pack and verify', () => {
       ['a source folder that does not exist', (src, out) => ['pack', `${src}-missing`, out], /source folder '.*-missing' does not exist/],
       ['a source that is a file', (src, out) => ['pack', path.join(src, 'cat', '0.jpg'), out], /source '.*0\.jpg' is not a folder/],
       ['an output folder inside the source', (src) => ['pack', src, path.join(src, 'shards-out')], /output folder '.*shards-out' is inside the source folder/],
+      ['an output that is a symbolic link to a folder of the source', (src, out) => {
+        fs.mkdirSync(path.dirname(out), { recursive: true });
+        fs.symlinkSync(path.join(src, 'cat'), `${out}-link`);
+        return ['pack', src, `${out}-link`];
+      }, /output folder '.*-link' \(links resolved: '.*\/cat'\) is inside the source folder/],
+      ['an output under a symbolic link to the source', (src, out) => {
+        fs.mkdirSync(path.dirname(out), { recursive: true });
+        fs.symlinkSync(src, `${out}-link`);
+        return ['pack', src, path.join(`${out}-link`, 'packed')];
+      }, /output folder '.*-link\/packed' \(links resolved: '.*\/packed'\) is inside the source folder/],
+      ['a source inside the output folder', (src) => ['pack', path.join(src, 'cat'), src], /source folder '.*\/cat' is inside the output folder/],
       ['--format zip', (src, out) => ['pack', src, out, '--format', 'zip'], /--format must be one of tfrecord, recordio, got 'zip'/],
       ['--shard-size 200MiB', (src, out) => ['pack', src, out, '--shard-size', '200MiB'], /--shard-size must be between 1MiB and 128MiB, got '200MiB'/],
       ['--shard-size 12parsecs', (src, out) => ['pack', src, out, '--shard-size', '12parsecs'], /--shard-size must be a size such as 64MiB, 100MB or 1048576 \(bytes\), got '12parsecs'/],

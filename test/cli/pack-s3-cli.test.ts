@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -193,6 +194,22 @@ describe('training-io pack and verify with S3', () => {
     expect(verified.stdout).toMatch(new RegExp(`^ok: 2 shards, ${SOURCE_OBJECTS} records`));
   });
 
+  test('verify against an S3 endpoint that refuses connections says the store could not be read, not that the dataset is incomplete', async () => {
+    // GIVEN: a loopback port nothing listens on
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+
+    // WHEN
+    const verified = await runCli('verify', `s3://${bucket}/packed-a/`, ...s3Flags(`http://127.0.0.1:${port}`));
+
+    // THEN
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(new RegExp(`^problem: manifest\\.json: cannot be read \\(.*ECONNREFUSED.*127\\.0\\.0\\.1:${port}.*\\); the store could not be read`, 'm'));
+    expect(verified.stdout).not.toMatch(/incomplete/);
+  });
+
   test('pack S3 to a local folder, then verify the folder', async () => {
     // GIVEN
     const output = path.join(folder('out'), 'dataset');
@@ -241,6 +258,8 @@ describe('training-io pack and verify with S3', () => {
       ['an output URI with an empty segment', () => ['pack', localSource, `s3://${bucket}/a//b/`], /output 's3:\/\/.*\/a\/\/b\/' has an empty path segment/],
       ['an output prefix inside the source prefix', () => ['pack', `s3://${bucket}/raw/`, `s3://${bucket}/raw/packed/`],
         /output prefix 's3:\/\/.*\/raw\/packed\/' is inside the source prefix 's3:\/\/.*\/raw\/'/],
+      ['a source prefix inside the output prefix', () => ['pack', `s3://${bucket}/raw/cat/`, `s3://${bucket}/raw/`],
+        /source prefix 's3:\/\/.*\/raw\/cat\/' is inside the output prefix 's3:\/\/.*\/raw\/'/],
       ['an output anywhere in a bucket packed whole', () => ['pack', `s3://${bucket}`, `s3://${bucket}/packed/`],
         /output prefix 's3:\/\/.*\/packed\/' is inside the source prefix 's3:\/\/.*\/'/],
       ['--endpoint-url that is not a URL', () => ['pack', `s3://${bucket}/raw/`, folder('out'), '--endpoint-url', 'localhost-9000'],

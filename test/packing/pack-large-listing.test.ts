@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { readRecordIo, unpackImageRecord } from '../../lambda/packing/formats';
+import { readRecordIo, recordioFormat, unpackImageRecord } from '../../lambda/packing/formats';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
 import type { ListedFile, PackingSource } from '../../lambda/packing/io/storage';
 import { listAll } from '../../lambda/packing/io/storage';
@@ -58,7 +58,7 @@ describe('packing a listing larger than a plan group', () => {
     expect(source.reads.size).toBe(count);
     expect([...source.reads.values()].every((reads) => reads === 1)).toBe(true);
     // the same shards as the whole listing planned in memory (records of ~30 B: the record floor sets the count)
-    const expected = planShards(await listAll(source), { seed: 5 });
+    const expected = planShards(await listAll(source), { seed: 5, recordBytes: (key, size) => recordioFormat.recordBytes(key, size) });
     expect(expected.shards.length).toBeGreaterThanOrEqual(Math.ceil(count / PLAN_LIMITS.maxAverageShardRecords));
     expect(manifest.shards.map((shard) => [shard.records, shard.firstRecordId, shard.lastRecordId])).toEqual(
       expected.shards.map((shard) => [shard.records.length, shard.records[0].recordId, shard.records[shard.records.length - 1].recordId]),

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Feature,
   ShardRecord} from '../../lambda/packing/formats';
 import {
-  decodeExample, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat, unpackImageRecord,
+  decodeExample, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat, shardFormat, unpackImageRecord,
 } from '../../lambda/packing/formats';
 import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
@@ -127,7 +127,7 @@ async function keysOf(records: PackedRecord[], sourceDir: string, options: PackF
   if (options.format === 'tfrecord') return records.map((r) => r.filename!);
   const plan = planShards(await listAll(new LocalDirectorySource(sourceDir)), {
     seed: options.seed ?? 7, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-    consumers: options.consumers, labels: options.labels,
+    consumers: options.consumers, labels: options.labels, recordBytes: (key, size) => shardFormat(options.format).recordBytes(key, size),
   });
   const keyById = new Map(plan.shards.flatMap((shard) => shard.records.map((r) => [r.recordId, r.key] as const)));
   return records.map((r) => {
@@ -730,10 +730,10 @@ describe('packDataset on a local folder', () => {
       // GIVEN
       const dir = sourceFolder(randomDataset(10, 20, ['cat', 'dog']));
       const local = new LocalDirectorySource(dir);
-      const broken: Record<string, string> = { 'dog/00001.jpg': 'EIO', 'cat/00002.jpg': 'EACCES' };
+      const broken: Record<string, string> = { 'dog/00001.jpg': 'ENOENT', 'cat/00002.jpg': 'EACCES' };
       const source = sourceWith(local, {
         read: (key) => (broken[key]
-          ? Promise.reject(Object.assign(new Error(`input/output trouble reading ${key}`), { code: broken[key] }))
+          ? Promise.reject(Object.assign(new Error(`trouble reading ${key}`), { code: broken[key] }))
           : local.read(key)),
       });
 
@@ -742,11 +742,30 @@ describe('packDataset on a local folder', () => {
 
       // THEN
       expect(manifest.failures).toEqual([
-        { key: 'cat/00002.jpg', reason: 'EACCES: input/output trouble reading cat/00002.jpg' },
-        { key: 'dog/00001.jpg', reason: 'EIO: input/output trouble reading dog/00001.jpg' },
+        { key: 'cat/00002.jpg', reason: 'EACCES: trouble reading cat/00002.jpg' },
+        { key: 'dog/00001.jpg', reason: 'ENOENT: trouble reading dog/00001.jpg' },
       ]);
       expect(manifest.records).toBe(18);
       expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
+    });
+
+    test.each(READ_PATHS)('a read error that says nothing of the file (EIO) fails the run %s: no failure listed, no manifest', async (_path, inPlace) => {
+      // GIVEN
+      const dir = sourceFolder(randomDataset(11, 20, ['cat', 'dog']));
+      const local = new LocalDirectorySource(dir);
+      const failing = (key: string) => Object.assign(new Error(`EIO: i/o error, read '${dir}/${key}'`), { code: 'EIO' });
+      const source: PackingSource = inPlace
+        ? { uri: local.uri, list: () => local.list(), read: (key) => local.read(key),
+          readInto: (key, size, scratch) => { if (key === 'dog/00001.jpg') throw failing(key); return local.readInto(key, size, scratch); } }
+        : sourceWith(local, { read: (key) => (key === 'dog/00001.jpg' ? Promise.reject(failing(key)) : local.read(key)) });
+      const outDir = folder('out');
+
+      // WHEN
+      const packing = packDataset({ source, sink: new LocalDirectorySink(outDir), format: 'recordio', seed: 1, shardCount: 2 });
+
+      // THEN
+      await expect(packing).rejects.toThrow(/EIO: i\/o error, read '.*dog\/00001\.jpg'/);
+      expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
     });
 
     test('when no file can be read, the manifest still accounts for each one and verify passes', async () => {
@@ -793,6 +812,40 @@ describe('packDataset on a local folder', () => {
       expect(unpackImageRecord(record.payload).data.toString()).toBe('second');
       expect(filesDone).toEqual([5, 6]);
     });
+  });
+});
+
+describe('shard sizes count framed bytes', () => {
+  test.each(FORMATS)('%s: 15,000 files of 60 bytes at a 1 MiB target give shards of at most 1 MiB on disk', async (format) => {
+    // GIVEN: 0.9 MB of files, but more than twice that once framed (TFRecord's Example, RecordIO's headers)
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 15_000; i++) files[`c${i % 3}/${String(i).padStart(5, '0')}.jpg`] = seededBytes(`t${i}`, 60);
+    const dir = sourceFolder(files);
+
+    // WHEN
+    const { manifest, outDir } = await packFolder(dir, { format, targetShardBytes: MIB });
+
+    // THEN
+    expect(manifest.records).toBe(15_000);
+    expect(manifest.shards.length).toBeGreaterThan(1);
+    for (const shard of manifest.shards) expect(fs.statSync(path.join(outDir, shard.key)).size).toBeLessThanOrEqual(MIB);
+  });
+
+  test.each(FORMATS)('%s: 20,000 files of 6.7 KB at 128 MiB are planned within 128 MiB once framed', (format) => {
+    // GIVEN: 134,000,000 bytes as listed, under 128 MiB; framed, over it
+    const files = Array.from({ length: 20_000 }, (_, i) => ({ key: `class_${String(i % 10).padStart(3, '0')}/${String(i).padStart(6, '0')}.jpg`, size: 6_700 }));
+    const framing = shardFormat(format);
+
+    // WHEN
+    const plan = planShards(files, { seed: 1, targetShardBytes: 128 * MIB, recordBytes: (key, size) => framing.recordBytes(key, size) });
+
+    // THEN: each shard's records, framed as the writer frames them, fit
+    expect(plan.shards.length).toBe(2);
+    for (const shard of plan.shards) {
+      const framed = shard.records.reduce((sum, r) => sum + framing.encode({ data: Buffer.alloc(r.size), key: r.key, label: r.label, recordId: r.recordId }).size, 0);
+      expect(framed).toBeLessThanOrEqual(shard.bytes);
+      expect(shard.bytes).toBeLessThanOrEqual(128 * MIB);
+    }
   });
 });
 
@@ -850,7 +903,24 @@ describe('verifyDataset', () => {
   const overstateRecords: Corruption = (outDir) => edit(outDir, MANIFEST_KEY,
     (data) => data.toString('utf8').replace(/\n {2}"records": (\d+)/, (_, n) => `\n  "records": ${Number(n) + 1}`));
 
+  const extraShard: Corruption = (outDir, m) => fs.copyFileSync(path.join(outDir, m.shards[0].key), path.join(outDir, 'shards/part-extra.tfrecord'));
+  const editManifest = (change: (m: Manifest) => void): Corruption => (outDir) => edit(outDir, MANIFEST_KEY, (data) => {
+    const m = JSON.parse(data.toString('utf8')) as Manifest;
+    change(m);
+    return JSON.stringify(m);
+  });
+  const keyOutside = editManifest((m) => Object.assign(m.shards[1], { key: '../../etc/hostname' }));
+  const listedTwice = editManifest((m) => m.shards.push(m.shards[0]));
+  const swapLabels = editManifest((m) => {
+    const [first, second] = Object.keys(m.labels);
+    Object.assign(m, { labels: { ...m.labels, [first]: m.labels[second], [second]: m.labels[first] } });
+  });
+
   test.each<[string, ShardFormatName, Corruption, (m: Manifest) => string, RegExp[]]>([
+    ['a shard in shards/ that the manifest does not list', 'tfrecord', extraShard, () => 'shards/part-extra.tfrecord', [/not listed in manifest\.json/]],
+    ['a manifest key that leaves the dataset', 'tfrecord', keyOutside, () => MANIFEST_KEY, [/key "\.\.\/\.\.\/etc\/hostname" leaves the dataset/]],
+    ['a label map whose classes were swapped', 'tfrecord', swapLabels, (m) => m.shards[0].key, [/has label \d, but the label map gives its class '\w+' \d/]],
+    ['a shard listed twice', 'recordio', listedTwice, (m) => m.shards[0].key, [/listed more than once in manifest\.json/]],
     ['a flipped byte in a TFRecord', 'tfrecord', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /TFRecord at byte 0: bad data crc/]],
     ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/]],
     ['a truncated TFRecord shard', 'tfrecord', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],

@@ -114,6 +114,19 @@ export function imageExampleEncoding(input: ImageExampleInput): Encoded {
   });
 }
 
+/**
+ * The most bytes `imageExampleEncoding` can take for this file, whatever its label: the exact
+ * size with a label of 2³² − 1 (one absent, -1, takes less). For planning, before the bytes are read.
+ */
+export function imageExampleSizeBound(filename: string, format: string, encodedBytes: number): number {
+  const labelEntry = int64EntrySize(IMAGE_LABEL.length, 2 ** 32 - 1);
+  const encodedEntry = bytesEntrySize(IMAGE_ENCODED.length, encodedBytes);
+  const filenameEntry = bytesEntrySize(IMAGE_FILENAME.length, Buffer.byteLength(filename, 'utf8'));
+  const formatEntry = bytesEntrySize(IMAGE_FORMAT.length, Buffer.byteLength(format, 'utf8'));
+  return delimitedFieldSize(delimitedFieldSize(labelEntry) + delimitedFieldSize(encodedEntry)
+    + delimitedFieldSize(filenameEntry) + delimitedFieldSize(formatEntry));
+}
+
 /** Body of a map entry whose feature is a BytesList of one value of `valueBytes` bytes. */
 function bytesEntrySize(keyBytes: number, valueBytes: number): number {
   return entrySize(keyBytes, delimitedFieldSize(delimitedFieldSize(valueBytes)));

@@ -28,6 +28,11 @@ export interface ShardFormat {
    * `input.key` when the file cannot be a record.
    */
   encode(input: RecordInput): Encoded;
+  /**
+   * The most bytes the record of a file of `size` bytes under `key` takes in a shard, framing
+   * included: what the planner counts against the target and the 128 MiB ceiling.
+   */
+  recordBytes(key: string, size: number): number;
   /** The line for this record in the shard's own index file (with the trailing newline). */
   indexLine(recordId: number, offset: number, size: number): string;
 }

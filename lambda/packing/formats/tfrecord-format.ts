@@ -3,11 +3,11 @@
  * DALI's fn.readers.tfrecord.
  */
 import type { Encoded } from './encoded';
-import { imageExampleEncoding } from './example';
+import { imageExampleEncoding, imageExampleSizeBound } from './example';
 import { imageFormatOf } from './image-format';
 import { tfrecordIndexLine } from './index-files';
 import type { RecordInput, ShardFormat } from './shard-format';
-import { frameTfRecord } from './tfrecord';
+import { frameTfRecord, TFRECORD_OVERHEAD } from './tfrecord';
 
 /** The TFRecord shard format. */
 export const tfrecordFormat: ShardFormat = {
@@ -21,6 +21,10 @@ export const tfrecordFormat: ShardFormat = {
       filename: input.key,
       format: imageFormatOf(input.key),
     }));
+  },
+
+  recordBytes(key: string, size: number): number {
+    return TFRECORD_OVERHEAD + imageExampleSizeBound(key, imageFormatOf(key), size);
   },
 
   indexLine(_recordId: number, offset: number, size: number): string {

@@ -35,6 +35,8 @@ export class S3StorageError extends Error {
     public readonly attempts: number,
     reason: string,
     cause: unknown,
+    /** The HTTP status S3 answered the last attempt with; `undefined` when it did not answer. */
+    public readonly status?: number,
   ) {
     super(`${uri}: ${reason}`, { cause });
     this.name = 'S3StorageError';
@@ -80,15 +82,27 @@ function networkErrorCode(error: unknown): string | undefined {
   return /socket hang up/.test(message) ? 'ECONNRESET' : undefined;
 }
 
-/** The HTTP status S3 answered with, if it answered. */
+/** The HTTP status S3 answered with, if it answered (an `S3StorageError` keeps its last attempt's). */
 export function s3ErrorStatus(error: unknown): number | undefined {
-  return ((error ?? {}) as SdkErrorFields).$metadata?.httpStatusCode;
+  const fields = (error ?? {}) as SdkErrorFields & { readonly status?: number };
+  return fields.$metadata?.httpStatusCode ?? (fields.name === 'S3StorageError' ? fields.status : undefined);
 }
 
 /** Whether the object or upload is not there (404): retrying cannot help. */
 export function isS3NotFound(error: unknown): boolean {
   const code = s3ErrorCode(error);
   return s3ErrorStatus(error) === 404 || code === 'NoSuchKey' || code === 'NotFound' || code === 'NoSuchUpload';
+}
+
+/**
+ * Whether the caller may not read or write this object (403 AccessDenied): retrying cannot help.
+ * Not a 403 about the credentials (SignatureDoesNotMatch, InvalidAccessKeyId): those say nothing of the object.
+ */
+export function isS3AccessDenied(error: unknown): boolean {
+  const code = s3ErrorCode(error);
+  if (code === 'AccessDenied' || code === 'AllAccessDisabled') return true;
+  // A HEAD has no body to carry a code: the SDK names the error after the status.
+  return s3ErrorStatus(error) === 403 && (code === undefined || code === 'Forbidden' || code === '403');
 }
 
 /** Throttling, 5xx, 429, connection resets and timeouts: worth another attempt after a backoff. */
@@ -133,5 +147,5 @@ function toStorageError(uri: string, error: unknown, attempts: number): S3Storag
   const reason = isS3NotFound(error)
     ? `no such object (${code ?? 'HTTP 404'})`
     : `${code ?? 'error'}${status ? ` (HTTP ${status})` : ''}: ${message}${tried}`;
-  return new S3StorageError(uri, code, attempts, reason, error);
+  return new S3StorageError(uri, code, attempts, reason, error, status);
 }

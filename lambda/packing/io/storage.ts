@@ -22,7 +22,10 @@ export interface PackingSource {
    * listing of millions of files never has to be held whole by the source.
    */
   list(): AsyncIterable<ListedFile[]>;
-  /** The bytes of one file. Rejects when it vanished or cannot be read: the engine lists it as a failure. */
+  /**
+   * The bytes of one file. Rejects with the store's error: one that says the file does not exist or
+   * may not be read (see isUnreadableInput) makes it a listed failure, any other fails the shard.
+   */
   read(key: string): Promise<Buffer>;
   /**
    * Optional, for sources whose reads are local system calls: reads one file synchronously into

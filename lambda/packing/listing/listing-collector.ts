@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { ListedFile } from '../io/storage';
 import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../planning/key-order';
 import { checkFile } from '../planning/plan-shards';
+import type { RecordBytes } from '../planning/plan-types';
 import { EntryFileWriter, readEntryFile } from './entry-file';
 
 /** Buffer of each entry file open at once: a merge reads many runs at a time. */
@@ -19,15 +20,22 @@ export class ListingCollector {
   private folder: string | undefined;
   private files = 0;
   private bytes = 0;
+  private framedBytes = 0;
 
-  /** @param onFirstSpill called once, when the listing first turns out too large to hold */
-  constructor(private readonly runFiles: number, private readonly scratchDirectory: string, private readonly onFirstSpill?: () => void) {}
+  /**
+   * @param onFirstSpill called once, when the listing first turns out too large to hold
+   * @param recordBytes a file's bytes in a shard, summed in `recordBytes` for the plan (default: its size)
+   */
+  constructor(private readonly runFiles: number, private readonly scratchDirectory: string, private readonly onFirstSpill?: () => void,
+    private readonly recordBytesOf?: RecordBytes) {}
 
   /** @throws PlanError for a file without a key or with a size that is not a whole number of bytes */
   public add(batch: readonly ListedFile[]): void {
     for (const file of batch) {
       // Checked here, so that the totals the plan starts from are exact.
-      this.bytes += checkFile(file, this.files++);
+      const size = checkFile(file, this.files++);
+      this.bytes += size;
+      this.framedBytes += this.recordBytesOf ? this.recordBytesOf(file.key, size) : size;
       this.run.push(file);
       if (this.run.length >= this.runFiles) this.spill();
     }
@@ -41,6 +49,11 @@ export class ListingCollector {
   /** Sum of the listed sizes (as listed: the planner checks each). */
   public get totalBytes(): number {
     return this.bytes;
+  }
+
+  /** Sum of the files' bytes in shards (`recordBytes` of each; their sizes without it). */
+  public get recordBytes(): number {
+    return this.framedBytes;
   }
 
   /**

@@ -45,8 +45,10 @@ export function planListing(
   const settings = checkOptions(options);
   const fileCount = collector.count;
   checkTotalBytes(collector.totalBytes);
-  const requested = requestedShardCount(fileCount, collector.totalBytes, settings, limits);
-  const grouped = GroupedPlan.of(fileCount, settings.seed, firstShardCount(fileCount, requested, settings.consumers), settings.consumers, limits);
+  const requested = requestedShardCount(fileCount, collector.recordBytes, settings, limits);
+  const grouped = GroupedPlan.of(
+    fileCount, settings.seed, firstShardCount(fileCount, requested, settings.consumers), settings.consumers, limits, settings.recordBytes,
+  );
   // Too few files per shard for groups: planned whole, as planShards would (memory then grows with the listing).
   if (!grouped) return planInMemory([...collector.sorted()], options, limits);
 

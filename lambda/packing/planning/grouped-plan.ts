@@ -2,7 +2,7 @@ import type { ShardAssignment } from './assign-shards';
 import { assignShards } from './assign-shards';
 import { assignWithinCeiling, describeBytes, heaviestSharedShard, roundUp, shuffle, withinCeiling, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
-import type { PlannedShard, SourceFile } from './plan-types';
+import type { PlannedShard, RecordBytes, SourceFile } from './plan-types';
 import { SeededRandom } from './seeded-random';
 
 /** When a listing is planned in groups, and how many records a shard may average. */
@@ -50,11 +50,13 @@ export class GroupedPlan {
    * The grouped layout of a listing, or undefined when it is planned whole: few files, or too few
    * files per shard for groups.
    */
-  public static of(fileCount: number, seed: number, shardCount: number, consumers: number, limits: PlanLimits): GroupedPlan | undefined {
+  public static of(
+    fileCount: number, seed: number, shardCount: number, consumers: number, limits: PlanLimits, recordBytes: RecordBytes = listedSize,
+  ): GroupedPlan | undefined {
     if (fileCount <= limits.groupFiles || fileCount / shardCount < MIN_RECORDS_PER_SHARD_FOR_GROUPS) return undefined;
     const { groupCount, shardsPerGroup } = groupLayout(fileCount, shardCount, consumers, limits);
     if (groupCount * shardsPerGroup > fileCount) return undefined;
-    return new GroupedPlan(fileCount, seed, shardsPerGroup, groupCount, consumers);
+    return new GroupedPlan(fileCount, seed, shardsPerGroup, groupCount, consumers, recordBytes);
   }
 
   /** Shards per group: as requested until {@link requireShards} finds a group that needs more. */
@@ -65,6 +67,7 @@ export class GroupedPlan {
 
   private constructor(
     private readonly fileCount: number, seed: number, shardsPerGroup: number, public readonly groupCount: number, private readonly consumers: number,
+    private readonly recordBytes: RecordBytes,
   ) {
     this.shardsPerGroup = shardsPerGroup;
     const random = new SeededRandom(seed);
@@ -150,8 +153,8 @@ export class GroupedPlan {
     const sizes = new Float64Array(files.length);
     let totalBytes = 0;
     for (let i = 0; i < files.length; i++) {
-      sizes[i] = files[i].size;
-      totalBytes += files[i].size;
+      sizes[i] = this.recordBytes(files[i].key, files[i].size);
+      totalBytes += sizes[i];
     }
     return { ...shuffle(sizes, this.groupSeeds[group]), totalBytes };
   }
@@ -170,6 +173,10 @@ function groupLayout(fileCount: number, shardCount: number, consumers: number, l
   }
   const step = consumers / greatestCommonDivisor(fewestGroups, consumers);
   return { groupCount: fewestGroups, shardsPerGroup: roundUp(Math.ceil(shardCount / fewestGroups), step) };
+}
+
+function listedSize(_key: string, size: number): number {
+  return size;
 }
 
 function greatestCommonDivisor(a: number, b: number): number {

@@ -4,7 +4,7 @@ import { sortByKeyInCodePointOrder } from './key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
-import type { LabelMode, PlannedShard, PlanOptions, ShardPlan, SourceFile } from './plan-types';
+import type { LabelMode, PlannedShard, PlanOptions, RecordBytes, ShardPlan, SourceFile } from './plan-types';
 
 export { PlanError } from './plan-error';
 export { SHARD_CEILING_BYTES } from './plan-core';
@@ -25,6 +25,7 @@ export interface PlanSettings {
   readonly shardCount?: number;
   readonly consumers: number;
   readonly labels: LabelMode;
+  readonly recordBytes: RecordBytes;
 }
 
 /**
@@ -51,24 +52,26 @@ export function planShards(files: readonly SourceFile[], options: PlanOptions, l
   }
   const totalBytes = checkFiles(files);
   const sorted = sortByKeyInCodePointOrder(files);
-  const sizes = sizesOfUniqueKeys(sorted);
+  const sizes = recordSizesOfUniqueKeys(sorted, settings.recordBytes);
+  let recordBytes = 0;
+  for (const size of sizes) recordBytes += size;
   const labelling = settings.labels === 'folder' ? labelByFolder(sorted) : undefined;
   const plan = { seed: settings.seed, labelMap: labelling?.labelMap ?? {}, totalFiles: sorted.length, totalBytes };
 
-  const requested = requestedShardCount(sorted.length, totalBytes, settings, limits);
+  const requested = requestedShardCount(sorted.length, recordBytes, settings, limits);
   const grouped = GroupedPlan.of(
-    sorted.length, settings.seed, firstShardCount(sorted.length, requested, settings.consumers), settings.consumers, limits,
+    sorted.length, settings.seed, firstShardCount(sorted.length, requested, settings.consumers), settings.consumers, limits, settings.recordBytes,
   );
   if (grouped) return { ...plan, shards: planInGroups(grouped, sorted, labelling?.labelMap) };
 
   const { shuffled, shuffledSizes } = shuffle(sizes, settings.seed);
-  const assignment = assignWithinCeiling(shuffledSizes, totalBytes, requested, settings.consumers);
+  const assignment = assignWithinCeiling(shuffledSizes, recordBytes, requested, settings.consumers);
   return { ...plan, shards: writeOrder(sorted, labelling?.labels, shuffled, assignment) };
 }
 
 /**
- * The shard count asked for, before consumers and the ceiling: `shardCount` or the target size,
- * and enough shards that none averages more records than the limit.
+ * The shard count asked for, before consumers and the ceiling: `shardCount` or the target size
+ * (over the records' bytes, framing included), and enough shards that none averages more records than the limit.
  */
 export function requestedShardCount(fileCount: number, totalBytes: number, settings: PlanSettings, limits: PlanLimits): number {
   const bySize = settings.shardCount ?? Math.max(1, Math.ceil(totalBytes / settings.targetShardBytes));
@@ -93,7 +96,7 @@ export function checkOptions(options: PlanOptions): PlanSettings {
   if (options === null || typeof options !== 'object') {
     throw new PlanError(`options must be an object with at least a seed, got ${String(options)}`);
   }
-  const { seed, targetShardBytes, shardCount, consumers, labels } = options;
+  const { seed, targetShardBytes, shardCount, consumers, labels, recordBytes } = options;
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) {
     throw new PlanError(`seed must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}, got ${String(seed)}`);
   }
@@ -120,7 +123,12 @@ export function checkOptions(options: PlanOptions): PlanSettings {
     shardCount,
     consumers: consumers ?? 1,
     labels: labels ?? 'folder',
+    recordBytes: recordBytes ?? listedSize,
   };
+}
+
+function listedSize(_key: string, size: number): number {
+  return size;
 }
 
 function isTargetShardBytes(value: unknown): boolean {
@@ -163,12 +171,12 @@ export function duplicateKey(key: string): PlanError {
   return new PlanError(`key '${key}' is listed more than once: each file must be packed exactly once`);
 }
 
-/** The sizes of the sorted files, checking on the way that no key is listed twice. */
-function sizesOfUniqueKeys(sorted: readonly SourceFile[]): Float64Array {
+/** The record sizes of the sorted files, checking on the way that no key is listed twice. */
+function recordSizesOfUniqueKeys(sorted: readonly SourceFile[], recordBytes: RecordBytes): Float64Array {
   const sizes = new Float64Array(sorted.length);
   for (let i = 0; i < sorted.length; i++) {
     if (i > 0 && sorted[i].key === sorted[i - 1].key) throw duplicateKey(sorted[i].key);
-    sizes[i] = sorted[i].size;
+    sizes[i] = recordBytes(sorted[i].key, sorted[i].size);
   }
   return sizes;
 }

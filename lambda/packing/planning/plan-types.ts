@@ -21,7 +21,15 @@ export interface PlanOptions {
   readonly consumers?: number;
   /** `folder`: the first path segment is the class (sorted names → 0..n-1); `none`: label -1. Default `folder`. */
   readonly labels?: LabelMode;
+  /**
+   * The bytes a file takes in a shard once framed (the format's `recordBytes`): what the target
+   * size and the 128 MiB ceiling count. Default: its size as listed.
+   */
+  readonly recordBytes?: RecordBytes;
 }
+
+/** The bytes of a file's record in a shard, framing included. */
+export type RecordBytes = (key: string, size: number) => number;
 
 /** One record of a planned shard. */
 export interface PlannedRecord {
@@ -41,7 +49,7 @@ export interface PlannedShard {
   readonly name: string;
   /** Records in write order (the shuffled order). */
   readonly records: PlannedRecord[];
-  /** Sum of the records' file sizes. */
+  /** Sum of the records' bytes in the shard, as planned (framing included when the plan was given `recordBytes`). */
   readonly bytes: number;
 }
 
