@@ -10,6 +10,14 @@ DALI container, `dali_threads`) for the instance. Per interval, rank 0 prints
 
 which TrainingJob's metric definitions publish: a data_wait near 0 means the GPUs never wait for
 data; well above 0 means the loader is the bottleneck (more workers, shards, or GPU decoding).
+With a validation channel, each epoch ends with `epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`.
+
+Checkpoints (shardio/checkpoint.py) go to --checkpoint_dir (/opt/ml/checkpoints, which
+CheckpointConfig syncs to S3) every --checkpoint_interval steps, at each epoch's end and on
+SIGTERM (a spot interruption or a stop), and a restarted job resumes from the newest. With the
+PyTorch loader in File mode it resumes mid-epoch at the exact record (the loader's position is
+saved per worker); the DALI and Pipe-mode loaders cannot seek, so they restart the interrupted
+epoch from its beginning (the log says so): the records read before the interruption are read again.
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import signal
 import time
 from typing import Any, Callable, Iterable, List, Optional, Tuple
 
@@ -28,9 +37,10 @@ import torchvision
 from torch.nn.parallel import DistributedDataParallel
 
 from shardio import Placement, ShardDirectory, ThroughputMeter, input_channels, interval_line, open_channel
-from shardio import placement_from_env, sized_workers
-from shardio.dataset import channel_data_loader
-from shardio.images import CpuTrainTransform, GpuJpegDecoder, collate_encoded, encoded, normalize
+from shardio import placement_from_env, sized_workers, validation_line
+from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
+from shardio.dataset import ShardDataset, channel_data_loader, make_data_loader
+from shardio.images import CpuEvalTransform, CpuTrainTransform, GpuJpegDecoder, collate_encoded, encoded, normalize
 
 LOADERS = ("auto", "pytorch", "pytorch-gpu-decode", "dali")
 Prepare = Callable[[Any, Any], Tuple[torch.Tensor, torch.Tensor]]
@@ -61,6 +71,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--master_port", type=int, default=29500)
     parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"))
     parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"))
+    parser.add_argument("--validation_channel", default=None, help="evaluated each epoch (default: 'validation' if present; 'none': off)")
+    parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
+    parser.add_argument("--checkpoint_interval", type=int, default=500, help="steps between checkpoints (0: epoch ends and SIGTERM only)")
+    parser.add_argument("--keep_checkpoints", type=int, default=3)
+    parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
     return args
@@ -80,7 +95,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     if processes == 1 and len(hosts) == 1:
         train(args)
         return
-    mp.spawn(_process, args=(args, processes, hosts, host_index), nprocs=processes)
+    context = mp.spawn(_process, args=(args, processes, hosts, host_index), nprocs=processes, join=False)
+    # SageMaker signals the toolkit's process tree's root; each training process checkpoints on its own signal.
+    signal.signal(signal.SIGTERM, lambda *_: [os.kill(p.pid, signal.SIGTERM) for p in context.processes if p.is_alive()])
+    while not context.join():
+        pass
 
 
 def job_hosts(input_dir: str) -> Tuple[List[str], int]:
@@ -102,7 +121,19 @@ def _process(local_rank: int, args: argparse.Namespace, processes: int, hosts: L
     train(args)
 
 
+class StopRequest:
+    """Set by SIGTERM: the training loop checkpoints after the step it is in and stops."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._request)
+
+    def _request(self, *_: Any) -> None:
+        self.requested = True
+
+
 def train(args: argparse.Namespace) -> None:
+    stop = StopRequest()
     placement = placement_from_env()
     cuda = torch.cuda.is_available()
     device = torch.device("cuda", placement.local_rank) if cuda else torch.device("cpu")
@@ -115,8 +146,10 @@ def train(args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed + placement.rank)
 
     loader, prepare, description = make_loader(args, placement, device)
+    validation = make_validation_loader(args, placement, device)
     model = torchvision.models.__dict__[args.arch](num_classes=args.num_classes)
     model = model.to(device, memory_format=torch.channels_last)
+    restored = restore(args, placement, device, model, loader)
     if distributed:
         model = DistributedDataParallel(model, device_ids=[device] if cuda else None)
     global_batch = args.batch_size * placement.world_size
@@ -127,18 +160,122 @@ def train(args: argparse.Namespace) -> None:
         print(f"arch={args.arch} loader={description} batch_size={args.batch_size} ranks={placement.world_size} "
               f"device={device.type}", flush=True)
 
-    started, step = time.perf_counter(), 0
-    for epoch in range(args.epochs):
-        set_epoch(loader, epoch)
-        step = trainer.epoch(loader, prepare, epoch=epoch, step=step, max_steps=args.max_steps,
+    first_epoch, step = 0, 0
+    if restored is not None:
+        first_epoch, step = restored["training"]["epoch"], restored["training"]["step"]
+        trainer.load_state_dict(restored["training"])
+    checkpoints = Checkpoints(args, placement, trainer, loader)
+    started = time.perf_counter()
+    for epoch in range(first_epoch, args.epochs):
+        # Pipe mode: this job's FIFOs count its own epochs from 0, whatever epoch it resumed at.
+        set_epoch(loader, epoch - first_epoch if description.startswith("pipe") else epoch)
+        batches = traced(loader, args.record_log, placement.rank) if args.record_log else loader
+
+        def after_step(step: int) -> bool:
+            stopping = stop.requested or bool(args.max_steps and step >= args.max_steps)
+            if stopping or (args.checkpoint_interval and step % args.checkpoint_interval == 0):
+                checkpoints.save(epoch, step)
+            return stopping
+
+        step = trainer.epoch(batches, prepare, epoch=epoch, step=step, after_step=after_step,
                              log_interval=args.log_interval, log=placement.rank == 0)
-        if args.max_steps and step >= args.max_steps:
+        if stop.requested or (args.max_steps and step >= args.max_steps):
             break
+        if distributed:  # ranks may have had a batch more or less: they agree on the step count again
+            steps = torch.tensor([step], device=device)
+            dist.all_reduce(steps, op=dist.ReduceOp.MAX)
+            step = int(steps)
+        if validation is not None:
+            trainer.validate(validation, prepare_decoded(device), epoch=epoch, step=step, distributed=distributed, log=placement.rank == 0)
+        checkpoints.save(epoch + 1, step)
+    if stop.requested:
+        if placement.rank == 0:
+            print(f"stopped by SIGTERM at step={step}, checkpoint saved", flush=True)
+        if distributed:
+            dist.destroy_process_group()
+        return
     if placement.rank == 0:
         print(f"done steps={step} seconds={time.perf_counter() - started:.1f}", flush=True)
         save_model(model, args.model_dir)
     if distributed:
         dist.destroy_process_group()
+
+
+def restore(args: argparse.Namespace, placement: Placement, device: torch.device, model: torch.nn.Module,
+            loader: Any) -> Optional[dict]:
+    """Loads the newest complete checkpoint into `model` and `loader`; None when there is none."""
+    step = newest_checkpoint(args.checkpoint_dir, placement.world_size)
+    if step is None:
+        return None
+    restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
+    model.load_state_dict(restored["training"]["model"])
+    position = restored["loader"]
+    exact = hasattr(loader, "load_state_dict") and position.get("yielded") is not None
+    if exact:
+        loader.load_state_dict(position)
+    if placement.rank == 0:
+        where = (f"at record {position.get('sample_in_epoch', 0)} of epoch {position['epoch']} of this rank" if exact
+                 else f"at the start of epoch {position['epoch']}: this loader cannot seek, the epoch is read again")
+        print(f"resumed from {args.checkpoint_dir} step={step} {where}", flush=True)
+    return restored
+
+
+class Checkpoints:
+    """Saves this rank's part of a checkpoint (rank 0: the model, optimizer and scaler)."""
+
+    def __init__(self, args: argparse.Namespace, placement: Placement, trainer: "Trainer", loader: Any) -> None:
+        self.args, self.placement, self.trainer, self.loader = args, placement, trainer, loader
+
+    def save(self, epoch: int, step: int) -> None:
+        """`epoch` is the one to resume in: the next one at an epoch's end."""
+        if hasattr(self.loader, "state_dict"):
+            position = self.loader.state_dict()
+            if position["epoch"] != epoch:  # an epoch's end: the next one from its start
+                position.update(epoch=epoch, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
+        else:  # DALI, Pipe: no position within the epoch
+            position = {"epoch": epoch}
+        training = self.trainer.state_dict(epoch, step) if self.placement.rank == 0 else None
+        save_checkpoint(self.args.checkpoint_dir, step, self.placement.rank, training, position,
+                        keep=self.args.keep_checkpoints)
+
+
+def traced(batches: Iterable, path: str, rank: int) -> Iterable:
+    """The batches without their record names, which go to `path`.rank-<rank>, one line a batch."""
+    with open(f"{path}.rank-{rank}", "a", encoding="utf-8") as log:
+        for images, labels, names in batches:
+            log.write(" ".join(names) + "\n")
+            log.flush()
+            yield images, labels
+
+
+class _Named:
+    """A transform that also returns the record's name (--record_log)."""
+
+    def __init__(self, transform: Callable) -> None:
+        self.transform = transform
+
+    def __call__(self, record: Any) -> Tuple[Any, Any, str]:
+        return (*self.transform(record), record.filename or str(record.record_id))
+
+
+def make_validation_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Optional[Iterable]:
+    """The validation channel's batches of this rank, in order, center-cropped; None without one."""
+    channels = input_channels(args.input_dir)
+    name = args.validation_channel or ("validation" if "validation" in channels else None)
+    if name is None or name.lower() == "none":
+        return None
+    if name not in channels:
+        raise ValueError(f"--validation_channel {name}: the job has no such channel (it has {', '.join(sorted(channels))})")
+    workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
+    source = open_channel(name, placement, workers, input_dir=args.input_dir)
+    dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
+                           seed=args.seed)
+    return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
+
+
+def prepare_decoded(device: torch.device) -> Prepare:
+    """For batches decoded on the CPU (the validation loader's, whatever the training loader)."""
+    return lambda images, labels: (normalize(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True))
 
 
 def make_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Tuple[Iterable, Prepare, str]:
@@ -161,18 +298,19 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     gpu_decode = kind == "pytorch-gpu-decode"
     if gpu_decode and device.type != "cuda":
         raise ValueError("--loader pytorch-gpu-decode needs a GPU")
+    transform = encoded if gpu_decode else CpuTrainTransform(args.image_size)
     loader = channel_data_loader(
         args.channel, args.batch_size,
-        transform=encoded if gpu_decode else CpuTrainTransform(args.image_size),
+        transform=_Named(transform) if args.record_log else transform,
         collate_fn=collate_encoded if gpu_decode else None,
         index_channel=index_channel, num_workers=workers, seed=args.seed, shuffle_buffer=args.shuffle_buffer,
-        placement=placement, input_dir=args.input_dir,
+        placement=placement, input_dir=args.input_dir, resumable=channels[args.channel].input_mode != "Pipe",
     )
+    kind = kind if channels[args.channel].input_mode != "Pipe" else f"pipe {kind}"
     if gpu_decode:
         decode = GpuJpegDecoder(args.image_size, device)
         return loader, lambda images, labels: (decode(images), labels.to(device, non_blocking=True)), f"{kind} workers={workers}"
-    return loader, lambda images, labels: (
-        normalize(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True)), f"{kind} workers={workers}"
+    return loader, prepare_decoded(device), f"{kind} workers={workers}"
 
 
 def _dali_or_pytorch(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement,
@@ -203,8 +341,9 @@ class Trainer:
         self.meter = ThroughputMeter()
 
     def epoch(self, batches: Iterable, prepare: Prepare, *, epoch: int, step: int, max_steps: int = 0,
-              log_interval: int = 50, log: bool = True) -> int:
-        """Trains on every batch (or up to `max_steps` steps in all); returns the step count reached."""
+              after_step: Optional[Callable[[int], bool]] = None, log_interval: int = 50, log: bool = True) -> int:
+        """Trains on every batch (or up to `max_steps` steps in all, or until `after_step(step)`
+        returns True); returns the step count reached."""
         self.model.train()
         self.meter.take()  # the interval starts with the epoch
         loss_sum, losses = torch.zeros((), device=self.device), 0
@@ -228,7 +367,42 @@ class Trainer:
                 if log and step % log_interval == 0:
                     self.report(epoch, step, float(loss_sum) / losses)
                     loss_sum, losses = torch.zeros((), device=self.device), 0
+                if after_step is not None and after_step(step):
+                    break
         return step
+
+    def validate(self, batches: Iterable, prepare: Prepare, *, epoch: int, step: int, distributed: bool,
+                 log: bool = True) -> Tuple[float, float]:
+        """Loss and accuracy over every rank's part of the validation set (unlabeled records left out)."""
+        model = self.model.module if isinstance(self.model, DistributedDataParallel) else self.model
+        model.eval()
+        totals = torch.zeros(3, device=self.device, dtype=torch.float64)  # loss sum, correct, labeled
+        with torch.no_grad():
+            for images, labels in batches:
+                images, labels = prepare(images, labels)
+                with torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext():
+                    logits = model(images)
+                labeled = labels >= 0
+                totals[0] += torch.nn.functional.cross_entropy(logits.float(), labels, ignore_index=-1, reduction="sum")
+                totals[1] += (logits.argmax(1)[labeled] == labels[labeled]).sum()
+                totals[2] += labeled.sum()
+        if distributed:
+            dist.all_reduce(totals)
+        count = max(1.0, float(totals[2]))
+        loss, accuracy = float(totals[0]) / count, float(totals[1]) / count
+        if log:
+            print(validation_line(epoch, step, loss, accuracy), flush=True)
+        return loss, accuracy
+
+    def state_dict(self, epoch: int, step: int) -> dict:
+        model = self.model.module if isinstance(self.model, DistributedDataParallel) else self.model
+        return {"model": model.state_dict(), "optimizer": self.optimizer.state_dict(), "scaler": self.scaler.state_dict(),
+                "epoch": epoch, "step": step}
+
+    def load_state_dict(self, state: dict) -> None:
+        """The optimizer and scaler (the model is loaded before DDP wraps it)."""
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scaler.load_state_dict(state["scaler"])
 
     def step(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         with torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext():

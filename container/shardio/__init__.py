@@ -14,7 +14,7 @@ from .errors import FormatError
 from .example import parse_example
 from .formats import read_records, to_image
 from .index import merge_recordio_indexes, parse_index, record_offsets
-from .metrics import Interval, ThroughputMeter, interval_line
+from .metrics import Interval, ThroughputMeter, interval_line, validation_line
 from .pipe import PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
 from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
@@ -30,5 +30,5 @@ __all__ = [
     "read_recordio", "read_records", "read_tfrecords", "record_offsets", "recordio_image", "RECORDIO_MAGIC",
     "RecordSource", "Segment", "Shard", "ShardDirectory", "ShardFormat", "shuffled", "sized_dali_threads",
     "sized_workers", "sniff_format", "split_records", "split_shards", "tfrecord_image", "ThroughputMeter",
-    "to_image", "unmask", "unpack_ir_header", "wait_for_pipe",
+    "to_image", "unmask", "unpack_ir_header", "validation_line", "wait_for_pipe",
 ]

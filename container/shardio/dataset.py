@@ -4,11 +4,18 @@ Each DataLoader worker of each rank is one consumer (split.py): no record is rea
 epoch and none is skipped. Call `set_epoch(epoch)` before each epoch: the epoch picks the part
 each consumer reads, seeds the shuffle buffer and, in Pipe mode, names the FIFO to read. It is
 kept in shared memory so that persistent workers, started once, see it change.
+
+Resumption (the shape of MosaicML Streaming's `state_dict(num_samples, from_beginning)` /
+`load_state_dict(state)`, in a small way): a consumer's order is fixed by (seed, epoch, rank,
+worker), so the position in an epoch is the count of records each worker has handed out;
+`ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
+skips as many records of each worker's stream, before decoding, in that epoch only.
 """
 from __future__ import annotations
 
 import multiprocessing
-from typing import Any, Callable, Iterator, Optional
+import itertools
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
@@ -41,6 +48,13 @@ class ShardDataset(IterableDataset):
         self.shuffle_buffer = shuffle_buffer
         self.seed = seed
         self._epoch = multiprocessing.RawValue("q", 0)
+        self._resume: Optional[Dict[str, Any]] = None
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Start epoch `state["epoch"]` past the records each worker had handed out (`state["yielded"]`,
+        one count per worker, from `ResumableLoader.state_dict`). Call before the loader's first
+        iteration: persistent workers copy the dataset when they start."""
+        self._resume = dict(state)
 
     def set_epoch(self, epoch: int) -> None:
         self._epoch.value = epoch
@@ -54,9 +68,86 @@ class ShardDataset(IterableDataset):
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         records = consumer_images(self.source, self.placement, self.epoch, seed=self.seed,
                                   shuffle_buffer=self.shuffle_buffer, worker=worker, workers=workers)
+        skip = self._skipped(worker)
+        if skip:
+            records = itertools.islice(records, skip, None)
         if self.transform is None:
             return records
         return map(self.transform, records)
+
+
+    def _skipped(self, worker: int) -> int:
+        resume = self._resume
+        if resume is None or resume["epoch"] != self.epoch:
+            return 0
+        yielded = resume["yielded"]
+        return yielded[worker] if worker < len(yielded) else 0
+
+
+class _TaggedCollate:
+    """Runs in the worker: the batch with the id of the worker that made it and its size."""
+
+    def __init__(self, collate_fn: Callable[[list], Any]) -> None:
+        self.collate_fn = collate_fn
+
+    def __call__(self, samples: list) -> Tuple[int, int, Any]:
+        info = get_worker_info()
+        return (info.id if info is not None else 0), len(samples), self.collate_fn(samples)
+
+
+def _default_collate() -> Callable[[list], Any]:
+    # torch.utils.data.default_collate is public since PyTorch 1.11.
+    from torch.utils.data import _utils
+
+    return getattr(torch.utils.data, "default_collate", _utils.collate.default_collate)
+
+
+class ResumableLoader:
+    """A DataLoader over a ShardDataset that knows its position in the epoch: the records each of
+    its workers has handed to the training loop. `state_dict()` after any batch, and
+    `load_state_dict()` before the first, restart the epoch at that batch."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self.loader = loader
+        self.dataset: ShardDataset = loader.dataset  # type: ignore[assignment]
+        self.workers = max(1, loader.num_workers)
+        self._yielded: List[int] = [0] * self.workers
+
+    def set_epoch(self, epoch: int) -> None:
+        self.dataset.set_epoch(epoch)
+
+    def __iter__(self) -> Iterator[Any]:
+        resume = self.dataset._resume
+        if resume is not None and resume["epoch"] == self.dataset.epoch:
+            self._yielded = list(resume["yielded"])
+        else:
+            self._yielded = [0] * self.workers
+        for worker, size, batch in self.loader:
+            self._yielded[worker] += size
+            yield batch
+
+    def state_dict(self, num_samples: Optional[int] = None, from_beginning: bool = True) -> Dict[str, Any]:
+        """The position after the last batch handed out. `num_samples`/`from_beginning` are
+        MosaicML Streaming's arguments; the per-worker counts kept here are exact, so
+        `num_samples`, when given, must agree with them."""
+        if num_samples is not None and num_samples != sum(self._yielded) and from_beginning:
+            raise ValueError(f"state_dict: num_samples={num_samples} but the workers handed out {sum(self._yielded)} "
+                             "records this epoch")
+        placement = self.dataset.placement
+        return {"epoch": self.dataset.epoch, "yielded": list(self._yielded), "sample_in_epoch": sum(self._yielded),
+                "workers": self.workers, "rank": placement.rank, "world_size": placement.world_size,
+                "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Resume at `state`, or refuse (ValueError naming what changed) where the split would differ."""
+        placement = self.dataset.placement
+        now = {"workers": self.workers, "rank": placement.rank, "world_size": placement.world_size,
+               "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer}
+        changed = [f"{key} {state.get(key)} -> {value}" for key, value in now.items() if state.get(key) != value]
+        if changed:
+            raise ValueError("the loader's position cannot be restored: the record order depends on "
+                             + ", ".join(changed))
+        self.dataset.load_state_dict({"epoch": state["epoch"], "yielded": state["yielded"]})
 
 
 def make_data_loader(
@@ -69,8 +160,9 @@ def make_data_loader(
     collate_fn: Optional[Callable[[list], Any]] = None,
     drop_last: bool = False,
     input_dir: str = INPUT_DIR,
-) -> DataLoader:
-    """A DataLoader for a ShardDataset: `num_workers` from the job's hyperparameter unless given,
+    resumable: bool = False,
+) -> Any:
+    """A DataLoader for a ShardDataset (wrapped in a ResumableLoader when `resumable`): `num_workers` from the job's hyperparameter unless given,
     persistent workers (no re-fork and no refilled shuffle buffers per epoch), `prefetch_factor`
     batches in flight per worker, and page-locked memory when a GPU is there (faster, asynchronous
     copies with `tensor.cuda(non_blocking=True)`)."""
@@ -78,7 +170,9 @@ def make_data_loader(
     options: dict = {}
     if workers > 0:
         options = {"persistent_workers": True, "prefetch_factor": prefetch_factor}
-    return DataLoader(
+    if resumable:
+        collate_fn = _TaggedCollate(collate_fn or _default_collate())
+    loader = DataLoader(
         dataset,
         batch_size=batch_size,
         num_workers=workers,
@@ -87,6 +181,7 @@ def make_data_loader(
         drop_last=drop_last,
         **options,
     )
+    return ResumableLoader(loader) if resumable else loader
 
 
 def channel_data_loader(
@@ -102,12 +197,13 @@ def channel_data_loader(
     drop_last: bool = False,
     placement: Optional[Placement] = None,
     input_dir: str = INPUT_DIR,
-) -> DataLoader:
-    """The DataLoader of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
+    resumable: bool = False,
+) -> Any:
+    """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
     epoch). One worker count serves both the split and the DataLoader, so they cannot disagree."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
     source = open_channel(channel, placement, workers, index_channel=index_channel, input_dir=input_dir)
     dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
-                            input_dir=input_dir)
+                            input_dir=input_dir, resumable=resumable)

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 import torchvision
 from torchvision.io import ImageReadMode
-from torchvision.transforms import RandomResizedCrop
+from torchvision.transforms import CenterCrop, RandomResizedCrop, Resize
 
 from .imagenet import IMAGENET_MEAN, IMAGENET_STD
 from .records import ImageRecord
@@ -40,6 +40,19 @@ class CpuTrainTransform:
         if torch.rand(()) < 0.5:
             image = image.flip(-1)
         return image, record.label
+
+
+class CpuEvalTransform:
+    """Record → (uint8 CHW image, label) for evaluation: resize the short side to size × 256/224,
+    center crop, no randomness."""
+
+    def __init__(self, size: int = 224) -> None:
+        self.resize = Resize(size * 256 // 224, antialias=True)
+        self.crop = CenterCrop(size)
+
+    def __call__(self, record: ImageRecord) -> Tuple[torch.Tensor, int]:
+        image = torchvision.io.decode_image(_bytes_tensor(record.image), mode=ImageReadMode.RGB)
+        return self.crop(self.resize(image)), record.label
 
 
 def encoded(record: ImageRecord) -> Tuple[torch.Tensor, int]:

@@ -48,3 +48,8 @@ def interval_line(epoch: int, step: int, samples_per_second: float, data_wait_fr
     """`epoch=0 step=100 samples/s=1234.5 data_wait=0.123 loss=2.3456`."""
     return (f"epoch={epoch} step={step} samples/s={samples_per_second:.1f} "
             f"data_wait={data_wait_fraction:.3f} loss={loss:.4f}")
+
+
+def validation_line(epoch: int, step: int, loss: float, accuracy: float) -> str:
+    """`epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`, once per epoch."""
+    return f"epoch={epoch} step={step} val_loss={loss:.4f} val_accuracy={accuracy:.4f}"

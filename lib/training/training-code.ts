@@ -49,6 +49,14 @@ export interface TrainingCodeOptions {
    * @default - none
    */
   readonly metricDefinitions?: MetricDefinition[];
+
+  /**
+   * Whether the code saves checkpoints to `/opt/ml/checkpoints` and resumes from them, so that a
+   * job running it syncs that folder to S3 unless the job sets `enableCheckpoints` itself.
+   *
+   * @default false
+   */
+  readonly savesCheckpoints?: boolean;
 }
 
 /**
@@ -75,6 +83,7 @@ export abstract class TrainingCode {
       // The DALI Dockerfile is the image's build context, not code; compiled files differ per machine.
       exclude: ['dali', '__pycache__', '*.pyc'],
       metricDefinitions: REFERENCE_METRICS,
+      savesCheckpoints: true,
     });
   }
 
@@ -104,6 +113,11 @@ export abstract class TrainingCode {
   public abstract readonly metricDefinitions: MetricDefinition[];
 
   /**
+   * Whether the code saves and resumes from `/opt/ml/checkpoints` (a job then enables checkpoints by default).
+   */
+  public abstract readonly savesCheckpoints: boolean;
+
+  /**
    * Stages the code in the scope's stack and grants the grantee read on it.
    *
    * @internal
@@ -122,12 +136,15 @@ export abstract class TrainingCode {
 
 /**
  * What `container/train.py` prints every interval (shardio/metrics.py `interval_line`):
- * `epoch=0 step=100 samples/s=1234.5 data_wait=0.123 loss=2.3456`.
+ * `epoch=0 step=100 samples/s=1234.5 data_wait=0.123 loss=2.3456`, and after each epoch with a
+ * validation channel (`validation_line`): `epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`.
  */
 const REFERENCE_METRICS: MetricDefinition[] = [
   { name: 'train:samples_per_second', regex: 'samples/s=([0-9.]+)' },
   { name: 'train:data_wait_fraction', regex: 'data_wait=([0-9.]+)' },
   { name: 'train:loss', regex: ' loss=([0-9.]+)' },
+  { name: 'val:loss', regex: 'val_loss=([0-9.]+)' },
+  { name: 'val:accuracy', regex: 'val_accuracy=([0-9.]+)' },
 ];
 
 /**
@@ -145,6 +162,7 @@ const UNUSED_BUNDLING_IMAGE = DockerImage.fromRegistry('public.ecr.aws/docker/li
 
 class AssetTrainingCode extends TrainingCode {
   public readonly metricDefinitions: MetricDefinition[];
+  public readonly savesCheckpoints: boolean;
   private readonly directory: string;
   private readonly exclude: string[];
 
@@ -153,6 +171,7 @@ class AssetTrainingCode extends TrainingCode {
     this.directory = path.resolve(directory);
     this.exclude = options.exclude ?? [];
     this.metricDefinitions = options.metricDefinitions ?? [];
+    this.savesCheckpoints = options.savesCheckpoints ?? false;
     validateDirectory(this.directory);
     validateProgram(options.program);
     validateProgramInDirectory(this.directory, options.program, this.exclude);
@@ -183,6 +202,7 @@ class AssetTrainingCode extends TrainingCode {
 
 class BucketTrainingCode extends TrainingCode {
   public readonly metricDefinitions: MetricDefinition[] = [];
+  public readonly savesCheckpoints = false;
 
   constructor(private readonly bucket: s3.IBucket, private readonly key: string, private readonly program: string) {
     super();

@@ -274,7 +274,7 @@ export interface TrainingJobOptions {
    * Sync `/opt/ml/checkpoints` to S3 (`s3://<output bucket>/checkpoints/<execution name>/`), so a
    * spot interruption or a retry resumes instead of starting over.
    *
-   * @default - true with spot instances, false otherwise
+   * @default - true with spot instances or with code that saves checkpoints (`TrainingCode.reference()`), false otherwise
    */
   readonly enableCheckpoints?: boolean;
 
@@ -458,7 +458,10 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
 
     const spot = props.useSpotInstances ?? false;
     const maxRuntime = props.maxRuntime ?? DEFAULT_MAX_RUNTIME;
-    const checkpoints = props.enableCheckpoints ?? spot;
+    const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
+    validateContainerForInstance(this, props.instance, container);
+    const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
+    const checkpoints = props.enableCheckpoints ?? (spot || (codeSource?.savesCheckpoints ?? false));
     if (spot && !checkpoints) {
       Annotations.of(this).addWarningV2('cdk-training-io:spotWithoutCheckpoints',
         'useSpotInstances without checkpoints: every spot interruption restarts training from the beginning. ' +
@@ -481,9 +484,6 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
 
     const volumeKey = this.volumeKey(props);
     volumeKey?.grant(this.role, 'kms:CreateGrant');
-    const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
-    validateContainerForInstance(this, props.instance, container);
-    const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
     const codeDirectory = codeSource?._sourceDirectory();
     if (shared && codeDirectory) {
       for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {

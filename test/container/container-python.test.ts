@@ -9,12 +9,19 @@ import { temporaryFolders, writeFiles } from '../support/local-files';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const IMAGES = path.join(REPO, 'test', 'fixtures', 'images');
-/** CI's Debian Python 3 unless PYTHON names another one (for example one with PyTorch). */
-const PYTHON = process.env.PYTHON ?? 'python3';
+/**
+ * PYTHON if set; else Debian's /usr/bin/python3 where it has PyTorch (python3-torch, which .ci/run
+ * installs), so that the PyTorch tests run; else python3 on PATH.
+ */
+const PYTHON = process.env.PYTHON ?? (hasTorch('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const FORMATS: ShardFormatName[] = ['tfrecord', 'recordio'];
 /** RecordIO's magic word as it lies in a file: little-endian 0xced7230a. */
 const MAGIC = Buffer.from([0x0a, 0x23, 0xd7, 0xce]);
 const FILES = 37;
+
+function hasTorch(python: string): boolean {
+  return spawnSync(python, ['-c', 'import torch, torchvision'], { stdio: 'ignore', timeout: 60_000 }).status === 0;
+}
 const SHARDS = 5;
 
 const folder = temporaryFolders();
@@ -57,7 +64,7 @@ function runPython(args: string[], env: Record<string, string> = {}): PythonRun 
   const run = spawnSync(PYTHON, args, {
     cwd: REPO,
     encoding: 'utf8',
-    timeout: 180_000,
+    timeout: 900_000,
     // No __pycache__ in container/ (it would ship in the code tarball); the Pipe fan-out's FIFOs
     // under a temporary folder of this run.
     env: {
@@ -95,7 +102,7 @@ describe('container/ Python (test/python, standard library unittest)', () => {
     const reasons = [...new Set(skipped.map((m) => m[3]))];
     // Say in the jest output which tests did not run here, and why.
     console.log(`Python ${PYTHON}: ran ${summary![1]} tests, ${skipped.length} skipped${reasons.map((r) => `\n  skipped: ${r}`).join('')}`);
-  }, 200_000);
+  }, 960_000);
 
   test('the reference code\'s metric definitions capture the line train.py prints every interval', () => {
     // GIVEN
@@ -107,6 +114,23 @@ describe('container/ Python (test/python, standard library unittest)', () => {
     // THEN
     expect(run).toEqual({ status: 0, output: 'epoch=2 step=300 samples/s=1234.6 data_wait=0.046 loss=2.7183\n' });
     const captured = Object.fromEntries(definitions.map((m) => [m.name, new RegExp(m.regex).exec(run.output)?.[1]]));
-    expect(captured).toEqual({ 'train:samples_per_second': '1234.6', 'train:data_wait_fraction': '0.046', 'train:loss': '2.7183' });
+    expect(captured).toEqual({
+      'train:samples_per_second': '1234.6', 'train:data_wait_fraction': '0.046', 'train:loss': '2.7183', 'val:loss': undefined, 'val:accuracy': undefined,
+    });
+  });
+
+  test('the reference code\'s metric definitions capture the validation line train.py prints after each epoch', () => {
+    // GIVEN
+    const definitions = TrainingCode.reference().metricDefinitions;
+
+    // WHEN
+    const run = runPython(['-c', 'from shardio.metrics import validation_line; print(validation_line(1, 500, 1.23456, 0.75))']);
+
+    // THEN
+    expect(run).toEqual({ status: 0, output: 'epoch=1 step=500 val_loss=1.2346 val_accuracy=0.7500\n' });
+    const captured = Object.fromEntries(definitions.map((m) => [m.name, new RegExp(m.regex).exec(run.output)?.[1]]));
+    expect(captured).toEqual({
+      'train:samples_per_second': undefined, 'train:data_wait_fraction': undefined, 'train:loss': undefined, 'val:loss': '1.2346', 'val:accuracy': '0.7500',
+    });
   });
 });

@@ -89,7 +89,8 @@ class TrainScriptTest(unittest.TestCase):
         model_dir = os.path.join(input_dir, "model")
         command = [sys.executable, os.path.join(CONTAINER, "train.py"), "--input_dir", input_dir, "--model_dir", model_dir,
                    "--arch", "resnet18", "--image_size", "32", "--batch_size", "4", "--num_classes", "3",
-                   "--log_interval", "2", "--master_port", "29517", *options]
+                   "--log_interval", "2", "--master_port", "29517",
+                   "--checkpoint_dir", os.path.join(input_dir, "checkpoints"), *options]
         run = subprocess.run(command, capture_output=True, text=True, timeout=600)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertTrue(os.path.exists(os.path.join(model_dir, "model.pt")))

@@ -250,7 +250,7 @@ describe('TrainingCode.reference', () => {
       expect(names).toContain('train.py');
       expect(names).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/dataset.py', 'shardio/dali.py', 'shardio/pipe.py']));
       expect(names.filter((name) => name.startsWith('dali/') || name.includes('__pycache__') || name.endsWith('.pyc'))).toEqual([]);
-      expect(code.metricDefinitions.map((m) => m.name)).toEqual(['train:samples_per_second', 'train:data_wait_fraction', 'train:loss']);
+      expect(code.metricDefinitions.map((m) => m.name)).toEqual(['train:samples_per_second', 'train:data_wait_fraction', 'train:loss', 'val:loss', 'val:accuracy']);
     } finally {
       fs.rmSync(made ?? compiled, { recursive: true });
     }

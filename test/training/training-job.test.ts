@@ -556,6 +556,35 @@ describe('TrainingJob', () => {
       expect(request).not.toHaveProperty('EnableManagedSpotTraining');
       expect(request.StoppingCondition).not.toHaveProperty('MaxWaitTimeInSeconds');
     });
+
+    test.each([
+      ['the reference code, which saves checkpoints', () => TrainingCode.reference(), true],
+      ['code that declares it saves checkpoints', () => TrainingCode.fromAsset(CODE_DIRECTORY, { program: 'train.py', savesCheckpoints: true }), true],
+      ['code that does not say', () => TrainingCode.fromAsset(CODE_DIRECTORY, { program: 'train.py' }), false],
+    ])('checkpoints are on by default without spot for %s', (_name, code, expected) => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      const job = newJob(stack, { container: TrainingContainer.pytorch(), code: code() });
+
+      // THEN
+      const request = requestOf(job);
+      if (expected) expect(request.CheckpointConfig.LocalPath).toEqual('/opt/ml/checkpoints');
+      else expect(request).not.toHaveProperty('CheckpointConfig');
+      expect(request).not.toHaveProperty('EnableManagedSpotTraining');
+    });
+
+    test('the reference code with enableCheckpoints: false has none', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      const job = newJob(stack, { container: TrainingContainer.pytorch(), enableCheckpoints: false });
+
+      // THEN
+      expect(requestOf(job)).not.toHaveProperty('CheckpointConfig');
+    });
   });
 
   describe('warm pools and retries', () => {
@@ -1314,6 +1343,8 @@ describe('TrainingJob', () => {
         { Name: 'train:samples_per_second', Regex: 'samples/s=([0-9.]+)' },
         { Name: 'train:data_wait_fraction', Regex: 'data_wait=([0-9.]+)' },
         { Name: 'train:loss', Regex: ' loss=([0-9.]+)' },
+        { Name: 'val:loss', Regex: 'val_loss=([0-9.]+)' },
+        { Name: 'val:accuracy', Regex: 'val_accuracy=([0-9.]+)' },
       ]);
       expect(apiViolations(job)).toEqual([]);
     });
@@ -1359,7 +1390,7 @@ describe('TrainingJob', () => {
       expect(declared.AlgorithmSpecification.MetricDefinitions).toEqual([{ Name: 'acc', Regex: 'acc=([0-9.]+)' }]);
       expect(own.AlgorithmSpecification).not.toHaveProperty('MetricDefinitions');
       expect(reference.HyperParameters.sagemaker_program).toEqual('train.py');
-      expect(reference.AlgorithmSpecification.MetricDefinitions).toHaveLength(3);
+      expect(reference.AlgorithmSpecification.MetricDefinitions).toHaveLength(5);
     });
 
     test('sizes num_workers from the instance (11 per GPU on ml.g4dn.12xlarge)', () => {

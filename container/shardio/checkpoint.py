@@ -1,0 +1,76 @@
+"""Checkpoints of train.py in /opt/ml/checkpoints, the folder SageMaker's CheckpointConfig syncs to
+S3 while the job runs and restores before a restarted (spot) job starts.
+
+One checkpoint is the files of one step: `step-<n>.pt` (model, optimizer, scaler, epoch, step; rank
+0 writes it) and `step-<n>.rank-<r>.json` (the loader's position of rank r; every rank writes its
+own, since each host's folder goes to the same S3 prefix). Each file is written to a temporary name
+and renamed, so a file that exists is whole; a step is restored only when its model file and the
+loader files of every rank exist. The newest `keep` steps are kept.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Dict, List, Optional
+
+import torch
+
+CHECKPOINT_DIR = "/opt/ml/checkpoints"
+_MODEL = re.compile(r"^step-(\d+)\.pt$")
+
+
+def _model_path(directory: str, step: int) -> str:
+    return os.path.join(directory, f"step-{step:09d}.pt")
+
+
+def _loader_path(directory: str, step: int, rank: int) -> str:
+    return os.path.join(directory, f"step-{step:09d}.rank-{rank}.json")
+
+
+def _replace(path: str, write: Any) -> None:
+    temporary = f"{path}.tmp-{os.getpid()}"
+    write(temporary)
+    os.replace(temporary, path)
+
+
+def save_checkpoint(directory: str, step: int, rank: int, training: Optional[Dict[str, Any]],
+                    loader: Dict[str, Any], keep: int = 3) -> None:
+    """Writes this rank's part of the checkpoint of `step` (`training` on rank 0, None elsewhere)."""
+    os.makedirs(directory, exist_ok=True)
+
+    def write_loader(path: str) -> None:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(loader, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    _replace(_loader_path(directory, step, rank), write_loader)
+    if training is not None:
+        _replace(_model_path(directory, step), lambda path: torch.save(training, path))
+        for old in checkpoint_steps(directory)[:-keep] if keep > 0 else []:
+            for name in os.listdir(directory):
+                if name.startswith(f"step-{old:09d}."):
+                    os.remove(os.path.join(directory, name))
+
+
+def checkpoint_steps(directory: str) -> List[int]:
+    """The steps with a model file, oldest first."""
+    if not os.path.isdir(directory):
+        return []
+    return sorted(int(m.group(1)) for m in map(_MODEL.match, os.listdir(directory)) if m)
+
+
+def newest_checkpoint(directory: str, world_size: int) -> Optional[int]:
+    """The newest step whose model file and every rank's loader file exist."""
+    for step in reversed(checkpoint_steps(directory)):
+        if all(os.path.exists(_loader_path(directory, step, rank)) for rank in range(world_size)):
+            return step
+    return None
+
+
+def load_checkpoint(directory: str, step: int, rank: int, device: Any) -> Dict[str, Any]:
+    """{"training": what rank 0 saved, "loader": this rank's loader position}."""
+    with open(_loader_path(directory, step, rank), encoding="utf-8") as handle:
+        loader = json.load(handle)
+    return {"training": torch.load(_model_path(directory, step), map_location=device), "loader": loader}
