@@ -2,7 +2,9 @@
 // warm page cache, same run, same disk, runs taking turns. Prints best and median wall time, MB/s,
 // the ratios pack/tar (target ≤ 1.0) and peak RSS (target ≤ 300 MB). Not a test: run
 // `npm run bench:pack-local [-- --dir D --scale F --runs N --many FILES]`; `--many 1200000` adds a
-// set of that many 100–400 B files, for peak RSS beyond the 131,072 files planned in memory.
+// set of that many 100–400 B files, for peak RSS beyond the 131,072 files planned in memory;
+// `--pinned` adds TFRecord runs pinned with `taskset` to CPU 0 and to every CPU, and the speed-up
+// of all cores over one (the CLI sizes its worker threads from the CPUs it may run on).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -20,6 +22,12 @@ interface DatasetSpec {
 const DATASETS: DatasetSpec[] = [
   { name: 'small-2-8KB', files: 100_000, classes: 100, minBytes: 2 * 1024, maxBytes: 8 * 1024 },
   { name: 'large-150KB', files: 20_000, classes: 100, minBytes: 120 * 1024, maxBytes: 180 * 1024 },
+];
+
+/** `taskset -c` CPU lists: one core, every core. */
+const PINNINGS = [
+  { name: '1 core', cpus: '0' },
+  { name: `${os.availableParallelism()} cores`, cpus: `0-${os.availableParallelism() - 1}` },
 ];
 
 const CLI = path.join(__dirname, '..', 'bin', 'training-io.js');
@@ -75,6 +83,7 @@ function main(): void {
     scale: { type: 'string', default: '1' },
     runs: { type: 'string', default: '3' },
     many: { type: 'string', default: '0' },
+    pinned: { type: 'boolean', default: false },
   } });
   const scale = Number(values.scale);
   const runs = Number(values.runs);
@@ -107,6 +116,14 @@ function main(): void {
           return timed(process.execPath, [CLI, 'pack', source, out, '--format', format, '--seed', '1']);
         },
       })),
+      ...(values.pinned ? PINNINGS.map(({ name, cpus }) => ({
+        name: `pack tfrecord ${name}`,
+        run: () => {
+          const out = path.join(root, 'packed-pinned');
+          rmSync(out, { recursive: true, force: true });
+          return timed('taskset', ['-c', cpus, process.execPath, CLI, 'pack', source, out, '--format', 'tfrecord', '--seed', '1']);
+        },
+      })) : []),
     ];
     const timings = contenders.map((): Timing[] => []);
     for (let run = 0; run < runs; run++) {
@@ -125,6 +142,10 @@ function main(): void {
       console.log(`  ${contender.name.padEnd(14)} best ${best.toFixed(2)} s (${(bytes / 1e6 / best).toFixed(0)} MB/s)  median ${median.toFixed(2)} s  ` +
         `peak RSS ${peakRssMB.toFixed(0)} MB${ratios}`);
     });
+    if (values.pinned) {
+      const [one, all] = PINNINGS.map((_, i) => summarize(timings[timings.length - PINNINGS.length + i]));
+      console.log(`  speed-up ${PINNINGS[1].name} over ${PINNINGS[0].name}: best ${(one.best / all.best).toFixed(2)}×, median ${(one.median / all.median).toFixed(2)}×`);
+    }
     rmSync(tarFile, { force: true });
   }
 }

@@ -149,8 +149,8 @@ class ReadAhead implements MemberReads {
 
   public take(position: number): Promise<Buffer | Error> {
     while (this.next < this.records.length && this.next < position + this.limit) {
-      const key = this.records[this.next].key;
-      this.inFlight.set(this.next, this.source.read(key).catch((error: unknown) => toError(error)));
+      const { key, size } = this.records[this.next];
+      this.inFlight.set(this.next, this.source.read(key, size).catch((error: unknown) => toError(error)));
       this.next++;
     }
     const read = this.inFlight.get(position)!;

@@ -7,6 +7,8 @@ export interface ProxiedRequest {
   readonly method: string;
   /** Path and query, e.g. `/bucket/key?partNumber=2&uploadId=…`. */
   readonly url: string;
+  /** Its headers, names in lower case (`range`, `authorization`…). */
+  readonly headers: http.IncomingHttpHeaders;
 }
 
 /**
@@ -28,6 +30,8 @@ export interface FaultProxy {
   resetNext(count: number): void;
   /** Answers each of the next `count` requests with 503 SlowDown (after any pending resets). */
   slowDownNext(count: number): void;
+  /** Answers each of the next `count` requests with 403 AccessDenied, as S3 does when a policy denies the object (after any pending SlowDowns). */
+  denyNext(count: number): void;
   /** Holds every request this long before forwarding it (0: none). */
   delay(ms: number): void;
   /** Called with each request before it is faulted or forwarded, e.g. to kill the server at a chosen moment. */
@@ -37,16 +41,27 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-const SLOW_DOWN_BODY = '<?xml version="1.0" encoding="UTF-8"?>\n'
-  + '<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message>'
-  + '<RequestId>fault-proxy</RequestId><HostId>fault-proxy</HostId></Error>';
+const SLOW_DOWN_BODY = errorBody('SlowDown', 'Please reduce your request rate.');
+const ACCESS_DENIED_BODY = errorBody('AccessDenied', 'Access Denied');
+
+function errorBody(code: string, message: string): string {
+  return '<?xml version="1.0" encoding="UTF-8"?>\n'
+    + `<Error><Code>${code}</Code><Message>${message}</Message><RequestId>fault-proxy</RequestId><HostId>fault-proxy</HostId></Error>`;
+}
 
 /** Starts a fault proxy on a free loopback port, forwarding to `targetPort` on 127.0.0.1. */
 export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   let target = targetPort;
   let pendingResets = 0;
   let pendingSlowDowns = 0;
+  let pendingDenials = 0;
   let delayMs = 0;
+  /** Ends the requests being held, so that no timer outlives passThrough() or close() (jest waits for them). */
+  let holding = new AbortController();
+  const releaseHeld = () => {
+    holding.abort();
+    holding = new AbortController();
+  };
   let hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined;
   let requests = 0;
   let faults = 0;
@@ -55,22 +70,25 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   const server = http.createServer((req, res) => {
     requests++;
     void (async () => {
-      await hook?.({ method: req.method ?? 'GET', url: req.url ?? '/' });
-      if (delayMs > 0) await sleep(delayMs);
+      await hook?.({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
+      // A held request released early is reset, as an answer that never came.
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: holding.signal });
       if (pendingResets > 0) {
         pendingResets--;
         faults++;
         req.socket.resetAndDestroy();
         return;
       }
-      if (pendingSlowDowns > 0) {
-        pendingSlowDowns--;
+      const answer = pendingSlowDowns > 0 ? { status: 503, body: SLOW_DOWN_BODY } : pendingDenials > 0 ? { status: 403, body: ACCESS_DENIED_BODY } : undefined;
+      if (answer) {
+        if (answer.status === 503) pendingSlowDowns--;
+        else pendingDenials--;
         faults++;
         // Read the body first, as S3 does, so that the client sees the answer rather than a broken pipe.
         req.resume();
         req.once('end', () => {
-          res.writeHead(503, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(SLOW_DOWN_BODY) });
-          res.end(SLOW_DOWN_BODY);
+          res.writeHead(answer.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(answer.body) });
+          res.end(answer.body);
         });
         return;
       }
@@ -100,8 +118,10 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       return faults;
     },
     passThrough: () => {
+      releaseHeld();
       pendingResets = 0;
       pendingSlowDowns = 0;
+      pendingDenials = 0;
       delayMs = 0;
     },
     resetNext: (count) => {
@@ -109,6 +129,9 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     },
     slowDownNext: (count) => {
       pendingSlowDowns += count;
+    },
+    denyNext: (count) => {
+      pendingDenials += count;
     },
     delay: (ms) => {
       delayMs = ms;
@@ -120,6 +143,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       target = port;
     },
     close: async () => {
+      releaseHeld();
       server.closeAllConnections();
       agent.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -21,6 +21,7 @@ export interface S3Timeouts {
  * a run forever. A call that got no answer fails with an error naming the endpoint.
  */
 export function engineS3Client(config: S3ClientConfig = {}, timeouts: S3Timeouts = {}): S3Client {
+  const resolved = resolveTimeouts(timeouts);
   const client = new S3Client({
     ...config,
     maxAttempts: 1,
@@ -28,12 +29,13 @@ export function engineS3Client(config: S3ClientConfig = {}, timeouts: S3Timeouts
     responseChecksumValidation: 'WHEN_REQUIRED',
     // Options rather than a NodeHttpHandler: the SDK makes its own, and the handlers' bundles need no copy of it.
     requestHandler: {
-      connectionTimeout: timeouts.connectionTimeoutMs ?? 10_000,
-      socketTimeout: timeouts.idleTimeoutMs ?? 30_000,
-      requestTimeout: timeouts.requestTimeoutMs ?? 300_000,
+      connectionTimeout: resolved.connectionTimeoutMs,
+      socketTimeout: resolved.idleTimeoutMs,
+      requestTimeout: resolved.requestTimeoutMs,
       throwOnRequestTimeout: true,
     },
   });
+  CLIENT_TIMEOUTS.set(client, resolved);
   client.middlewareStack.add((next) => async (args) => {
     try {
       return await next(args);
@@ -44,14 +46,31 @@ export function engineS3Client(config: S3ClientConfig = {}, timeouts: S3Timeouts
   return client;
 }
 
-interface EndpointRequest {
+/** The timeouts of a client's calls, for the reads that bypass its handler (S3SignedGet). */
+const CLIENT_TIMEOUTS = new WeakMap<S3Client, Required<S3Timeouts>>();
+
+/** The timeouts `engineS3Client` gave `client`; the defaults for any other client. */
+export function engineS3Timeouts(client: S3Client): Required<S3Timeouts> {
+  return CLIENT_TIMEOUTS.get(client) ?? resolveTimeouts({});
+}
+
+function resolveTimeouts(timeouts: S3Timeouts): Required<S3Timeouts> {
+  return {
+    connectionTimeoutMs: timeouts.connectionTimeoutMs ?? 10_000,
+    idleTimeoutMs: timeouts.idleTimeoutMs ?? 30_000,
+    requestTimeoutMs: timeouts.requestTimeoutMs ?? 300_000,
+  };
+}
+
+/** Where a request went: enough to name the endpoint in an error. */
+export interface EndpointRequest {
   readonly protocol?: string;
   readonly hostname?: string;
   readonly port?: number;
 }
 
 /** Adds the endpoint to the message of an error the server did not answer with (refused, reset, timed out). */
-function namingEndpoint(error: unknown, request: EndpointRequest | undefined): unknown {
+export function namingEndpoint(error: unknown, request: EndpointRequest | undefined): unknown {
   const fields = error as { message?: unknown; name?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
   if (!request?.hostname || typeof fields?.message !== 'string' || fields.$metadata?.httpStatusCode !== undefined) return error;
   const endpoint = `${request.protocol ?? 'https:'}//${request.hostname}${request.port ? `:${request.port}` : ''}`;

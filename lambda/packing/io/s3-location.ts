@@ -27,12 +27,15 @@ export function listPageSize(size: number | undefined): number {
 /** The bytes of one object, with retries; a missing object fails at once with an error naming it. */
 export function getObjectBytes(client: S3Client, bucket: string, key: string, retry: S3RetryOptions | undefined): Promise<Buffer> {
   // The body is read inside the retried call: a reset in the middle of the body is retried too.
-  return withS3Retry(s3Uri(bucket, key), async () => {
-    const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    if (!response.Body) return Buffer.alloc(0);
-    const bytes = await response.Body.transformToByteArray();
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }, retry);
+  return withS3Retry(s3Uri(bucket, key), () => sdkGetObject(client, bucket, key), retry);
+}
+
+/** One GetObject through the SDK, body included, no retries. */
+export async function sdkGetObject(client: S3Client, bucket: string, key: string): Promise<Buffer> {
+  const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  if (!response.Body) return Buffer.alloc(0);
+  const bytes = await response.Body.transformToByteArray();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Every ListObjectsV2 page under `prefix`, each page retried on its own. */

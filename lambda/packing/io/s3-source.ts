@@ -1,7 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Location } from './s3-location';
-import { getObjectBytes, listPages, listPageSize } from './s3-location';
+import { listPages, listPageSize } from './s3-location';
 import type { S3RetryOptions } from './s3-retry';
+import { signedGetFor } from './s3-signed-get';
 import { normalizePrefix, s3Uri } from './s3-uri';
 import type { S3InventoryLocation } from './s3-inventory';
 import { listFromInventory } from './s3-inventory';
@@ -16,7 +17,9 @@ export interface S3SourceOptions extends S3Location {
 /**
  * An S3 prefix as the source of a packing run, listed with ListObjectsV2 or from an S3 Inventory
  * report. Keys are relative to the prefix; "folder" marker objects (keys ending in `/`) are
- * skipped. Reads fetch one object each, with retries; how many run at once is the shard writer's choice.
+ * skipped. Reads are signed GETs over keep-alive connections (S3SignedGet: a fraction of the
+ * SDK's CPU per object), one object each, in ranges when large, with retries; how many run at once
+ * is the shard writer's choice. Everything else goes through the SDK client.
  */
 export class S3Source implements PackingSource {
   public readonly uri: string;
@@ -53,7 +56,7 @@ export class S3Source implements PackingSource {
     }
   }
 
-  public read(key: string): Promise<Buffer> {
-    return getObjectBytes(this.client, this.bucket, this.prefix + key, this.retry);
+  public read(key: string, listedSize?: number): Promise<Buffer> {
+    return signedGetFor(this.client).read(this.bucket, this.prefix + key, listedSize, this.retry);
   }
 }

@@ -25,8 +25,9 @@ export interface PackingSource {
   /**
    * The bytes of one file. Rejects with the store's error: one that says the file does not exist or
    * may not be read (see isUnreadableInput) makes it a listed failure, any other fails the shard.
+   * `listedSize`, when given, lets a source read a large file in parts.
    */
-  read(key: string): Promise<Buffer>;
+  read(key: string, listedSize?: number): Promise<Buffer>;
   /**
    * Optional, for sources whose reads are local system calls: reads one file synchronously into
    * `scratch` and returns its bytes, a view that is valid until the next call. A fresh buffer per
