@@ -23,10 +23,15 @@ const nativeCrc32 = {
   name: 'native-crc32',
   setup(builder) {
     builder.onResolve({ filter: /^@node-rs\/crc32$/ }, () => ({ path: 'crc32', namespace: 'native-crc32' }));
+    // One copy of the addon per process: where the package is installed (the tests, which load the
+    // engine and several bundles into one process), its copy; a second copy of this napi-rs addon in
+    // one process crashed it (a call through a null function pointer, seen in a core dump). On Lambda
+    // the package is absent and the bundled copy loads.
     builder.onLoad({ filter: /.*/, namespace: 'native-crc32' }, () => ({
-      contents: `module.exports = require('./${CRC32_BINARY}');`,
+      contents: `try { module.exports = require('${CRC32_BINARY_PACKAGE}'); } catch { module.exports = require('./${CRC32_BINARY}'); }`,
       loader: 'js',
     }));
+    builder.onResolve({ filter: new RegExp(`^${CRC32_BINARY_PACKAGE}$`) }, (args) => ({ path: args.path, external: true }));
     builder.onResolve({ filter: /\.node$/ }, (args) => ({ path: args.path, external: true }));
   },
 };
