@@ -9,6 +9,7 @@ import { currentS3ServerKind } from './s3-server-kind';
 const S3RVER_LACKS = {
   AbortMultipartUpload: 's3rver has no AbortMultipartUpload (405 MethodNotAllowed)',
   ListMultipartUploads: 's3rver has no ListMultipartUploads (501 NotImplemented)',
+  SignatureCheck: 's3rver accepts any signature: a wrong secret key is never refused (403 SignatureDoesNotMatch)',
 } as const;
 
 /** An S3 behaviour some test servers lack. */
