@@ -31,6 +31,7 @@ export function testWhenServerCan(capability: S3Capability, name: string, fn: ()
     return;
   }
   recordSkip(`test '${name}'`, reason);
+  // Skipped with its reason in its name: this server lacks what the test checks (S3RVER_LACKS above).
   test.skip(`${name} [skipped: ${reason}]`, fn, timeout);
 }
 
