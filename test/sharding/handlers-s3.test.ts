@@ -9,7 +9,8 @@ import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
 import type { ShardPackerEvent, ShardPackerResult } from '../../lambda/shard-packer/contract';
@@ -107,15 +108,8 @@ async function runClean(prefix: string, options: { sourcePrefix?: string } = {})
 }
 
 /** Every shard and index object of a dataset, key (relative to the dataset) → bytes. */
-async function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
-  const sink = dataset(prefix);
-  const keys = [...await sink.list(SHARDS_PREFIX), ...await sink.list(INDEX_PREFIX)].sort();
-  return new Map(await Promise.all(keys.map(async (key) => [key, await sink.get(key)] as const)));
-}
-
-function expectSameObjects(actual: Map<string, Buffer>, expected: Map<string, Buffer>): void {
-  expect([...actual.keys()]).toEqual([...expected.keys()]);
-  for (const [key, bytes] of expected) expect({ key, same: actual.get(key)!.equals(bytes) }).toEqual({ key, same: true });
+function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
+  return datasetObjects(dataset(prefix));
 }
 
 async function manifestOf(prefix: string): Promise<Manifest> {

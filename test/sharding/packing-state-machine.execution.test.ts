@@ -4,7 +4,8 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { verifyDataset } from '../../lambda/packing/verify';
 import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
 import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
@@ -75,15 +76,8 @@ async function manifestOf(prefix: string): Promise<Manifest> {
 }
 
 /** Every shard and index object of a dataset, key (relative to the dataset) → bytes. */
-async function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
-  const sink = dataset(prefix);
-  const keys = [...await sink.list(SHARDS_PREFIX), ...await sink.list(INDEX_PREFIX)].sort();
-  return new Map(await Promise.all(keys.map(async (key) => [key, await sink.get(key)] as const)));
-}
-
-function expectSameObjects(actual: Map<string, Buffer>, expected: Map<string, Buffer>): void {
-  expect([...actual.keys()]).toEqual([...expected.keys()]);
-  for (const [key, bytes] of expected) expect({ key, same: actual.get(key)!.equals(bytes) }).toEqual({ key, same: true });
+function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
+  return datasetObjects(dataset(prefix));
 }
 
 const PACKED_STATES = ['Plan', 'UpToDate', 'PackShards', ...Array(SHARDS).fill('PackShard'), 'Finalize'];

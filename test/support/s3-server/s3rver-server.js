@@ -13,14 +13,16 @@ const { parseArgs } = require('node:util');
 const S3rver = require('s3rver');
 
 const { values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string', default: '0' } } });
+// Exit codes through process.exitCode: the process ends once nothing is left listening.
 if (!values.dir) {
   process.stderr.write('s3rver-server.js: --dir is required\n');
-  process.exit(2);
+  process.exitCode = 2;
+} else {
+  const server = new S3rver({ address: '127.0.0.1', port: Number(values.port), directory: values.dir, silent: true });
+  server.run().then(({ port }) => {
+    process.stdout.write(`ready ${port}\n`);
+  }, (error) => {
+    process.stderr.write(`s3rver-server.js: ${error.stack ?? error.message}\n`);
+    process.exitCode = 1;
+  });
 }
-const server = new S3rver({ address: '127.0.0.1', port: Number(values.port), directory: values.dir, silent: true });
-server.run().then(({ port }) => {
-  process.stdout.write(`ready ${port}\n`);
-}, (error) => {
-  process.stderr.write(`s3rver-server.js: ${error.stack ?? error.message}\n`);
-  process.exit(1);
-});
