@@ -66,7 +66,7 @@ async function sdkGetObject(client: S3Client, bucket: string, key: string): Prom
 async function pack(client: S3Client, bucket: string, set: string, readConcurrency: number, run: number): Promise<Measurement> {
   const started = process.hrtime.bigint();
   const cpu = process.cpuUsage();
-  const manifest = await packDataset({
+  const { manifest } = await packDataset({
     source: new S3Source({ client, bucket, prefix: `${set}/` }),
     sink: new S3Sink({ client, bucket, prefix: `packed-${set}-${run}/` }),
     format: 'tfrecord',

@@ -8,16 +8,22 @@ import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError 
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
-import type { Manifest} from '../../lambda/packing/manifest';
-import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
+import type { PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
+import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
 import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
 
 export const PACK_USAGE = `Usage: training-io pack <source> <output> [options]
 
 Pack a folder or S3 prefix of many small files (one sub-folder per class) into 1-128 MiB
-TFRecord or MXNet RecordIO shards with index files and a manifest.json (written last).
-<source> and <output> are each a local folder or an s3://bucket/prefix/ URI.
+TFRecord or MXNet RecordIO shards with index files and a manifest.json, as a new version of the
+dataset at <output>, published atomically once complete. <source> and <output> are each a local
+folder or an s3://bucket/prefix/ URI.
+
+A rerun reuses every shard of the current version whose files did not change (added, changed and
+removed files only are packed again), or writes nothing when nothing changed. Two packs into one
+output at once: one publishes, the other fails and publishes nothing.
 
   --format tfrecord|recordio   shard format (default: tfrecord)
   --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)
@@ -27,6 +33,9 @@ TFRecord or MXNet RecordIO shards with index files and a manifest.json (written 
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
   --labels folder|none         label = first folder of the path, or no labels (default: folder)
   --concurrency N              files read ahead per shard (default: 32, or 64 with S3)
+  --full                       pack every file again instead of reusing unchanged shards
+  --retention DAYS             keep versions this many days after they stop being current, so that
+                               jobs reading them finish; older ones are deleted (default: ${DEFAULT_RETENTION_DAYS})
   --allow-missing              exit 0 even when some files could not be read
                                (they are listed in the manifest's failures either way)
   --inventory S3URI            list an S3 source from its S3 Inventory report (CSV) instead of
@@ -40,8 +49,9 @@ AWS SDK's default chain (environment, profile, instance role).
 A source of more than 131,072 files is sorted and planned through files in the temporary
 folder ($TMPDIR, else the system's; ~120 bytes a file, removed at the end).
 
-Output: <output>/shards/part-00000-of-0000N.<tfrecord|rec>, <output-dir>/index/*.idx
-(and index/all.idx for RecordIO), <output>/manifest.json.
+Output: <output>/manifest.json (the current version's), <output>/published/ (one claim per
+version), <output>/versions/<version>/{shards,index,members}/ and its manifest.json; with an S3
+output also shards.manifest and index.manifest (SageMaker ManifestFile channels).
 Exit status: 0 done, 1 some files could not be packed, 2 bad arguments.
 `;
 
@@ -72,6 +82,8 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'labels': { type: 'string', default: 'folder' },
       'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
+      'full': { type: 'boolean', default: false },
+      'retention': { type: 'string', default: String(DEFAULT_RETENTION_DAYS) },
       'inventory': { type: 'string' },
       'endpoint-url': { type: 'string' },
       'region': { type: 'string' },
@@ -101,6 +113,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
   const consumers = values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1);
   const labels = parseChoice('--labels', values.labels!, ['folder', 'none'] as const);
+  const retentionDays = parseWholeNumber('--retention', values.retention!, 0, 36_500);
   const onS3 = source.kind === 's3' || output.kind === 's3';
   const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
 
@@ -114,17 +127,18 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     : undefined;
   const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();
-  let manifest: Manifest;
+  let result: PackResult;
   try {
     pool?.start();
-    manifest = await packDataset({
+    result = await packDataset({
       source: source.kind === 'local'
         ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles })
         : s3!.openS3Source(source, client!, inventory),
       sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: pool ? threads : S3_PARALLEL_SHARDS,
-      writeShard: pool ? (shard, onFiles) => pool.write(shard, onFiles) : undefined,
+      writeShard: pool ? (shard, prefix, onFiles) => pool.write(shard, prefix, onFiles) : undefined,
+      fullRepack: values.full, retentionDays,
       onProgress: (state) => progress.update(state),
       onLargeListing: favourMemoryOverSpeed,
     });
@@ -136,7 +150,8 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     await pool?.close();
     client?.destroy();
   }
-  out.write(summary(manifest, describeLocation(output), (Date.now() - started) / 1000));
+  const { manifest } = result;
+  out.write(summary(result, describeLocation(output), (Date.now() - started) / 1000));
   if (manifest.failures.length > 0 && !values['allow-missing']) {
     err.write(`training-io: ${manifest.failures.length} file(s) could not be packed (listed in ${MANIFEST_KEY}); ` +
       'pass --allow-missing to accept that\n');
@@ -202,14 +217,26 @@ function parseInventory(raw: string, source: DatasetLocation): S3InventoryLocati
   return { bucket: location.bucket, key: manifest ? location.prefix.slice(0, -1) : location.prefix };
 }
 
-function summary(manifest: Manifest, output: string, seconds: number): string {
+function summary(result: PackResult, output: string, seconds: number): string {
+  const { manifest } = result;
   const sizes = manifest.shards.map((s) => s.bytes);
   const shardBytes = sizes.reduce((a, b) => a + b, 0);
+  const reused = manifest.sizing.reusedShards;
   const lines = [
     '',
     `source     ${manifest.source.uri}`,
     `           ${manifest.source.objects} files, ${mb(manifest.source.bytes)}`,
     `output     ${output}`,
+    `version    ${manifest.datasetVersion}${result.upToDate ? ', already current: the source and options did not change, nothing written' : ', published'}`,
+    ...(result.upToDate ? [] : [
+      `           ${reused > 0 ? `${reused} shard(s) reused from earlier versions, ` : ''}${mb(result.shardBytesWritten)} of shards written`
+        + `${result.fullRepackReason ? ` (full repack: ${result.fullRepackReason})` : ''}`,
+    ]),
+    ...(result.prune && result.prune.prunedVersions.length > 0
+      ? [`           pruned ${result.prune.prunedVersions.join(', ')} (${result.prune.deletedObjects} objects, past the retention period)`] : []),
+    ...(manifest.sizing.multipleOfConsumers ? [] : [
+      `           ${manifest.shards.length} shards are not a multiple of the ${manifest.sizing.consumers} consumers (more would be under 1 MiB); --full evens them`,
+    ]),
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
     `shards     ${manifest.shards.length} (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all`,
     `records    ${manifest.records}`,

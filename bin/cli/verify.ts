@@ -3,12 +3,14 @@ import { parseCommandArgs, UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
 import { verifyDataset } from '../../lambda/packing/verify';
 
-export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--allow-missing] [--endpoint-url URL] [--region R]
+export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--allow-missing] [--endpoint-url URL] [--region R]
 
-Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): each shard's size and
-CRC32C against manifest.json, every record's CRCs, ids and labels, every index file, RecordIO's
-index/all.idx, and that records + failures account for every source file.
+Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): that manifest.json names
+the newest published version, each shard's size and CRC32C against it, every record's CRCs, ids
+and labels, every index file, RecordIO's index/all.idx, that records + failures account for every
+source file, and that no shard or index in the version's folders is left out of the manifest.
 
+  --version V          check version V (v00000002-1a2b3c4d) instead of the current one
   --allow-missing      exit 0 even when the manifest lists source files that could not be packed
   --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
   --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
@@ -32,6 +34,7 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
     strict: true,
     options: {
       'allow-missing': { type: 'boolean', default: false },
+      'version': { type: 'string' },
       'endpoint-url': { type: 'string' },
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
@@ -49,7 +52,7 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
   const client = s3?.createS3Client(s3Flags);
   try {
     const reader = dataset.kind === 'local' ? new LocalDirectorySink(dataset.dir) : s3!.openS3Sink(dataset, client!);
-    const report = await verifyDataset(reader);
+    const report = await verifyDataset(reader, { version: values.version });
     const failures = report.manifest?.failures ?? [];
     const missing = failures.length > 0 && !values['allow-missing'];
     const problems = [
@@ -59,7 +62,8 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
     ];
     for (const problem of problems) out.write(`problem: ${problem}\n`);
     out.write(`${problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
-      `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${describeLocation(dataset)}\n`);
+      `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${describeLocation(dataset)}`
+      + `${report.manifest?.datasetVersion ? `, version ${report.manifest.datasetVersion}` : ''}\n`);
     return problems.length === 0 ? 0 : 1;
   } finally {
     client?.destroy();

@@ -2,18 +2,14 @@ import { createHash } from 'node:crypto';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 
-/** Layout of a packed dataset under its prefix (ARCHITECTURE.md "Dataset layout"). */
-export const SHARDS_PREFIX = 'shards/';
-export const INDEX_PREFIX = 'index/';
-export const GLOBAL_INDEX_KEY = `${INDEX_PREFIX}all.idx`;
-export const MANIFEST_KEY = 'manifest.json';
-
 /** One shard as written. */
 export interface ManifestShard {
-  /** Key under the dataset prefix, e.g. `shards/part-00000-of-00008.tfrecord`. */
+  /** Key relative to the dataset root, e.g. `versions/v00000001-1a2b3c4d/shards/part-00000-of-00008.tfrecord`: in an older version's folder when reused. */
   readonly key: string;
-  /** Key of its index file, e.g. `index/part-00000-of-00008.idx`. */
+  /** Key of its index file, e.g. `versions/v00000001-1a2b3c4d/index/part-00000-of-00008.idx`. */
   readonly indexKey: string;
+  /** Key of its member list (see members.ts): what an incremental repack compares with the source. */
+  readonly membersKey: string;
   readonly records: number;
   readonly bytes: number;
   /** CRC32C of the whole shard, base64 of the big-endian value: what S3 reports as ChecksumCRC32C. */
@@ -29,9 +25,20 @@ export interface ManifestFailure {
   readonly reason: string;
 }
 
-/** `manifest.json`: written last; its presence means the dataset is complete. */
+/** The manifest's own format version. */
+export const MANIFEST_FORMAT_VERSION = 2;
+
+/**
+ * `manifest.json` of a dataset version (ARCHITECTURE.md "The manifest"): written before the
+ * version is published; the root's copy names the current version.
+ */
 export interface Manifest {
-  readonly version: 1;
+  readonly version: typeof MANIFEST_FORMAT_VERSION;
+  /** The version's id, `v<sequence>-<random>` (dataset-layout.ts). */
+  readonly datasetVersion: string;
+  readonly sequence: number;
+  /** The version this one was planned from (its shards may be reused), or null for the first. */
+  readonly previousVersion: string | null;
   readonly format: ShardFormatName;
   readonly seed: number;
   readonly source: {
@@ -43,11 +50,47 @@ export interface Manifest {
   };
   /** Class name → label, names sorted; empty without labels. */
   readonly labels: Record<string, number>;
+  /** Number of classes (0 without labels): what a model's output layer needs. */
+  readonly classes: number;
   readonly records: number;
+  /** How the shard count was chosen: the consumers it was rounded for, and whether it is a multiple of them. */
+  readonly sizing: ManifestSizing;
+  /** In shard order; keys in any version's folder. */
   readonly shards: ManifestShard[];
   /** RecordIO only: one index over all shards in order, offsets global across them (DALI fn.readers.mxnet). */
   readonly globalIndexKey?: string;
   readonly failures: ManifestFailure[];
+}
+
+/** The shard options a version was packed with: a rerun with other options is not up to date. */
+export interface ManifestSizing {
+  readonly targetShardBytes: number | null;
+  readonly shardCount: number | null;
+  readonly consumers: number;
+  /** False when an incremental repack could not keep the count a multiple of the consumers without tiny shards. */
+  readonly multipleOfConsumers: boolean;
+  /** Shards reused from earlier versions, by reference. */
+  readonly reusedShards: number;
+}
+
+/** What a run is asked to make, compared with a version to tell whether it is up to date. */
+export interface PackRequest {
+  readonly sourceUri: string;
+  readonly format: ShardFormatName;
+  readonly seed: number;
+  readonly targetShardBytes: number | null;
+  readonly shardCount: number | null;
+  readonly consumers: number;
+  readonly labelled: boolean;
+}
+
+/** The version was packed from this very listing (its fingerprint) with these settings: nothing to do. */
+export function isUpToDate(manifest: Manifest, request: PackRequest, fingerprint: string): boolean {
+  return manifest.source.fingerprint === fingerprint && manifest.source.uri === request.sourceUri
+    && manifest.format === request.format && manifest.seed === request.seed
+    && manifest.sizing.targetShardBytes === request.targetShardBytes && manifest.sizing.shardCount === request.shardCount
+    && manifest.sizing.consumers === request.consumers
+    && (Object.keys(manifest.labels).length > 0) === request.labelled;
 }
 
 /** Every source object must be a record or a listed failure. */

@@ -1,23 +1,31 @@
 import * as os from 'node:os';
+import { membersKeyInVersion, newVersionId, VersionLayout } from './dataset-layout';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
-import type { PackingSink, PackingSource } from './io/storage';
+import type { ListedFile, PackingSink, PackingSource } from './io/storage';
 import { ListingCollector } from './listing/listing-collector';
-import type { ListingPlan} from './listing/plan-listing';
+import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
-import type { Manifest} from './manifest';
-import { MANIFEST_KEY } from './manifest';
+import type { Manifest, ManifestShard, PackRequest } from './manifest';
+import { isUpToDate, sourceFingerprint } from './manifest';
+import { parseMembers, serializeMembers } from './members';
 import { PLAN_LIMITS } from './planning/grouped-plan';
+import type { IncrementalPlan } from './planning/incremental-plan';
+import { planIncremental } from './planning/incremental-plan';
 import type { LabelMode, PlannedShard } from './planning/plan-types';
-import type { ShardResult} from './shard-writer';
+import type { PruneResult } from './prune';
+import { DEFAULT_RETENTION_DAYS, pruneVersions } from './prune';
+import { currentVersion } from './publish';
+import type { ShardResult } from './shard-writer';
 import { writeShard } from './shard-writer';
 
 /**
- * Writes one planned shard and reports each input file handled (its bytes, and how many files
- * the report covers). The default writes in this process; the CLI passes a worker-thread pool.
+ * Writes one planned shard under `prefix` (the new version's folder) and reports each input file
+ * handled (its bytes, and how many files the report covers). The default writes in this process;
+ * the CLI passes a worker-thread pool.
  */
-export type ShardWriteFunction = (shard: PlannedShard, onFiles: (bytes: number, files: number) => void) => Promise<ShardResult>;
+export type ShardWriteFunction = (shard: PlannedShard, prefix: string, onFiles: (bytes: number, files: number) => void) => Promise<ShardResult>;
 
 /** A packing run. */
 export interface PackOptions {
@@ -49,6 +57,23 @@ export interface PackOptions {
    * has V8 favour memory over speed for the rest of the run (see bin/cli/pack.ts).
    */
   readonly onLargeListing?: () => void;
+  /** Pack every file again instead of reusing the unchanged shards of the current version. */
+  readonly fullRepack?: boolean;
+  /** Versions that stopped being current longer ago than this are pruned after publishing (default 7 days). */
+  readonly retentionDays?: number;
+}
+
+/** What a packing run did. */
+export interface PackResult {
+  /** The current version's manifest: the new one, or the one already current when up to date. */
+  readonly manifest: Manifest;
+  /** True when the current version already matched the source and settings: nothing was written. */
+  readonly upToDate: boolean;
+  /** Why every file was packed again, when there was a version to build on. */
+  readonly fullRepackReason?: string;
+  /** Bytes of the shards this run wrote (reused shards are not written). */
+  readonly shardBytesWritten: number;
+  readonly prune?: PruneResult;
 }
 
 /** How far a run is. */
@@ -62,61 +87,140 @@ export interface PackProgress {
 }
 
 /**
- * Packs a source into shards, indexes and a manifest: list → plan → write shards (a few at once,
- * each with bounded read-ahead) → finalize (merged index, manifest last). Inputs that cannot be
- * read are listed in the manifest's failures, never dropped. Listings of more than 131,072 files
- * are sorted and planned through files in `scratchDirectory`, a group at a time (see planListing).
+ * Packs a source into a new version of the dataset and publishes it (ARCHITECTURE.md "Dataset
+ * layout"): list → plan (incremental on the current version when it can be, else full) → write the
+ * new shards, a few at once, each with bounded read-ahead, into the version's folder → finalize
+ * (indexes, manifest, checks, the atomic publish) → prune old versions. Nothing of a published
+ * version is changed. Inputs that cannot be read are listed in the manifest's failures, never
+ * dropped; any other error fails the run and publishes nothing. Listings of more than 131,072
+ * files are sorted and planned through files in `scratchDirectory`, a group at a time (those are
+ * packed in full: an incremental plan holds the listing in memory).
  */
-export async function packDataset(options: PackOptions): Promise<Manifest> {
+export async function packDataset(options: PackOptions): Promise<PackResult> {
   const format = shardFormat(options.format);
   const recordBytes = format.recordBytes.bind(format);
+  const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
-    const plan = planListing(collector, {
-      seed: options.seed,
-      targetShardBytes: options.targetShardBytes,
-      shardCount: options.shardCount,
-      consumers: options.consumers,
-      labels: options.labels,
-      recordBytes,
-    });
-    // The manifest says "complete": an earlier run's must not vouch for shards this run is rewriting.
-    await options.sink.delete(MANIFEST_KEY);
-    const results = await writeShards(plan, options, format);
-    return await finalizeDataset({
-      sink: options.sink,
-      format: options.format,
-      seed: plan.seed,
-      source: {
-        uri: options.source.uri,
-        objects: plan.totalFiles,
-        bytes: plan.totalBytes,
-        fingerprint: results.fingerprint,
-      },
-      labels: plan.labelMap,
-      shards: results.shards.map((r) => r.shard),
-      failures: results.shards.flatMap((r) => r.failures),
-    });
+    const sizing = { targetShardBytes: options.targetShardBytes ?? null, shardCount: options.shardCount ?? null, consumers: options.consumers ?? 1 };
+    const request: PackRequest = {
+      sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
+    };
+    const held = collector.takeInMemory();
+    if (held && current && isUpToDate(current.manifest, request, sourceFingerprint(held))) {
+      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
+    }
+    let fullRepackReason: string | undefined;
+    let incremental: IncrementalPlan | undefined;
+    if (current && !options.fullRepack) {
+      if (!held) {
+        fullRepackReason = 'the listing is too large to hold in memory, which an incremental repack needs';
+      } else {
+        const plan = planIncremental(held, { manifest: current.manifest, members: await readMembers(options.sink, current.manifest.shards) }, {
+          format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
+          consumers: options.consumers, labels: options.labels, recordBytes,
+        });
+        if (plan.kind === 'full') fullRepackReason = plan.reason;
+        else incremental = plan;
+      }
+    } else if (current) {
+      fullRepackReason = 'a full repack was asked for';
+    }
+    const plan: ListingPlan = incremental ? incrementalListingPlan(incremental, held!) : planListing(collector, {
+      seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
+      consumers: options.consumers, labels: options.labels, recordBytes,
+    }, PLAN_LIMITS, undefined, held);
+    if (!held && current && isUpToDate(current.manifest, request, plan.fingerprint())) {
+      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
+    }
+    const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
+    try {
+      const results = await writeShards(plan, options, format, layout);
+      const reused = incremental?.reused ?? [];
+      const written = results.shards.map((result) => rebase(result.shard, layout));
+      const manifest = await finalizeDataset({
+        sink: options.sink,
+        datasetVersion: layout.id,
+        previousVersion: current?.datasetVersion ?? null,
+        format: options.format,
+        seed: plan.seed,
+        source: { uri: options.source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint: results.fingerprint },
+        labels: plan.labelMap,
+        sizing: {
+          ...sizing,
+          multipleOfConsumers: incremental ? incremental.multipleOfConsumers : plan.shardCount % sizing.consumers === 0,
+          reusedShards: reused.length,
+        },
+        shards: [...reused, ...written],
+        failures: results.shards.flatMap((r) => r.failures),
+      });
+      const prune = await pruneVersions(options.sink, (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000);
+      return { manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune };
+    } catch (error) {
+      await removeUnpublished(options.sink, layout);
+      throw error;
+    }
   } finally {
     collector.dispose();
   }
 }
 
+/** Member lists read at once (S3 reads are latency-bound). */
+const MEMBER_READS_AT_ONCE = 16;
+
+/** The member lists of a version's shards, in shard order. */
+export async function readMembers(sink: PackingSink, shards: readonly ManifestShard[]) {
+  const members = new Array<ReturnType<typeof parseMembers>>(shards.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < shards.length) {
+      const i = next++;
+      members[i] = parseMembers(shards[i].membersKey, await sink.get(shards[i].membersKey));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MEMBER_READS_AT_ONCE, shards.length) }, worker));
+  return members;
+}
+
+function incrementalListingPlan(plan: IncrementalPlan, files: readonly ListedFile[]): ListingPlan {
+  return {
+    seed: plan.seed, labelMap: plan.labelMap, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes,
+    shardCount: plan.shards.length, groups: [plan.shards], fingerprint: () => sourceFingerprint(files),
+  };
+}
+
+/** A shard as its writer reported it (keys in the version's folder), with keys of the dataset. */
+function rebase(shard: ManifestShard, layout: VersionLayout): ManifestShard {
+  return { ...shard, key: layout.rebase(shard.key), indexKey: layout.rebase(shard.indexKey), membersKey: layout.rebase(shard.membersKey) };
+}
+
+/** Best effort: the objects of a version that was not published go, so a failed run leaves nothing a reader could mistake. */
+async function removeUnpublished(sink: PackingSink, layout: VersionLayout): Promise<void> {
+  try {
+    for (const key of await sink.list(layout.prefix)) await sink.delete(key);
+  } catch {
+    // The run's own error is what the caller needs; an unpublished folder is never read.
+  }
+}
+
 /** Writes every shard of the plan, a few at once, taking the plan's groups as they are needed. */
-async function writeShards(plan: ListingPlan, options: PackOptions, format: ShardFormat) {
+async function writeShards(plan: ListingPlan, options: PackOptions, format: ShardFormat, layout: VersionLayout) {
   const progress = { filesDone: 0, bytesDone: 0, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes, shardsDone: 0, totalShards: plan.shardCount };
   const report = () => options.onProgress?.({ ...progress });
   report();
 
-  const write: ShardWriteFunction = options.writeShard ?? ((shard, onFiles) => writeShard(shard, {
+  const versionSink = options.sink.scoped(layout.prefix);
+  const write: ShardWriteFunction = options.writeShard ?? ((shard, _prefix, onFiles) => writeShard(shard, {
     source: options.source,
-    sink: options.sink,
+    sink: versionSink,
     format,
     readConcurrency: options.readConcurrency ?? 32,
     onFile: (bytes) => onFiles(bytes, 1),
   }));
   const results = new Array<ShardResult>(plan.shardCount);
+  // An incremental plan's new shards are numbered after the reused ones.
+  let firstIndex = -1;
   const groups = plan.groups[Symbol.iterator]();
   let group: Array<PlannedShard | undefined> = [];
   let taken = 0;
@@ -128,6 +232,7 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
       taken = 0;
     }
     const shard = group[taken];
+    if (shard && firstIndex < 0) firstIndex = shard.index;
     // Once dispatched, a shard's records are let go: the live heap keeps the shards in flight only.
     group[taken++] = undefined;
     return shard;
@@ -140,11 +245,13 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
       try {
         const shard = nextShard();
         if (!shard) return;
-        results[shard.index] = await write(shard, (bytes, files) => {
+        results[shard.index - firstIndex] = await write(shard, layout.prefix, (bytes, files) => {
           progress.filesDone += files;
           progress.bytesDone += bytes;
           report();
         });
+        // The version keeps what each shard holds: the next repack compares it with the source.
+        await versionSink.put(membersKeyInVersion(shard.name), serializeMembers(shard.records));
       } catch (error) {
         failure ??= { error };
         return;

@@ -4,7 +4,8 @@ import type { ObjectWriter, PackingSink, PackingSource } from './io/storage';
 import { ScratchBuffer } from './io/storage';
 import { isUnreadableInput } from './io/unreadable-input';
 import type { ManifestFailure, ManifestShard } from './manifest';
-import { crc32cBase64, INDEX_PREFIX, SHARDS_PREFIX } from './manifest';
+import { INDEX_FOLDER, membersKeyInVersion, SHARDS_FOLDER } from './dataset-layout';
+import { crc32cBase64 } from './manifest';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 
@@ -38,8 +39,9 @@ const BLOCK_BYTES = 4 * 1024 * 1024;
  */
 export async function writeShard(planned: PlannedShard, options: ShardWriterOptions): Promise<ShardResult> {
   const { format, sink } = options;
-  const key = `${SHARDS_PREFIX}${planned.name}${format.extension}`;
-  const indexKey = `${INDEX_PREFIX}${planned.name}.idx`;
+  // Keys relative to the sink, which is rooted at the version's folder (dataset-layout.ts).
+  const key = `${SHARDS_FOLDER}${planned.name}${format.extension}`;
+  const indexKey = `${INDEX_FOLDER}${planned.name}.idx`;
   const writer = await sink.create(key);
   try {
     const written = await writeRecords(planned.records, writer, options);
@@ -49,6 +51,7 @@ export async function writeShard(planned: PlannedShard, options: ShardWriterOpti
       shard: {
         key,
         indexKey,
+        membersKey: membersKeyInVersion(planned.name),
         records: written.recordIds.length,
         bytes: written.bytes,
         crc32c: crc32cBase64(written.crc),

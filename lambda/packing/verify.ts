@@ -7,7 +7,9 @@ import {
 import type { PackingSink } from './io/storage';
 import { isObjectNotFound } from './io/storage';
 import type { Manifest, ManifestShard } from './manifest';
-import { checkTotals, crc32cBase64, INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from './manifest';
+import { checkTotals, crc32cBase64, MANIFEST_FORMAT_VERSION } from './manifest';
+import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
+import { currentVersion } from './publish';
 
 /** What verification found. */
 export interface VerifyReport {
@@ -23,6 +25,13 @@ export interface VerifyReport {
 /** Where verification reads a packed dataset from: any sink can read back what it wrote. */
 export type DatasetReader = Pick<PackingSink, 'get' | 'list' | 'uri'>;
 
+/** What to verify. */
+export interface VerifyOptions {
+  /** A version id: that version's own manifest instead of the current one (the root's `manifest.json`). */
+  readonly version?: string;
+  readonly onShard?: (done: number, total: number) => void;
+}
+
 /**
  * Re-reads a packed dataset: every shard's size and CRC32C against the manifest, every record's
  * framing CRCs, record ids and labels, every index line against the records, RecordIO's global
@@ -30,23 +39,37 @@ export type DatasetReader = Pick<PackingSink, 'get' | 'list' | 'uri'>;
  * dataset are reported, never read; an object under `shards/` or `index/` that the manifest does
  * not list, or a key it lists twice, is reported (a reader of the folder would read its records too).
  */
-export async function verifyDataset(dataset: DatasetReader, onShard?: (done: number, total: number) => void): Promise<VerifyReport> {
+export async function verifyDataset(dataset: DatasetReader, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const { onShard } = options;
+  if (options.version !== undefined && versionSequence(options.version) === undefined) {
+    return { problems: [`'${options.version}' is not a version id (v<8 digits>-<8 hex digits>)`], shardsChecked: 0, recordsChecked: 0, bytesChecked: 0 };
+  }
+  const manifestKey = options.version === undefined ? MANIFEST_KEY : new VersionLayout(options.version).manifestKey;
   let manifest: Manifest;
   try {
-    manifest = JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
+    manifest = JSON.parse((await dataset.get(manifestKey)).toString('utf8')) as Manifest;
   } catch (error) {
     // Only a manifest that is not there says the dataset is incomplete; a store that did not answer says nothing of it.
     const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset' : 'the store could not be read, so nothing was checked';
     return {
-      problems: [`${MANIFEST_KEY}: cannot be read (${(error as Error).message}); ${why}`],
+      problems: [`${manifestKey}: cannot be read (${(error as Error).message}); ${why}`],
+      shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
+    };
+  }
+  if (manifest.version !== MANIFEST_FORMAT_VERSION || typeof manifest.datasetVersion !== 'string' || versionSequence(manifest.datasetVersion) === undefined) {
+    return {
+      manifest,
+      problems: [`${manifestKey}: manifest version ${String(manifest.version)} without a dataset version; this engine checks version `
+        + `${MANIFEST_FORMAT_VERSION} (a dataset packed before versions: pack it again)`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
     };
   }
   const problems: string[] = [];
   const totals = checkTotals(manifest);
-  if (totals) problems.push(`${MANIFEST_KEY}: ${totals}`);
+  if (totals) problems.push(`${manifestKey}: ${totals}`);
+  if (options.version === undefined) await checkCurrent(dataset, manifest, problems);
   const labelCount = Object.keys(manifest.labels).length;
-  const confined = await checkListedKeys(dataset, manifest, problems);
+  const confined = await checkListedKeys(dataset, manifest, manifestKey, problems);
   let recordsChecked = 0;
   let bytesChecked = 0;
   const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
@@ -99,26 +122,45 @@ class GlobalIndexCheck {
   }
 }
 
+/** The root's manifest is the newest published version's: a reader of the root reads what was published last. */
+async function checkCurrent(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<void> {
+  const current = await currentVersion(dataset).catch((error: Error) => {
+    problems.push(`published/: the claims cannot be read (${error.message})`);
+    return undefined;
+  });
+  if (!current) {
+    problems.push(`${MANIFEST_KEY}: names version ${manifest.datasetVersion}, but no version is published (published/ is empty)`);
+  } else if (current.datasetVersion !== manifest.datasetVersion) {
+    problems.push(`${MANIFEST_KEY}: names version ${manifest.datasetVersion}, but the newest published version is ${current.datasetVersion}`);
+  }
+}
+
 /**
  * Keys that stay inside the dataset (relative, no `..`, `.` or empty segment, no backslash); each
- * other key, and each key listed twice, is a problem. Also reports shards and index files under
- * `shards/` and `index/` that the manifest does not list.
+ * other key, and each key listed twice, is a problem. Also reports shards and index files in the
+ * version's own `shards/` and `index/` folders that the manifest does not list (a channel over the
+ * folder would read them too).
  */
-async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, problems: string[]): Promise<Set<string>> {
-  const listed = [...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]), ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : [])];
+async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, manifestKey: string, problems: string[]): Promise<Set<string>> {
+  const listed = [
+    ...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]),
+    ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : []),
+  ];
   const confined = new Set<string>();
   for (const key of listed) {
-    if (leavesDataset(key)) {
-      problems.push(`${MANIFEST_KEY}: key ${JSON.stringify(key)} leaves the dataset; keys must be relative paths inside it`);
+    if (!isConfinedKey(key)) {
+      problems.push(`${manifestKey}: key ${JSON.stringify(key)} leaves the dataset; keys must be relative paths inside it`);
     } else if (confined.has(key)) {
-      problems.push(`${key}: listed more than once in ${MANIFEST_KEY}`);
+      problems.push(`${key}: listed more than once in ${manifestKey}`);
     } else {
       confined.add(key);
     }
   }
-  for (const prefix of [SHARDS_PREFIX, INDEX_PREFIX]) {
+  const layout = new VersionLayout(manifest.datasetVersion);
+  for (const folder of [SHARDS_FOLDER, INDEX_FOLDER]) {
+    const prefix = layout.rebase(folder);
     for (const key of await dataset.list(prefix)) {
-      if (!confined.has(key) && READABLE.test(key) && !isPartial(key)) problems.push(`${key}: not listed in ${MANIFEST_KEY}; a reader of ${prefix} would read it too`);
+      if (!confined.has(key) && READABLE.test(key) && !isPartial(key)) problems.push(`${key}: not listed in ${manifestKey}; a reader of ${prefix} would read it too`);
     }
   }
   return confined;
@@ -128,7 +170,7 @@ async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, probl
 const READABLE = /\.(tfrecord|rec|idx)$/;
 
 function leavesDataset(key: unknown): boolean {
-  return typeof key !== 'string' || key.length === 0 || key.includes('\\') || key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
+  return typeof key !== 'string' || !isConfinedKey(key);
 }
 
 /** A local sink's object still being written (see LocalDirectorySink): hidden, never read by a reader of the folder's shards. */

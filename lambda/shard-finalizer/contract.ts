@@ -2,19 +2,27 @@ import { ENV } from '../shard-planner/dataset-settings';
 
 /** The finalizer's event: taken from the planner's result. */
 export interface ShardFinalizerEvent {
+  /** The version the planner planned. */
+  readonly datasetVersion: string;
   /** Shards the Map packed. */
   readonly shardCount: number;
-  /** The source fingerprint the planner planned from: proves `_plan/` is this run's plan. */
+  /** The source fingerprint the planner planned from: proves `_plan/<version>/` is this run's plan. */
   readonly fingerprint: string;
 }
 
 /** Fields of {@link ShardFinalizerEvent}: the state machine passes exactly these. */
-export const SHARD_FINALIZER_EVENT_FIELDS = ['shardCount', 'fingerprint'] as const satisfies ReadonlyArray<keyof ShardFinalizerEvent>;
+export const SHARD_FINALIZER_EVENT_FIELDS = ['datasetVersion', 'shardCount', 'fingerprint'] as const satisfies ReadonlyArray<keyof ShardFinalizerEvent>;
 
 /** What the finalizer returns. */
 export interface ShardFinalizerResult {
-  /** Key of `manifest.json`, relative to the dataset prefix. */
+  /** The version published. */
+  readonly datasetVersion: string;
+  /** Its own manifest, never changed: what a job pinned to this version reads. */
+  readonly versionManifestKey: string;
+  /** Key of the root's `manifest.json` (the current version's), relative to the dataset prefix. */
   readonly manifestKey: string;
+  /** Old versions whose objects were deleted (past the retention period). */
+  readonly prunedVersions: number;
   readonly shards: number;
   readonly records: number;
   readonly failures: number;
@@ -23,4 +31,4 @@ export interface ShardFinalizerResult {
 }
 
 /** Environment variables the finalizer reads. */
-export const SHARD_FINALIZER_ENVIRONMENT = [ENV.destinationBucket, ENV.destinationPrefix] as const;
+export const SHARD_FINALIZER_ENVIRONMENT = [ENV.destinationBucket, ENV.destinationPrefix, ENV.retentionDays] as const;

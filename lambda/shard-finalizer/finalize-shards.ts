@@ -1,13 +1,13 @@
+import { versionSequence, VersionLayout } from '../packing/dataset-layout';
 import { finalizeDataset } from '../packing/finalize';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
 import type { ManifestFailure, ManifestShard } from '../packing/manifest';
-import { MANIFEST_KEY } from '../packing/manifest';
+import { MANIFEST_KEY } from '../packing/dataset-layout';
+import { pruneVersions } from '../packing/prune';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
-import type {
-  PackedShardResult, PlanSummary, ShardTask} from '../shard-planner/plan-layout';
-import { parseJsonObject, PLAN_KEY, resultKey, TASKS_KEY,
-} from '../shard-planner/plan-layout';
+import type { PackedShardResult, PlanSummary, ShardTask } from '../shard-planner/plan-layout';
+import { parseJsonObject, RunFiles } from '../shard-planner/plan-layout';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 
 const HANDLER = 'shard-finalizer';
@@ -17,8 +17,13 @@ const READ_CONCURRENCY = 32;
 /** Checks the event; errors name the field. */
 export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
   const fields = eventObject(HANDLER, event);
+  const datasetVersion = stringField(HANDLER, fields, 'datasetVersion');
+  if (versionSequence(datasetVersion) === undefined) {
+    throw new HandlerInputError(`${HANDLER}: event field 'datasetVersion' must be a version id like 'v00000002-1a2b3c4d', got '${datasetVersion}'`);
+  }
   return {
-    shardCount: integerField(HANDLER, fields, 'shardCount', 1),
+    datasetVersion,
+    shardCount: integerField(HANDLER, fields, 'shardCount', 0),
     fingerprint: stringField(HANDLER, fields, 'fingerprint'),
   };
 }
@@ -28,17 +33,18 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
  * manifest last). Fails, writing no manifest, when the plan is not this run's, a shard has no
  * result, or records + failures do not account for every source object.
  */
-export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink): Promise<ShardFinalizerResult> {
-  const plan = parseJsonObject<PlanSummary>(PLAN_KEY, await sink.get(PLAN_KEY));
-  if (plan.source?.fingerprint !== event.fingerprint || plan.shardCount !== event.shardCount) {
+export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number): Promise<ShardFinalizerResult> {
+  const run = new RunFiles(new VersionLayout(event.datasetVersion));
+  const plan = parseJsonObject<PlanSummary>(run.planKey, await sink.get(run.planKey));
+  if (plan.datasetVersion !== event.datasetVersion || plan.source?.fingerprint !== event.fingerprint || plan.shardCount !== event.shardCount) {
     throw new HandlerInputError(
-      `${PLAN_KEY} is not the plan of this run: it has ${plan.shardCount} shards from source fingerprint ${plan.source?.fingerprint}, `
-      + `the event says ${event.shardCount} from ${event.fingerprint} (did another execution start meanwhile?)`,
+      `${run.planKey} is not the plan of this run: it has ${plan.shardCount} shards of ${plan.datasetVersion} from source fingerprint `
+      + `${plan.source?.fingerprint}, the event says ${event.shardCount} of ${event.datasetVersion} from ${event.fingerprint}`,
     );
   }
-  const tasks = parseJsonObject<ShardTask[]>(TASKS_KEY, await sink.get(TASKS_KEY));
+  const tasks = parseJsonObject<ShardTask[]>(run.tasksKey, await sink.get(run.tasksKey));
   if (!Array.isArray(tasks) || tasks.length !== plan.shardCount) {
-    throw new HandlerInputError(`${TASKS_KEY} lists ${Array.isArray(tasks) ? tasks.length : 'no'} shards, ${PLAN_KEY} ${plan.shardCount}`);
+    throw new HandlerInputError(`${run.tasksKey} lists ${Array.isArray(tasks) ? tasks.length : 'no'} shards, ${run.planKey} ${plan.shardCount}`);
   }
 
   const results = new Array<PackedShardResult>(tasks.length);
@@ -46,17 +52,24 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   const reader = async () => {
     while (next < tasks.length) {
       const position = next++;
-      results[position] = await readResult(sink, tasks[position]);
+      results[position] = await readResult(sink, run, tasks[position]);
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, tasks.length) }, reader));
 
-  const shards: ManifestShard[] = results.map((result) => result.shard);
+  const shards: ManifestShard[] = [...plan.reused, ...results.map((result) => result.shard)];
   const failures: ManifestFailure[] = results.flatMap((result) => result.failures);
   const manifest = await finalizeDataset({
-    sink, format: plan.format, seed: plan.seed, source: plan.source, labels: plan.labels, shards, failures,
+    sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
+    source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures,
   });
+  // Published: the run's working files and the versions past their retention go.
+  for (const key of await sink.list(run.version.planPrefix)) await sink.delete(key);
+  const pruned = await pruneVersions(sink, retentionDays * 86_400_000);
   return {
+    datasetVersion: manifest.datasetVersion,
+    versionManifestKey: run.version.manifestKey,
+    prunedVersions: pruned.prunedVersions.length,
     manifestKey: MANIFEST_KEY,
     shards: manifest.shards.length,
     records: manifest.records,
@@ -65,8 +78,8 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   };
 }
 
-async function readResult(sink: PackingSink, task: ShardTask): Promise<PackedShardResult> {
-  const key = resultKey(task.shardName);
+async function readResult(sink: PackingSink, run: RunFiles, task: ShardTask): Promise<PackedShardResult> {
+  const key = run.resultKey(task.shardName);
   let data: Buffer;
   try {
     data = await sink.get(key);
@@ -75,7 +88,7 @@ async function readResult(sink: PackingSink, task: ShardTask): Promise<PackedSha
     throw error;
   }
   const result = parseJsonObject<PackedShardResult>(key, data);
-  if (!result.shard || !result.shard.key?.startsWith(`shards/${task.shardName}.`) || !Array.isArray(result.failures)) {
+  if (!result.shard || !result.shard.key?.startsWith(`${run.version.prefix}shards/${task.shardName}.`) || !Array.isArray(result.failures)) {
     throw new HandlerInputError(`${key} is not the result of shard ${task.shardName}`);
   }
   return result;

@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
-import { readLocation } from '../shard-planner/dataset-settings';
+import { readLocation, readRetentionDays } from '../shard-planner/dataset-settings';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
 
@@ -10,12 +10,13 @@ const logger = new Logger();
 const metrics = new Metrics();
 const client = engineS3Client();
 const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
+const retentionDays = readRetentionDays(process.env);
 
-/** Merges the packers' results into the manifest, written last. */
+/** Merges the packers' results into a version's manifest and publishes it. */
 export async function handler(event: ShardFinalizerEvent): Promise<ShardFinalizerResult> {
   const parsed = parseFinalizerEvent(event);
   try {
-    const result = await finalizeShards(parsed, sink);
+    const result = await finalizeShards(parsed, sink, retentionDays);
     metrics.addMetric('Records', MetricUnit.Count, result.records);
     metrics.addMetric('Failures', MetricUnit.Count, result.failures);
     metrics.addMetric('Shards', MetricUnit.Count, result.shards);

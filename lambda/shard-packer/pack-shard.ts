@@ -3,8 +3,10 @@ import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { writeShard } from '../packing/shard-writer';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
-import type { PackedShardResult} from '../shard-planner/plan-layout';
-import { parseMembers, PLAN_PREFIX, resultKey } from '../shard-planner/plan-layout';
+import { versionOfKey, VersionLayout } from '../packing/dataset-layout';
+import { MemberListError, parseMembers, plannedShardOf } from '../packing/members';
+import type { PackedShardResult } from '../shard-planner/plan-layout';
+import { RunFiles } from '../shard-planner/plan-layout';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 
 const HANDLER = 'shard-packer';
@@ -19,8 +21,10 @@ export function parsePackerEvent(event: unknown): ShardPackerEvent {
     throw new HandlerInputError(`${HANDLER}: event field 'shardName' must look like 'part-00000-of-00008', got '${shardName}'`);
   }
   const membersKey = stringField(HANDLER, fields, 'membersKey');
-  if (!membersKey.startsWith(PLAN_PREFIX)) {
-    throw new HandlerInputError(`${HANDLER}: event field 'membersKey' must be a key under '${PLAN_PREFIX}' of the dataset, got '${membersKey}'`);
+  const version = versionOfKey(membersKey);
+  if (version === undefined || membersKey !== new VersionLayout(version).membersKey(shardName)) {
+    throw new HandlerInputError(`${HANDLER}: event field 'membersKey' must be the member list of shard ${shardName} in a version's folder `
+      + `(versions/<version>/members/${shardName}.jsonl), got '${membersKey}'`);
   }
   return { shardIndex, shardName, membersKey };
 }
@@ -39,16 +43,25 @@ export interface PackShardOptions {
  * for the same shard: the same members give the same bytes under the same keys.
  */
 export async function packShard(task: ShardPackerEvent, options: PackShardOptions): Promise<ShardPackerResult> {
-  const planned = parseMembers(task, await options.sink.get(task.membersKey));
+  const layout = new VersionLayout(versionOfKey(task.membersKey)!);
+  let planned;
+  try {
+    planned = plannedShardOf(task.shardIndex, task.shardName, parseMembers(task.membersKey, await options.sink.get(task.membersKey)));
+  } catch (error) {
+    if (error instanceof MemberListError) throw new HandlerInputError(error.message);
+    throw error;
+  }
+  // The shard writer is rooted at the version's folder; its keys are rebased onto the dataset.
   const written = await writeShard(planned, {
     source: options.source,
-    sink: options.sink,
+    sink: options.sink.scoped(layout.prefix),
     format: shardFormat(options.format),
     readConcurrency: options.readConcurrency,
     onFile: options.onFile,
   });
-  const key = resultKey(task.shardName);
-  const result: PackedShardResult = { shard: written.shard, failures: written.failures };
+  const shard = { ...written.shard, key: layout.rebase(written.shard.key), indexKey: layout.rebase(written.shard.indexKey), membersKey: task.membersKey };
+  const key = new RunFiles(layout).resultKey(task.shardName);
+  const result: PackedShardResult = { shard, failures: written.failures };
   await options.sink.put(key, Buffer.from(`${JSON.stringify(result)}\n`));
-  return { shard: written.shard, failureCount: written.failures.length, resultKey: key };
+  return { shard, failureCount: written.failures.length, resultKey: key };
 }

@@ -12,15 +12,22 @@ export interface ShardPlannerEvent {
 
 /** What the planner returns; the state machine keeps it at `$.plan`. */
 export interface ShardPlannerResult {
-  /** The dataset's manifest matches the source and options: nothing to pack. */
+  /** The current version matches the source and options: nothing to pack. */
   readonly upToDate: boolean;
+  /** The version this run makes (the current one when up to date). */
+  readonly datasetVersion: string;
+  /** Why every file is packed again although a version existed; empty when incremental or the first version. */
+  readonly fullRepackReason: string;
   /** Bucket of the Map's item list (the destination bucket). */
   readonly tasksBucket: string;
-  /** Object key of the Map's item list, `<destination prefix>_plan/tasks.json`. */
+  /** Object key of the Map's item list, `<destination prefix>_plan/<version>/tasks.json`. */
   readonly tasksKey: string;
+  /** New shards the Map packs (0 when every shard is reused or up to date). */
   readonly shardCount: number;
+  /** Shards of earlier versions the new version keeps by reference. */
+  readonly reusedShards: number;
   readonly source: Manifest['source'];
-  /** Number of classes in the label map (0 without labels); the map itself is in `_plan/plan.json`. */
+  /** Number of classes in the label map (0 without labels); the map itself is in `_plan/<version>/plan.json`. */
   readonly classes: number;
   readonly seed: number;
   readonly format: ShardFormatName;
@@ -28,7 +35,7 @@ export interface ShardPlannerResult {
 
 /** Fields of {@link ShardPlannerResult}: the paths the state machine reads from `$.plan` are among them. */
 export const SHARD_PLANNER_RESULT_FIELDS = [
-  'upToDate', 'tasksBucket', 'tasksKey', 'shardCount', 'source', 'classes', 'seed', 'format',
+  'upToDate', 'datasetVersion', 'fullRepackReason', 'tasksBucket', 'tasksKey', 'shardCount', 'reusedShards', 'source', 'classes', 'seed', 'format',
 ] as const satisfies ReadonlyArray<keyof ShardPlannerResult>;
 
 /** Fields of a Map item ({@link ShardTask}), as the planner writes them to the tasks list. */

@@ -1,5 +1,6 @@
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { LabelMode } from '../packing/planning/plan-types';
+import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
 import { HandlerInputError } from './handler-input';
 
 /**
@@ -20,6 +21,7 @@ export const ENV = {
   readConcurrency: 'READ_CONCURRENCY',
   inventoryBucket: 'INVENTORY_BUCKET',
   inventoryKey: 'INVENTORY_KEY',
+  retentionDays: 'VERSION_RETENTION_DAYS',
 } as const;
 
 /** A bucket and a key prefix (empty, or ending in `/`). */
@@ -95,6 +97,11 @@ export function readPlanSettings(env: Environment): PlanSettings {
 /** Files a packer reads ahead (`READ_CONCURRENCY`, default 64). */
 export function readReadConcurrency(env: Environment): number {
   return wholeNumber(env, ENV.readConcurrency, 1) ?? 64;
+}
+
+/** Days an old version is kept after it stops being current (`VERSION_RETENTION_DAYS`, default 7). */
+export function readRetentionDays(env: Environment): number {
+  return wholeNumber(env, ENV.retentionDays, 0) ?? DEFAULT_RETENTION_DAYS;
 }
 
 function required(env: Environment, name: string): string {

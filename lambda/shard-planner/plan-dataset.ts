@@ -1,14 +1,19 @@
+import { newVersionId, VersionLayout } from '../packing/dataset-layout';
 import { shardFormat } from '../packing/formats';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
-import { isObjectNotFound, listAll } from '../packing/io/storage';
-import type { Manifest } from '../packing/manifest';
-import { MANIFEST_KEY, sourceFingerprint } from '../packing/manifest';
+import { listAll } from '../packing/io/storage';
+import type { PackRequest } from '../packing/manifest';
+import { isUpToDate, sourceFingerprint } from '../packing/manifest';
+import { serializeMembers } from '../packing/members';
+import { readMembers } from '../packing/pack';
+import { planIncremental } from '../packing/planning/incremental-plan';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
+import { currentVersion } from '../packing/publish';
 import type { ShardPlannerResult } from './contract';
 import type { BucketLocation, PlanSettings } from './dataset-settings';
-import type { PlanSummary, ShardTask} from './plan-layout';
-import { membersKey, parseJsonObject, PLAN_KEY, serializeMembers, TASKS_KEY } from './plan-layout';
+import type { PlanSummary, ShardTask } from './plan-layout';
+import { RunFiles } from './plan-layout';
 
 /** What the planner works on. */
 export interface PlanDatasetOptions {
@@ -43,76 +48,69 @@ export interface PlanDatasetOptions {
 export async function planDataset(options: PlanDatasetOptions): Promise<ShardPlannerResult> {
   const { source, sink, destination, settings } = options;
   const format = shardFormat(settings.format);
+  const recordBytes = (key: string, size: number) => format.recordBytes(key, size);
+  const current = await currentVersion(sink);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
-  const plan = planShards(files, {
-    seed: settings.seed,
-    targetShardBytes: settings.targetShardBytes,
-    shardCount: settings.shardCount,
-    consumers: settings.consumers,
-    labels: settings.labels,
-    recordBytes: (key, size) => format.recordBytes(key, size),
-  });
+  const sizing = { targetShardBytes: settings.targetShardBytes ?? null, shardCount: settings.shardCount ?? null, consumers: settings.consumers };
+  const request: PackRequest = { sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder' };
+  if (current && !options.force && isUpToDate(current.manifest, request, fingerprint)) {
+    const manifest = current.manifest;
+    return {
+      upToDate: true, datasetVersion: manifest.datasetVersion, fullRepackReason: '', tasksBucket: destination.bucket,
+      tasksKey: `${destination.prefix}${new RunFiles(new VersionLayout(manifest.datasetVersion)).tasksKey}`,
+      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, seed: manifest.seed, format: manifest.format,
+    };
+  }
+
+  const planOptions = {
+    seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
+    consumers: settings.consumers, labels: settings.labels, recordBytes,
+  };
+  const incremental = current && !options.force
+    ? planIncremental(files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, { ...planOptions, format: settings.format })
+    : undefined;
+  const fullRepackReason = !current ? '' : options.force ? 'a full repack was asked for' : incremental?.kind === 'full' ? incremental.reason : '';
+  const plan: ShardPlan & { readonly multipleOfConsumers?: boolean } = incremental?.kind === 'incremental'
+    ? { ...incremental, shards: incremental.shards }
+    : planShards(files, planOptions);
+  const reused = incremental?.kind === 'incremental' ? incremental.reused : [];
+  const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
+  const run = new RunFiles(layout);
   const summary: PlanSummary = {
-    version: 1,
+    version: 2,
+    datasetVersion: layout.id,
+    previousVersion: current?.datasetVersion ?? null,
     format: settings.format,
     seed: plan.seed,
     source: { uri: source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint },
     labels: plan.labelMap,
+    sizing: {
+      ...sizing,
+      multipleOfConsumers: plan.multipleOfConsumers ?? (plan.shards.length % settings.consumers === 0),
+      reusedShards: reused.length,
+    },
+    reused,
     shardCount: plan.shards.length,
   };
-  const result: ShardPlannerResult = {
+  // Member lists go in the new version's folder: the version keeps them for the next repack.
+  const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));
+  await forEachLimited(plan.shards, options.writeConcurrency ?? 8, (shard) => sink.put(layout.membersKey(shard.name), serializeMembers(shard.records)));
+  await sink.put(run.planKey, Buffer.from(`${JSON.stringify(summary)}\n`));
+  await sink.put(run.tasksKey, Buffer.from(JSON.stringify(tasks)));
+  return {
     upToDate: false,
+    datasetVersion: layout.id,
+    fullRepackReason,
     tasksBucket: destination.bucket,
-    tasksKey: `${destination.prefix}${TASKS_KEY}`,
+    tasksKey: `${destination.prefix}${run.tasksKey}`,
     shardCount: summary.shardCount,
+    reusedShards: reused.length,
     source: summary.source,
     classes: Object.keys(summary.labels).length,
     seed: summary.seed,
     format: summary.format,
   };
-  if (!options.force && matchesManifest(await readManifest(sink), summary, plan)) {
-    return { ...result, upToDate: true };
-  }
-
-  // An earlier manifest must not vouch for shards this run is about to rewrite.
-  await sink.delete(MANIFEST_KEY);
-  const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: membersKey(shard.name) }));
-  await forEachLimited(plan.shards, options.writeConcurrency ?? 8, (shard) => sink.put(membersKey(shard.name), serializeMembers(shard)));
-  await sink.put(PLAN_KEY, Buffer.from(`${JSON.stringify(summary)}\n`));
-  await sink.put(TASKS_KEY, Buffer.from(JSON.stringify(tasks)));
-  return result;
-}
-
-
-async function readManifest(sink: PackingSink): Promise<Manifest | undefined> {
-  let data: Buffer;
-  try {
-    data = await sink.get(MANIFEST_KEY);
-  } catch (error) {
-    if (isObjectNotFound(error)) return undefined;
-    throw error;
-  }
-  return parseJsonObject<Manifest>(MANIFEST_KEY, data);
-}
-
-/**
- * Up to date when the manifest was written from the same source listing with the same format and
- * seed, and this plan's shards are its shards. The shard count and the labels are what the shard
- * options (target size, count, consumers, labels) decide; with the same files and seed the plan is
- * deterministic, so equal names and labels mean equal shards.
- */
-function matchesManifest(manifest: Manifest | undefined, summary: PlanSummary, plan: ShardPlan): boolean {
-  if (!manifest || manifest.version !== 1) return false;
-  if (manifest.format !== summary.format || manifest.seed !== summary.seed) return false;
-  const source = manifest.source;
-  if (!source || source.uri !== summary.source.uri || source.fingerprint !== summary.source.fingerprint
-    || source.objects !== summary.source.objects || source.bytes !== summary.source.bytes) {
-    return false;
-  }
-  if (!Array.isArray(manifest.shards) || manifest.shards.length !== plan.shards.length) return false;
-  if (!manifest.shards.every((shard, i) => shard.key.startsWith(`shards/${plan.shards[i].name}.`))) return false;
-  return JSON.stringify(manifest.labels) === JSON.stringify(summary.labels);
 }
 
 async function forEachLimited<T>(items: readonly T[], limit: number, action: (item: T) => Promise<void>): Promise<void> {

@@ -202,6 +202,26 @@ export class LocalDirectorySink implements PackingSink {
     await fsp.rename(partial, target);
   }
 
+  public scoped(prefix: string): LocalDirectorySink {
+    return new LocalDirectorySink(this.pathOf(prefix.replace(/\/$/, '')));
+  }
+
+  public async createIfAbsent(key: string, data: Buffer): Promise<boolean> {
+    const target = await this.prepare(key);
+    const partial = partialName(target);
+    await fsp.writeFile(partial, data);
+    try {
+      // link(2) fails with EEXIST on an existing name, atomically: rename would replace it.
+      await fsp.link(partial, target);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    } finally {
+      await fsp.rm(partial, { force: true });
+    }
+  }
+
   public get(key: string): Promise<Buffer> {
     return fsp.readFile(this.pathOf(key)).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'ENOENT' ? new ObjectNotFoundError(`${this.uri}${key}`, error.code, error.message) : error;

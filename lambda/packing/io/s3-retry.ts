@@ -105,12 +105,15 @@ export function isS3AccessDenied(error: unknown): boolean {
   return s3ErrorStatus(error) === 403 && (code === undefined || code === 'Forbidden' || code === '403');
 }
 
-/** Throttling, 5xx, 429, connection resets and timeouts: worth another attempt after a backoff. */
+/** Throttling, 5xx but 501, 429, a conditional write's conflict, connection resets and timeouts: worth another attempt after a backoff. */
 export function isS3Retryable(error: unknown): boolean {
   if (isS3NotFound(error)) return false;
   const fields = (error ?? {}) as SdkErrorFields;
   const status = s3ErrorStatus(error);
+  // 501 NotImplemented is an answer, not an outage; 409 ConditionalRequestConflict asks for a retry.
+  if (status === 501 || fields.Code === 'NotImplemented') return false;
   if (status !== undefined && (status >= 500 || status === 429)) return true;
+  if (fields.Code === 'ConditionalRequestConflict') return true;
   if (fields.Code && THROTTLING_CODES.has(fields.Code)) return true;
   if (fields.name && THROTTLING_CODES.has(fields.name)) return true;
   if (networkErrorCode(error)) return true;

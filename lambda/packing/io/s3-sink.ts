@@ -9,7 +9,7 @@ import { crc32cBase64 } from '../manifest';
 import type { S3Location } from './s3-location';
 import { getObjectBytes, listPages, listPageSize } from './s3-location';
 import type { S3RetryOptions} from './s3-retry';
-import { isS3NotFound, s3ErrorCode, withS3Retry } from './s3-retry';
+import { isS3NotFound, s3ErrorCode, s3ErrorStatus, withS3Retry } from './s3-retry';
 import { normalizePrefix, s3Uri } from './s3-uri';
 import type { ObjectWriter, PackingSink } from './storage';
 import { ObjectNotFoundError } from './storage';
@@ -46,7 +46,7 @@ export class S3Sink implements PackingSink {
   private readonly partConcurrency: number;
   private readonly encryption: { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
 
-  constructor(options: S3SinkOptions) {
+  constructor(private readonly options: S3SinkOptions) {
     this.client = options.client;
     this.bucket = options.bucket;
     this.prefix = normalizePrefix(options.prefix);
@@ -64,12 +64,42 @@ export class S3Sink implements PackingSink {
     this.uri = s3Uri(this.bucket, this.prefix);
   }
 
+  public scoped(prefix: string): S3Sink {
+    return new S3Sink({ ...this.options, prefix: this.prefix + prefix });
+  }
+
   public async create(key: string): Promise<ObjectWriter> {
     return new MultipartWriter(this, this.prefix + key);
   }
 
   public async put(key: string, data: Buffer): Promise<void> {
     await this.putObject(this.prefix + key, data, crc32c(data));
+  }
+
+  /**
+   * PutObject with `If-None-Match: *` (S3 conditional writes): 412 PreconditionFailed means the key
+   * exists. A store that answers 501 NotImplemented cannot publish atomically: that is an error, not
+   * a silent unconditional write.
+   */
+  public async createIfAbsent(key: string, data: Buffer): Promise<boolean> {
+    const fullKey = this.prefix + key;
+    const uri = s3Uri(this.bucket, fullKey);
+    try {
+      await withS3Retry(uri, () => this.client.send(new PutObjectCommand({
+        Bucket: this.bucket, Key: fullKey, Body: data, ContentLength: data.length,
+        ContentMD5: createHash('md5').update(data).digest('base64'), ChecksumCRC32C: crc32cBase64(crc32c(data)),
+        IfNoneMatch: '*', ...this.encryption,
+      })), this.retry);
+      return true;
+    } catch (error) {
+      const code = s3ErrorCode(error);
+      if (code === 'PreconditionFailed' || s3ErrorStatus(error) === 412) return false;
+      if (code === 'NotImplemented' || s3ErrorStatus(error) === 501) {
+        throw new Error(`${uri}: the S3 store does not support conditional writes (PutObject with If-None-Match: *), `
+          + 'which publishing a dataset version atomically needs; Amazon S3 has them since August 2024', { cause: error });
+      }
+      throw error;
+    }
   }
 
   public get(key: string): Promise<Buffer> {

@@ -79,12 +79,20 @@ export interface PackingSink {
   create(key: string): Promise<ObjectWriter>;
   /** Writes a small object whole, atomically. */
   put(key: string, data: Buffer): Promise<void>;
+  /**
+   * Writes a small object only if no object has the key, atomically: of two callers, exactly one
+   * gets `true`, the other `false` and the object stays the first one's. What publishing a dataset
+   * version rests on (ARCHITECTURE.md "Dataset layout"). Rejects when the store cannot do it.
+   */
+  createIfAbsent(key: string, data: Buffer): Promise<boolean>;
   /** Reads back an object of the dataset (indexes at finalize time, everything at verify time); rejects with an ObjectNotFoundError when there is none. */
   get(key: string): Promise<Buffer>;
   /** Keys of the objects under a prefix of the dataset (e.g. `shards/`), at any depth. */
   list(prefix: string): Promise<string[]>;
   /** Removes an object; no error when there is none. */
   delete(key: string): Promise<void>;
+  /** The same store rooted at `prefix` (ending in `/`) under this root: a version's folder, for its shard writers. */
+  scoped(prefix: string): PackingSink;
 }
 
 /** What every sink's `get` rejects with for a key that holds no object, whatever the store calls it. */

@@ -38,8 +38,10 @@ export interface ListingPlan {
  */
 export function planListing(
   collector: ListingCollector, options: PlanOptions, limits: PlanLimits = PLAN_LIMITS, openGroupFiles = MAX_GROUP_FILES_OPEN,
+  /** The listing, when the caller already took it from the collector (ListingCollector.takeInMemory). */
+  taken?: ListedFile[],
 ): ListingPlan {
-  const held = collector.takeInMemory();
+  const held = taken ?? collector.takeInMemory();
   if (held) return planInMemory(held, options, limits);
 
   const settings = checkOptions(options);

@@ -24,7 +24,7 @@ export interface LocalShardWorkerData {
 
 /** Work for a worker: write a shard, or stat files for the listing. */
 export type WorkerTask =
-  | { readonly kind: 'write'; readonly shard: ShardMessage }
+  | { readonly kind: 'write'; readonly shard: ShardMessage; readonly prefix: string }
   | { readonly kind: 'stat'; readonly keys: string[] };
 
 /** A task as sent: `id` pairs the worker's messages with it (a worker may hold several). */
@@ -73,8 +73,9 @@ export class LocalShardPool {
   }
 
   /** Writes one shard; `onFiles` hears of the input files it handled. */
-  public async write(shard: PlannedShard, onFiles: (bytes: number, files: number) => void): Promise<ShardResult> {
-    const message = await this.send({ kind: 'write', shard: toShardMessage(shard) }, `writing ${shard.name}`, onFiles);
+  /** Writes a shard under `prefix` (a version's folder) of the output folder. */
+  public async write(shard: PlannedShard, prefix: string, onFiles: (bytes: number, files: number) => void): Promise<ShardResult> {
+    const message = await this.send({ kind: 'write', shard: toShardMessage(shard), prefix }, `writing ${shard.name}`, onFiles);
     return (message as Extract<WorkerMessage, { kind: 'done' }>).result;
   }
 

@@ -28,7 +28,7 @@ port.on('message', (request: WorkerRequest) => {
   let bytes = 0;
   // Inside the promise: a message that cannot be read fails its task, not the worker.
   Promise.resolve(request.shard).then((message) => writeShard(fromShardMessage(message), {
-    source, sink, format,
+    source, sink: sink.scoped(request.prefix), format,
     readConcurrency: data.readConcurrency,
     onFile: (size) => {
       files++;

@@ -145,7 +145,7 @@ export function writeOrder(
     for (let r = 0; r < records.length; r++, written++) {
       const file = inWriteOrder[written];
       const recordId = numbering.firstRecordId + written;
-      records[r] = { key: sorted[file].key, size: sorted[file].size, label: labels ? labels[file] : -1, recordId };
+      records[r] = { key: sorted[file].key, size: sorted[file].size, label: labels ? labels[file] : -1, recordId, modified: sorted[file].modified };
     }
     const index = numbering.firstShard + shard;
     shards.push({ index, name: shardName(index, numbering.totalShards), records, bytes: assignment.bytes[shard] });

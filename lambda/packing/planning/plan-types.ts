@@ -4,6 +4,8 @@ export interface SourceFile {
   readonly key: string;
   /** Size in bytes, as listed. */
   readonly size: number;
+  /** Last change in milliseconds since the epoch, when listed: kept in member lists for incremental repacks. */
+  readonly modified?: number;
 }
 
 /** How files become labelled records. */
@@ -37,8 +39,13 @@ export interface PlannedRecord {
   readonly size: number;
   /** Class index, -1 without labels. */
   readonly label: number;
-  /** Global id: consecutive over the shards in order (shard 0 holds ids 0..n0-1, and so on). */
+  /**
+   * Global id: consecutive over the shards in order (shard 0 holds ids 0..n0-1, and so on) in a
+   * full pack; an incremental repack numbers its new records after the previous version's largest.
+   */
   readonly recordId: number;
+  /** The source file's last change as listed (milliseconds since the epoch), when known. */
+  readonly modified?: number;
 }
 
 /** One planned shard. */

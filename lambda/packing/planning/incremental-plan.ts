@@ -1,0 +1,111 @@
+import type { ListedFile } from '../io/storage';
+import type { Manifest, ManifestShard } from '../manifest';
+import { sortByKeyInCodePointOrder } from './key-order';
+import { labelByFolder, labelsByMap } from './label-map';
+import { MIN_TARGET_SHARD_BYTES, planShards } from './plan-shards';
+import type { PlannedRecord, PlannedShard, PlanOptions } from './plan-types';
+import { shardName } from './shard-name';
+
+/** The version a repack starts from: its manifest and each shard's member list, in shard order. */
+export interface PreviousVersion {
+  readonly manifest: Manifest;
+  readonly members: ReadonlyArray<readonly PlannedRecord[]>;
+}
+
+/** An incremental plan: shards kept by reference, then new shards for everything else. */
+export interface IncrementalPlan {
+  readonly kind: 'incremental';
+  readonly seed: number;
+  readonly labelMap: Record<string, number>;
+  readonly totalFiles: number;
+  readonly totalBytes: number;
+  /** Shards of earlier versions, unchanged, in their previous order. */
+  readonly reused: ManifestShard[];
+  /** Shards to write; indexes and names continue after the reused ones. */
+  readonly shards: PlannedShard[];
+  readonly multipleOfConsumers: boolean;
+}
+
+/** Why a repack cannot be incremental: everything is packed again. */
+export interface FullRepack {
+  readonly kind: 'full';
+  readonly reason: string;
+}
+
+/**
+ * Plans a repack that rewrites only what must change (ARCHITECTURE.md "The manifest"): a shard of
+ * the previous version is reused when every one of its inputs still exists with the same size and
+ * modification time and none failed; the other inputs (new, changed, or beside a changed or removed
+ * one) are planned into new shards with the same seed, numbered after the reused ones, their
+ * record ids after the previous version's largest. The new shard count keeps the total a multiple
+ * of the consumers unless that would make shards under 1 MiB. The record set is the source's:
+ * every listed file exactly once.
+ *
+ * A full repack is needed when the format, seed, labelling, class set or shard options changed.
+ */
+export function planIncremental(
+  files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions & { readonly format: string },
+): IncrementalPlan | FullRepack {
+  const { manifest } = previous;
+  const consumers = options.consumers ?? 1;
+  const changed = changedSetting(manifest, options, consumers);
+  if (changed) return { kind: 'full', reason: changed };
+  const sorted = sortByKeyInCodePointOrder([...files]);
+  const labelMap = (options.labels ?? 'folder') === 'folder' ? labelByFolder(sorted).labelMap : {};
+  if (JSON.stringify(labelMap) !== JSON.stringify(manifest.labels)) return { kind: 'full', reason: 'the set of classes changed' };
+
+  const listed = new Map<string, ListedFile>();
+  for (const file of sorted) listed.set(file.key, file);
+  const failed = new Set(manifest.failures.map((failure) => failure.key));
+  const reused: ManifestShard[] = [];
+  const covered = new Set<string>();
+  manifest.shards.forEach((shard, i) => {
+    const members = previous.members[i];
+    const unchanged = members.length > 0 && members.every((member) => {
+      const file = listed.get(member.key);
+      return file !== undefined && file.size === member.size && file.modified === member.modified && !failed.has(member.key) && !covered.has(member.key);
+    });
+    if (!unchanged) return;
+    reused.push(shard);
+    for (const member of members) covered.add(member.key);
+  });
+
+  const pending = sorted.filter((file) => !covered.has(file.key));
+  const totalBytes = sorted.reduce((sum, file) => sum + file.size, 0);
+  const base = { kind: 'incremental' as const, seed: options.seed, labelMap, totalFiles: sorted.length, totalBytes, reused };
+  if (pending.length === 0) return { ...base, shards: [], multipleOfConsumers: reused.length % consumers === 0 };
+
+  const planOptions = { seed: options.seed, targetShardBytes: options.targetShardBytes, labels: 'none' as const, recordBytes: options.recordBytes };
+  const needed = planShards(pending, planOptions).shards.length;
+  const aligned = Math.min(pending.length, needed + ((consumers - ((reused.length + needed) % consumers)) % consumers));
+  const pendingBytes = pending.reduce((sum, file) => sum + file.size, 0);
+  const count = aligned > needed && pendingBytes / aligned < MIN_TARGET_SHARD_BYTES ? needed : aligned;
+  const plan = planShards(pending, { ...planOptions, shardCount: count });
+  const firstRecordId = manifest.shards.reduce((largest, shard) => Math.max(largest, shard.lastRecordId), -1) + 1;
+  const total = reused.length + plan.shards.length;
+  const labelOf = options.labels === 'none' ? undefined : labelsOf(pending, labelMap);
+  const shards = plan.shards.map((shard, i): PlannedShard => ({
+    index: reused.length + i,
+    name: shardName(reused.length + i, total),
+    bytes: shard.bytes,
+    records: shard.records.map((record) => ({ ...record, label: labelOf ? labelOf.get(record.key)! : -1, recordId: firstRecordId + record.recordId })),
+  }));
+  return { ...base, shards, multipleOfConsumers: total % consumers === 0 };
+}
+
+function changedSetting(manifest: Manifest, options: PlanOptions & { readonly format: string }, consumers: number): string | undefined {
+  if (manifest.format !== options.format) return `the format changed (${manifest.format} → ${options.format})`;
+  if (manifest.seed !== options.seed) return `the seed changed (${manifest.seed} → ${options.seed})`;
+  if (options.shardCount !== undefined) return 'an exact shard count was asked for';
+  if (manifest.sizing.shardCount !== null) return 'the previous version was packed to an exact shard count';
+  if (manifest.sizing.consumers !== consumers) return `the consumers changed (${manifest.sizing.consumers} → ${consumers})`;
+  if (manifest.sizing.targetShardBytes !== (options.targetShardBytes ?? null)) return 'the target shard size changed';
+  const labelled = Object.keys(manifest.labels).length > 0;
+  if (labelled !== ((options.labels ?? 'folder') === 'folder')) return 'the labelling changed';
+  return undefined;
+}
+
+function labelsOf(files: readonly ListedFile[], labelMap: Record<string, number>): Map<string, number> {
+  const labels = labelsByMap(files, labelMap);
+  return new Map(files.map((file, i) => [file.key, labels[i]]));
+}

@@ -1,0 +1,70 @@
+import { versionOfKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
+import type { PackingSink } from './io/storage';
+import type { Manifest } from './manifest';
+import { publishedVersions, readVersionManifest } from './publish';
+
+/** Seven days: longer than most training jobs, so a job finishes on the version it started with. */
+export const DEFAULT_RETENTION_DAYS = 7;
+
+/** What a prune removed. */
+export interface PruneResult {
+  /** Versions whose folders were emptied of what no kept version references. */
+  readonly prunedVersions: string[];
+  readonly deletedObjects: number;
+  /** Versions kept: the current one and those current within the retention period. */
+  readonly keptVersions: string[];
+}
+
+/**
+ * Deletes the objects of versions that stopped being current more than `retentionMs` ago, except
+ * those a kept version still references (an incremental repack reuses shards by reference). The
+ * current version and every version current within the period are kept, so a running job finishes
+ * on the version it started with. Folders of versions never published (a run in progress, or one
+ * that failed) are left alone: a run in progress has no claim yet.
+ */
+export async function pruneVersions(sink: PackingSink, retentionMs: number, now: Date = new Date()): Promise<PruneResult> {
+  const published = await publishedVersions(sink);
+  if (published.length === 0) return { prunedVersions: [], deletedObjects: 0, keptVersions: [] };
+  const kept = published.filter((_version, i) => {
+    const next = published[i + 1];
+    return !next || now.getTime() - Date.parse(next.publishedAt) < retentionMs;
+  }).map((version) => version.datasetVersion);
+  const referenced = new Set<string>();
+  for (const id of kept) {
+    for (const key of referencedKeys(await readVersionManifest(sink, id))) referenced.add(key);
+  }
+  const prunable = new Set(published.map((version) => version.datasetVersion).filter((id) => !kept.includes(id)));
+  const stale = (await sink.list(VERSIONS_PREFIX)).filter((key) => {
+    const version = versionOfKey(key);
+    return version !== undefined && prunable.has(version) && !referenced.has(key);
+  });
+  // The version's own manifest last: a half-pruned version still says what it was.
+  const manifests = new Set([...prunable].map((id) => new VersionLayout(id).manifestKey));
+  await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
+  await deleteAll(sink, stale.filter((key) => manifests.has(key)));
+  return {
+    prunedVersions: [...prunable].filter((id) => stale.some((key) => versionOfKey(key) === id)),
+    deletedObjects: stale.length,
+    keptVersions: kept,
+  };
+}
+
+/** Every object a version's readers open. */
+function referencedKeys(manifest: Manifest): string[] {
+  const layout = new VersionLayout(manifest.datasetVersion);
+  return [
+    layout.manifestKey, layout.shardsChannelKey, layout.indexChannelKey,
+    ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : []),
+    ...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]),
+  ];
+}
+
+const DELETES_AT_ONCE = 16;
+
+async function deleteAll(sink: PackingSink, keys: readonly string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < keys.length) await sink.delete(keys[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(DELETES_AT_ONCE, keys.length) }, worker));
+}
