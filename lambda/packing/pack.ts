@@ -108,7 +108,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
     };
     const held = collector.takeInMemory();
-    if (held && current && isUpToDate(current.manifest, request, sourceFingerprint(held))) {
+    if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, sourceFingerprint(held))) {
       return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
     }
     let fullRepackReason: string | undefined;
@@ -131,7 +131,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
       consumers: options.consumers, labels: options.labels, recordBytes,
     }, PLAN_LIMITS, undefined, held);
-    if (!held && current && isUpToDate(current.manifest, request, plan.fingerprint())) {
+    if (!held && current && !options.fullRepack && isUpToDate(current.manifest, request, plan.fingerprint())) {
       return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
     }
     const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));

@@ -18,12 +18,12 @@ import type { LogGroupOptions } from '../private/log-group';
 import { createLogGroup } from '../private/log-group';
 import { acknowledge, wildcardResourceFinding } from '../private/nag';
 import type { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
-import { CacheSource } from '../storage/cache-source';
+import { CacheSource, DATASET_CACHE_DIRECTORY } from '../storage/cache-source';
 import type { LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache';
 import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import type { S3ChannelOptions} from '../training/training-channel';
-import { InputMode, S3DataDistribution, TrainingChannel } from '../training/training-channel';
+import { S3DataDistribution, TrainingChannel } from '../training/training-channel';
 import type { TrainingJobOptions } from '../training/training-job';
 import { TrainingJob, TrainingJobNaming } from '../training/training-job';
 import { TrainingNetwork } from '../training/training-network';
@@ -165,7 +165,6 @@ const DEFAULT_INDEX_CHANNEL = 'index';
 /** The channel the reference `train.py` evaluates on. */
 const VALIDATION_CHANNEL = 'validation';
 /** A few bytes per record: downloaded whole to every host before training starts. */
-const INDEX_CHANNEL_OPTIONS: S3ChannelOptions = { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED };
 /** How often the pipeline checks on an FSx import task. */
 const IMPORT_POLL = Duration.seconds(30);
 
@@ -224,10 +223,11 @@ export class TrainingPipeline extends Construct {
     }
     const indexChannelName = props.indexChannelName ?? DEFAULT_INDEX_CHANNEL;
     const channels = this.cache
-      ? [TrainingChannel.fromDatasetCache(channelName, this.cache, 'shards'),
-        TrainingChannel.fromDatasetCache(indexChannelName, this.cache, 'index')]
+      // The cache mirrors the dataset's root: both channels see it, and the reader follows its manifest.
+      ? [TrainingChannel.fromDatasetCache(channelName, this.cache, DATASET_CACHE_DIRECTORY),
+        TrainingChannel.fromDatasetCache(indexChannelName, this.cache, DATASET_CACHE_DIRECTORY)]
       : [TrainingChannel.fromShards(channelName, dataset, dataPath.shardsChannel),
-        TrainingChannel.fromBucket(indexChannelName, dataset.destinationBucket, dataset.indexPrefix, INDEX_CHANNEL_OPTIONS)];
+        TrainingChannel.fromShardIndex(indexChannelName, dataset)];
 
     if (props.validationDataset) {
       channels.push(TrainingChannel.fromShards(VALIDATION_CHANNEL, props.validationDataset, { distribution: S3DataDistribution.FULLY_REPLICATED }));
@@ -403,7 +403,8 @@ export class TrainingPipeline extends Construct {
       parameters: {
         FileSystemId: cache.fileSystemId,
         Type: 'IMPORT_METADATA_FROM_REPOSITORY',
-        Paths: [`s3://${bucket}/${dataset.shardsPrefix}`, `s3://${bucket}/${dataset.indexPrefix}`],
+        // The dataset's root: the new version's objects are the ones not yet imported.
+        Paths: [`s3://${bucket}/${dataset.destinationPrefix}`],
         Report: { Enabled: false },
       },
       resultSelector: { TaskId: sfn.JsonPath.stringAt('$.DataRepositoryTask.TaskId') },

@@ -46,12 +46,27 @@ export enum RecordLabels {
 export interface IShardedDataset {
   /** The bucket holding the shards. */
   readonly destinationBucket: s3.IBucket;
-  /** Prefix of the shards, e.g. `packed/shards/`: the train channel's prefix. */
+  /** Prefix of the packed dataset, e.g. `packed/`: its versions, their claims and the current manifest lie under it. */
+  readonly destinationPrefix: string;
+  /**
+   * Prefix of the shards of a dataset packed before versions, e.g. `packed/shards/`.
+   *
+   * @deprecated datasets are versioned: a version's shards may lie in several version folders. Read
+   * them through `shardsManifestKey` (a SageMaker ManifestFile), as `TrainingChannel.fromShards` does.
+   */
   readonly shardsPrefix: string;
-  /** Prefix of the index files, e.g. `packed/index/` (apart from the shards, so ShardedByS3Key never splits them). */
+  /**
+   * Prefix of the index files of a dataset packed before versions, e.g. `packed/index/`.
+   *
+   * @deprecated use `indexManifestKey`, as `TrainingChannel.fromShardIndex` does.
+   */
   readonly indexPrefix: string;
-  /** Key of `manifest.json`, written last: its presence means the dataset is complete. */
+  /** Key of `manifest.json`: the current version's manifest, rewritten when a version is published. */
   readonly manifestKey: string;
+  /** Key of `shards.manifest`: a SageMaker ManifestFile listing the current version's shards, in order. */
+  readonly shardsManifestKey: string;
+  /** Key of `index.manifest`: a SageMaker ManifestFile listing the current version's index files and its manifest. */
+  readonly indexManifestKey: string;
 }
 
 /**
@@ -144,12 +159,23 @@ export interface ShardedDatasetProps {
   readonly vpcSubnets?: ec2.SubnetSelection;
 
   /**
-   * Prefix of the packed dataset, empty or ending in `/`: shards under `<prefix>shards/`, indexes
-   * under `<prefix>index/`, the manifest at `<prefix>manifest.json`, working files under `<prefix>_plan/`.
+   * Prefix of the packed dataset, empty or ending in `/`. Each execution that packs writes a new
+   * version under `<prefix>versions/<version>/` and publishes it atomically (`<prefix>published/`);
+   * `<prefix>manifest.json`, `<prefix>shards.manifest` and `<prefix>index.manifest` name the current
+   * version; working files go under `<prefix>_plan/`.
    *
    * @default 'packed/'
    */
   readonly destinationPrefix?: string;
+
+  /**
+   * How long a version is kept after a newer one is published, so that a job reading it finishes
+   * on it. Then the finalizer deletes its objects, except the shards a kept version still reuses.
+   * Whole days, at most 3,650.
+   *
+   * @default Duration.days(7)
+   */
+  readonly versionRetention?: Duration;
 
   /**
    * Record format of the shards.
@@ -265,8 +291,12 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   public readonly shardsPrefix: string;
   /** Prefix of the index files, e.g. `packed/index/`. */
   public readonly indexPrefix: string;
-  /** Key of `manifest.json`. */
+  /** Key of `manifest.json`: the current version's. */
   public readonly manifestKey: string;
+  /** Key of `shards.manifest`: a SageMaker ManifestFile of the current version's shards. */
+  public readonly shardsManifestKey: string;
+  /** Key of `index.manifest`: a SageMaker ManifestFile of the current version's index files and manifest. */
+  public readonly indexManifestKey: string;
   /** Lists the source and writes the plan. */
   public readonly plannerFunction: lambda.Function;
   /** Packs one shard. */
@@ -296,6 +326,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.shardsPrefix = `${this.destinationPrefix}shards/`;
     this.indexPrefix = `${this.destinationPrefix}index/`;
     this.manifestKey = `${this.destinationPrefix}manifest.json`;
+    this.shardsManifestKey = `${this.destinationPrefix}shards.manifest`;
+    this.indexManifestKey = `${this.destinationPrefix}index.manifest`;
 
     const source = { SOURCE_BUCKET: props.sourceBucket.bucketName, SOURCE_PREFIX: sourcePrefix };
     const destination = { DESTINATION_BUCKET: this.destinationBucket.bucketName, DESTINATION_PREFIX: this.destinationPrefix };
@@ -318,8 +350,10 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       SHARD_FORMAT: format,
       READ_CONCURRENCY: numberVariable(props.packerConcurrency ?? 64),
     }, 'packs one shard from its member list');
-    this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), destination,
-      'merges the shard results, writes the merged index and the manifest');
+    this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), {
+      ...destination,
+      VERSION_RETENTION_DAYS: numberVariable((props.versionRetention ?? Duration.days(7)).toDays()),
+    }, 'merges the shard results into a version, publishes it atomically, prunes versions past their retention');
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
     if (props.sourceInventory) this.grantInventory(props.sourceInventory);
@@ -382,7 +416,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     // The Map reads its items from the one task list of this dataset, nothing else.
     stateMachine.addToRolePolicy(new iam.PolicyStatement({
       actions: ['s3:GetObject'],
-      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}tasks.json`)],
+      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)],
     }));
     this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
     for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
@@ -481,7 +515,7 @@ export class PackingSteps extends sfn.StateMachineFragment {
       maxConcurrency: dataset._maxConcurrency(),
       toleratedFailurePercentage: 0,
       mapExecutionType: sfn.StateMachineType.STANDARD,
-      // Results are in S3 (`_plan/results/`): the Map's output would outgrow a state's 256 KB.
+      // Results are in S3 (`_plan/<version>/results/`): the Map's output would outgrow a state's 256 KB.
       resultPath: sfn.JsonPath.DISCARD,
     });
     this.packShards.itemProcessor(pack);
@@ -490,6 +524,7 @@ export class PackingSteps extends sfn.StateMachineFragment {
       lambdaFunction: dataset.finalizerFunction,
       payloadResponseOnly: true,
       payload: sfn.TaskInput.fromObject({
+        datasetVersion: sfn.JsonPath.stringAt('$.plan.datasetVersion'),
         shardCount: sfn.JsonPath.numberAt('$.plan.shardCount'),
         fingerprint: sfn.JsonPath.stringAt('$.plan.source.fingerprint'),
       }),
@@ -550,6 +585,16 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateMemorySize(scope, 'packerMemorySize', props.packerMemorySize);
   validateMemorySize(scope, 'plannerMemorySize', props.plannerMemorySize);
   validateInventory(scope, props.sourceInventory);
+  validateRetention(scope, props.versionRetention);
+}
+
+function validateRetention(scope: Construct, retention: Duration | undefined): void {
+  if (!retention || retention.isUnresolved()) return;
+  const days = retention.toDays({ integral: false });
+  if (!Number.isInteger(days) || days < 0 || days > 3650) {
+    throw new ValidationError('InvalidVersionRetention',
+      `versionRetention must be whole days from 0 to 3,650, got ${retention.toHumanString()}: jobs reading an old version need it kept for days, not hours`, scope);
+  }
 }
 
 function validateInventory(scope: Construct, inventory: SourceInventory | undefined): void {

@@ -3,6 +3,9 @@ import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
 
+/** Where `CacheSource.fromShards` links a packed dataset in the file system. */
+export const DATASET_CACHE_DIRECTORY = 'dataset';
+
 /**
  * One data repository association: a directory of the file system mirrors an S3 prefix.
  * @internal
@@ -32,15 +35,13 @@ export abstract class CacheSource {
   }
 
   /**
-   * The shards and index files of a packed dataset (e.g. a `ShardedDataset`), linked at
-   * `/shards` and `/index`: exactly what training reads, without the packer's working files.
+   * A packed dataset (e.g. a `ShardedDataset`), its prefix linked at `/dataset`: every version,
+   * their claims and the current manifest. A reader of the directory opens the shards the
+   * manifest lists (a version's shards may lie in several version folders); files are loaded
+   * lazily, so versions not read cost metadata only.
    */
   public static fromShards(dataset: IShardedDataset): CacheSource {
-    const bucket = dataset.destinationBucket;
-    return new LinkedPrefixes([
-      { bucket, prefix: dataset.shardsPrefix, fileSystemPath: '/shards' },
-      { bucket, prefix: dataset.indexPrefix, fileSystemPath: '/index' },
-    ]);
+    return new LinkedPrefixes([{ bucket: dataset.destinationBucket, prefix: dataset.destinationPrefix, fileSystemPath: `/${DATASET_CACHE_DIRECTORY}` }]);
   }
 
   /** @internal */

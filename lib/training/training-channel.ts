@@ -267,16 +267,37 @@ export abstract class TrainingChannel {
   }
 
   /**
-   * A channel over the shards of a packed dataset (`dataset.shardsPrefix` of its destination
-   * bucket): pair it with `S3DataDistribution.SHARDED_BY_S3_KEY` and `shuffleSeed` in Pipe mode.
-   * The index files live under their own prefix, so no instance gets a shard without its records.
+   * A channel over the shards of the current version of a packed dataset. In File and Pipe mode it
+   * reads the dataset's `shards.manifest` (S3DataType `ManifestFile`): exactly one published version's
+   * shards, whichever version folders they lie in, as SageMaker reads the manifest when the job
+   * starts; pair it with `S3DataDistribution.SHARDED_BY_S3_KEY` and `shuffleSeed` in Pipe mode. In
+   * FastFile mode (S3Prefix only) it mounts the dataset's root and the reader opens the shards the
+   * manifest lists (FullyReplicated: ShardedByS3Key would split every version's objects).
    *
    * @param channelName the channel's name: the container sees `/opt/ml/input/data/<channelName>`
-   * @param dataset the packed dataset, e.g. a `ShardedDataset`; the job's role is granted read on its shards
+   * @param dataset the packed dataset, e.g. a `ShardedDataset`; the job's role is granted read on its prefix
    */
   public static fromShards(channelName: string, dataset: IShardedDataset, options: S3ChannelOptions = {}): TrainingChannel {
     validateShardChannelOptions(channelName, options);
-    return new S3Channel(channelName, dataset.destinationBucket, dataset.shardsPrefix, options);
+    if (options.inputMode === InputMode.FAST_FILE && options.distribution === S3DataDistribution.SHARDED_BY_S3_KEY) {
+      throw new ValidationError('ShardedFastFileDataset',
+        `channel '${channelName}': FastFile mode reads a dataset through its root prefix (FastFile takes no ManifestFile), where `
+        + 'ShardedByS3Key would split the objects of every version; use File or Pipe mode with ShardedByS3Key, or FastFile with FullyReplicated');
+    }
+    return new S3Channel(channelName, dataset.destinationBucket, dataset.destinationPrefix, options, dataset.shardsManifestKey);
+  }
+
+  /**
+   * A FullyReplicated File-mode channel over the index files and the manifest of the current
+   * version of a packed dataset (its `index.manifest`), for readers that seek through the indexes
+   * (DALI, random access). Kept apart from the shards so that ShardedByS3Key never splits them.
+   *
+   * @param channelName the channel's name, e.g. `index`
+   * @param dataset the packed dataset; the job's role is granted read on its prefix
+   */
+  public static fromShardIndex(channelName: string, dataset: IShardedDataset): TrainingChannel {
+    return new S3Channel(channelName, dataset.destinationBucket, dataset.destinationPrefix,
+      { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED }, dataset.indexManifestKey);
   }
 
   /**
@@ -330,9 +351,13 @@ export abstract class TrainingChannel {
   public abstract _bind(context: ChannelBindContext): ChannelConfig;
 }
 
+/**
+ * The objects under a prefix, or (with `manifestKey`) the objects a SageMaker ManifestFile lists,
+ * in File and Pipe mode; FastFile takes S3Prefix only, so it reads the prefix.
+ */
 class S3Channel extends TrainingChannel {
   constructor(channelName: string, private readonly bucket: s3.IBucket, private readonly prefix: string,
-    private readonly options: S3ChannelOptions) {
+    private readonly options: S3ChannelOptions, private readonly manifestKey?: string) {
     super(channelName);
     validatePipeOnlyOptions(channelName, options);
     validateShuffleSeed(channelName, options.shuffleSeed);
@@ -346,13 +371,14 @@ class S3Channel extends TrainingChannel {
     this.bucket.grantRead(context.grantee, `${this.prefix}*`);
     acknowledgePrefixGrant(context.scope, this.bucket, this.prefix, `channel '${this.channelName}' reads its data`);
     const { shuffleSeed, recordWrapper, compression, contentType } = this.options;
+    const listed = this.manifestKey !== undefined && inputMode !== InputMode.FAST_FILE;
     return {
       channel: {
         ChannelName: this.channelName,
         DataSource: {
           S3DataSource: {
-            S3DataType: 'S3Prefix',
-            S3Uri: `s3://${this.bucket.bucketName}/${this.prefix}`,
+            S3DataType: listed ? 'ManifestFile' : 'S3Prefix',
+            S3Uri: `s3://${this.bucket.bucketName}/${listed ? this.manifestKey : this.prefix}`,
             S3DataDistributionType: distribution,
           },
         },

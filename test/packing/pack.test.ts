@@ -10,9 +10,11 @@ import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/i
 import type { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { listAll } from '../../lambda/packing/io/storage';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { GLOBAL_INDEX_KEY, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import type { PackOptions } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
+import { datasetObjects, expectSameObjects, inVersion } from '../support/dataset-objects';
+import { claimKey, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
 import type { PlannedShard } from '../../lambda/packing/planning/plan-types';
 import { writeShard } from '../../lambda/packing/shard-writer';
@@ -32,7 +34,7 @@ type PackFolderOptions = Partial<PackOptions> & Pick<PackOptions, 'format'>;
 /** Packs `sourceDir` into a fresh folder (seed 7 unless given); the options may replace source and sink. */
 async function packFolder(sourceDir: string, options: PackFolderOptions): Promise<{ manifest: Manifest; outDir: string }> {
   const outDir = folder('out');
-  const manifest = await packDataset({
+  const { manifest } = await packDataset({
     source: new LocalDirectorySource(sourceDir),
     sink: new LocalDirectorySink(outDir),
     seed: 7,
@@ -173,8 +175,11 @@ function sinkWithCreate(inner: PackingSink, create: PackingSink['create']): Pack
     uri: inner.uri,
     get: (key) => inner.get(key),
     put: (key, data) => inner.put(key, data),
+    createIfAbsent: (key, data) => inner.createIfAbsent(key, data),
     list: (prefix) => inner.list(prefix),
     delete: (key) => inner.delete(key),
+    // A version's folder: its objects are created through `create` too, under their keys from the root.
+    scoped: (prefix) => sinkWithCreate(inner.scoped(prefix), (key) => create(`${prefix}${key}`)),
     create,
   };
 }
@@ -185,22 +190,29 @@ class RecordingSink implements PackingSink {
   public readonly visibleWhileWriting: string[] = [];
   public readonly deleted: string[] = [];
 
-  constructor(private readonly inner: PackingSink, private readonly outDir: string) {}
+  /** `prefix`: where a scoped copy is rooted, under the root whose notes (`root`) it adds to. */
+  constructor(private readonly inner: PackingSink, private readonly outDir: string, private readonly prefix = '', private readonly root?: RecordingSink) {}
 
   public get uri(): string {
     return this.inner.uri;
   }
 
+  public scoped(prefix: string): PackingSink {
+    return new RecordingSink(this.inner.scoped(prefix), this.outDir, `${this.prefix}${prefix}`, this.root ?? this);
+  }
+
   public async create(key: string): Promise<ObjectWriter> {
     const writer = await this.inner.create(key);
+    const notes = this.root ?? this;
+    const fullKey = `${this.prefix}${key}`;
     return {
       write: async (chunks) => {
         await writer.write(chunks);
-        if (fs.existsSync(path.join(this.outDir, key))) this.visibleWhileWriting.push(key);
+        if (fs.existsSync(path.join(this.outDir, fullKey))) notes.visibleWhileWriting.push(fullKey);
       },
       complete: async () => {
         await writer.complete();
-        this.completed.push(key);
+        notes.completed.push(fullKey);
       },
       abort: () => writer.abort(),
     };
@@ -208,7 +220,13 @@ class RecordingSink implements PackingSink {
 
   public async put(key: string, data: Buffer): Promise<void> {
     await this.inner.put(key, data);
-    this.completed.push(key);
+    (this.root ?? this).completed.push(`${this.prefix}${key}`);
+  }
+
+  public async createIfAbsent(key: string, data: Buffer): Promise<boolean> {
+    const created = await this.inner.createIfAbsent(key, data);
+    if (created) (this.root ?? this).completed.push(`${this.prefix}${key}`);
+    return created;
   }
 
   public get(key: string): Promise<Buffer> {
@@ -221,7 +239,7 @@ class RecordingSink implements PackingSink {
 
   public async delete(key: string): Promise<void> {
     await this.inner.delete(key);
-    this.deleted.push(key);
+    (this.root ?? this).deleted.push(`${this.prefix}${key}`);
   }
 }
 
@@ -375,7 +393,7 @@ describe('packDataset on a local folder', () => {
 
     // THEN
     expect(manifest.shards).toEqual([expect.objectContaining({ records: 1, firstRecordId: 0, lastRecordId: 0 })]);
-    expect(manifest.shards[0].key).toBe(`shards/part-00000-of-00001.${format === 'tfrecord' ? 'tfrecord' : 'rec'}`);
+    expect(manifest.shards[0].key).toBe(`versions/${manifest.datasetVersion}/shards/part-00000-of-00001.${format === 'tfrecord' ? 'tfrecord' : 'rec'}`);
     await expectEachFileOnce(outDir, dir, one, { format });
   });
 
@@ -387,15 +405,14 @@ describe('packDataset on a local folder', () => {
     const first = await packFolder(sourceDir, options);
     const second = await packFolder(sourceDir, options);
 
-    // THEN
-    const written = listFiles(first.outDir);
-    expect(written).toEqual(expect.arrayContaining([MANIFEST_KEY, 'index/part-00000-of-00003.idx']));
-    if (format === 'recordio') expect(written).toContain(GLOBAL_INDEX_KEY);
-    expect(listFiles(second.outDir)).toEqual(written);
-    for (const key of written) {
-      const same = fs.readFileSync(path.join(first.outDir, key)).equals(fs.readFileSync(path.join(second.outDir, key)));
-      expect({ key, same }).toEqual({ key, same: true });
-    }
+    // THEN the versions' ids differ (each run makes its own), nothing else does
+    const objects = await datasetObjects(new LocalDirectorySink(first.outDir));
+    expect([...objects.keys()]).toEqual(expect.arrayContaining(['index/part-00000-of-00003.idx', 'shards/part-00002-of-00003.' + (format === 'tfrecord' ? 'tfrecord' : 'rec')]));
+    if (format === 'recordio') expect([...objects.keys()]).toContain('index/all.idx');
+    expectSameObjects(await datasetObjects(new LocalDirectorySink(second.outDir)), objects);
+    const withoutVersion = (outDir: string) => fs.readFileSync(path.join(outDir, MANIFEST_KEY), 'utf8').replace(/v00000001-[0-9a-f]{8}/g, 'VERSION');
+    expect(withoutVersion(second.outDir)).toBe(withoutVersion(first.outDir));
+    expect(first.manifest.datasetVersion).not.toBe(second.manifest.datasetVersion);
   });
 
   test('another seed shuffles the records into a different order', async () => {
@@ -456,7 +473,7 @@ describe('packDataset on a local folder', () => {
       });
       base += shards[s].length;
     });
-    const global = parseMxnetIndex(fs.readFileSync(path.join(outDir, GLOBAL_INDEX_KEY), 'utf8'));
+    const global = parseMxnetIndex(fs.readFileSync(path.join(outDir, manifest.globalIndexKey!), 'utf8'));
     expect(global).toEqual(expectedGlobal);
     // What DALI's mxnet reader does: seek into the shards as one concatenated stream.
     const concatenated = Buffer.concat(shards);
@@ -496,58 +513,65 @@ describe('packDataset on a local folder', () => {
     const { manifest } = await packFolder(dir, { format: 'recordio', ...counts });
 
     // THEN
-    expect(manifest.shards.map((shard) => shard.key))
+    expect(manifest.shards.map((shard) => inVersion(shard.key)))
       .toEqual(Array.from({ length: expected }, (_, i) => `shards/part-${String(i).padStart(5, '0')}-of-${String(expected).padStart(5, '0')}.rec`));
+    expect(manifest.sizing.multipleOfConsumers).toBe(true);
     expect(manifest.shards.every((shard) => shard.records > 0)).toBe(true);
   });
 
-  test('objects show only when complete, no partial files remain, and manifest.json is completed last', async () => {
+  test('objects show only when complete, no partial files remain; the claim comes after every object of the version, the root manifest last', async () => {
     // GIVEN
     const outDir = folder('out');
     const sink = new RecordingSink(new LocalDirectorySink(outDir), outDir);
 
     // WHEN
-    const manifest = await packDataset({ source: new LocalDirectorySource(sourceDir), sink, format: 'recordio', seed: 1, shardCount: 4 });
+    const { manifest } = await packDataset({ source: new LocalDirectorySource(sourceDir), sink, format: 'recordio', seed: 1, shardCount: 4 });
 
     // THEN
+    const layout = new VersionLayout(manifest.datasetVersion);
+    const claim = claimKey(1);
     expect(sink.visibleWhileWriting).toEqual([]);
-    expect(sink.completed[sink.completed.length - 1]).toBe(MANIFEST_KEY);
-    expect(sink.completed.filter((key) => key === MANIFEST_KEY)).toHaveLength(1);
-    const everything = [...manifest.shards.flatMap((s) => [s.key, s.indexKey]), GLOBAL_INDEX_KEY, MANIFEST_KEY];
-    expect([...sink.completed].sort()).toEqual([...everything].sort());
-    expect(listFiles(outDir)).toEqual([...everything].sort());
+    expect(sink.completed.slice(-2)).toEqual([claim, MANIFEST_KEY]);
+    const versionObjects = [...manifest.shards.flatMap((s) => [s.key, s.indexKey, s.membersKey]), layout.globalIndexKey, layout.manifestKey];
+    expect([...sink.completed].sort()).toEqual([...versionObjects, claim, MANIFEST_KEY].sort());
+    expect(listFiles(outDir)).toEqual([...versionObjects, claim, MANIFEST_KEY].sort());
   });
 
-  test('packing again into the same folder removes the shards and indexes the new run did not rewrite', async () => {
-    // GIVEN a RecordIO run with 4 shards in the folder
+  test('packing again into the same folder publishes a new version and leaves every object of the first byte-identical', async () => {
+    // GIVEN a RecordIO version with 4 shards
     const outDir = folder('out');
-    const sink = new RecordingSink(new LocalDirectorySink(outDir), outDir);
-    await packDataset({ source: new LocalDirectorySource(sourceDir), sink, format: 'recordio', seed: 1, shardCount: 4 });
-    fs.writeFileSync(path.join(outDir, 'shards', 'notes.txt'), 'not ours');
+    const sink = new LocalDirectorySink(outDir);
+    const first = await packDataset({ source: new LocalDirectorySource(sourceDir), sink, format: 'recordio', seed: 1, shardCount: 4 });
+    const before = new Map(listFiles(outDir).filter((key) => key.startsWith('versions/')).map((key) => [key, fs.readFileSync(path.join(outDir, key))]));
 
-    // WHEN a TFRecord run with 2 shards writes into the same folder
-    const manifest = await packDataset({ source: new LocalDirectorySource(sourceDir), sink, format: 'tfrecord', seed: 1, shardCount: 2 });
+    // WHEN a TFRecord run with 2 shards writes into the same folder (a full repack: the format changed)
+    const second = await packDataset({ source: new LocalDirectorySource(sourceDir), sink, format: 'tfrecord', seed: 1, shardCount: 2 });
 
-    // THEN only the new dataset remains, plus the file that is not the engine's
-    const everything = [...manifest.shards.flatMap((s) => [s.key, s.indexKey]), MANIFEST_KEY, 'shards/notes.txt'];
-    expect(listFiles(outDir)).toEqual([...everything].sort());
-    expect(sink.deleted).toContain(GLOBAL_INDEX_KEY);
-    expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
+    // THEN the root names the second; the first's objects are untouched (kept for the retention period)
+    expect(second.fullRepackReason).toMatch(/format changed/);
+    expect(second.manifest).toMatchObject({ sequence: 2, previousVersion: first.manifest.datasetVersion });
+    expect(JSON.parse(fs.readFileSync(path.join(outDir, MANIFEST_KEY), 'utf8')).datasetVersion).toBe(second.manifest.datasetVersion);
+    for (const [key, bytes] of before) expect({ key, same: fs.readFileSync(path.join(outDir, key)).equals(bytes) }).toEqual({ key, same: true });
+    expect((await verifyDataset(sink)).problems).toEqual([]);
+    expect((await verifyDataset(sink, { version: first.manifest.datasetVersion })).problems).toEqual([]);
   });
 
-  test('a second run removes the first run\'s manifest before writing shards, so a failed rerun leaves no manifest', async () => {
+  test('a rerun that fails while writing shards publishes nothing: the first version stays current, nothing of the failed one remains', async () => {
     // GIVEN a complete dataset
     const outDir = folder('out');
-    await packDataset({ source: new LocalDirectorySource(sourceDir), sink: new LocalDirectorySink(outDir), format: 'tfrecord', seed: 1, shardCount: 2 });
+    const first = await packDataset({ source: new LocalDirectorySource(sourceDir), sink: new LocalDirectorySink(outDir), format: 'tfrecord', seed: 1, shardCount: 2 });
+    const before = listFiles(outDir);
     const inner = new LocalDirectorySink(outDir);
     const failing = sinkWithCreate(inner, async () => { throw new Error('EIO: i/o error'); });
 
-    // WHEN a rerun fails while writing shards
-    const rerun = packDataset({ source: new LocalDirectorySource(sourceDir), sink: failing, format: 'tfrecord', seed: 1, shardCount: 2 });
+    // WHEN a full rerun fails while writing shards
+    const rerun = packDataset({ source: new LocalDirectorySource(sourceDir), sink: failing, format: 'tfrecord', seed: 1, shardCount: 2, fullRepack: true });
 
     // THEN
     await expect(rerun).rejects.toThrow(/EIO/);
-    expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
+    expect(listFiles(outDir)).toEqual(before);
+    expect(JSON.parse(fs.readFileSync(path.join(outDir, MANIFEST_KEY), 'utf8')).datasetVersion).toBe(first.manifest.datasetVersion);
+    expect((await verifyDataset(inner)).problems).toEqual([]);
   });
 
   test('when the abort after a failed write fails too, the error still carries the write\'s own reason', async () => {
@@ -571,6 +595,7 @@ describe('packDataset on a local folder', () => {
 
     // THEN
     await expect(packing).rejects.toThrow(/ECONNRESET: socket hang up; aborting shards\/part-00000-of-00001\.tfrecord failed too: ECONNREFUSED/);
+    expect(listFiles(outDir)).toEqual([]);
   });
 
   test('a shard whose write fails leaves neither the shard nor a partial file nor a manifest', async () => {
@@ -590,9 +615,8 @@ describe('packDataset on a local folder', () => {
 
     // THEN
     await expect(packing).rejects.toThrow(/no space left/);
-    const left = listFiles(outDir);
-    expect(left.filter((key) => key.includes('part-00001-') || key.endsWith('.partial') || key === MANIFEST_KEY)).toEqual([]);
-    expect(left).toContain('shards/part-00000-of-00003.tfrecord');
+    // The shards written before the failure went too: the version was never published.
+    expect(listFiles(outDir)).toEqual([]);
   });
 
   test('a failed shard stops the run: no other shard starts, and it rejects only once the shards in flight are done', async () => {
@@ -630,11 +654,11 @@ describe('packDataset on a local folder', () => {
 
     // THEN
     await expect(packing).rejects.toThrow(/write failed/);
-    expect({ open: [...open], created }).toEqual({
+    expect({ open: [...open], created: created.map(inVersion) }).toEqual({
       open: [],
       created: ['shards/part-00000-of-00008.tfrecord', 'shards/part-00001-of-00008.tfrecord'],
     });
-    expect(listFiles(outDir).filter((key) => key.endsWith('.partial') || key === MANIFEST_KEY)).toEqual([]);
+    expect(listFiles(outDir)).toEqual([]);
   });
 
   describe('files that cannot be read', () => {
@@ -896,14 +920,16 @@ describe('verifyDataset', () => {
     (data) => data.toString('utf8').replace(/^(\d+)(\s)(\d+)$/m, '$3$2$1'));
   const garbleIndexLine: Corruption = (outDir, m) => edit(outDir, m.shards[0].indexKey,
     (data) => data.toString('utf8').replace(/\n/, '\nnot an index line\n'));
-  const shiftGlobalOffset: Corruption = (outDir) => edit(outDir, GLOBAL_INDEX_KEY,
+  const globalIndexKey = (m: Manifest) => m.globalIndexKey!;
+  const shiftGlobalOffset: Corruption = (outDir, m) => edit(outDir, globalIndexKey(m),
     (data) => data.toString('utf8').replace(/\t(\d+)\n$/, (_, n) => `\t${Number(n) + 4}\n`));
-  const appendGlobalLine: Corruption = (outDir) => edit(outDir, GLOBAL_INDEX_KEY, (data) => `${data.toString('utf8')}99\t0\n`);
+  const appendGlobalLine: Corruption = (outDir, m) => edit(outDir, globalIndexKey(m), (data) => `${data.toString('utf8')}99\t0\n`);
   const remove = (key: (m: Manifest) => string): Corruption => (outDir, m) => fs.rmSync(path.join(outDir, key(m)));
   const overstateRecords: Corruption = (outDir) => edit(outDir, MANIFEST_KEY,
     (data) => data.toString('utf8').replace(/\n {2}"records": (\d+)/, (_, n) => `\n  "records": ${Number(n) + 1}`));
 
-  const extraShard: Corruption = (outDir, m) => fs.copyFileSync(path.join(outDir, m.shards[0].key), path.join(outDir, 'shards/part-extra.tfrecord'));
+  const extraShardKey = (m: Manifest) => `versions/${m.datasetVersion}/shards/part-extra.tfrecord`;
+  const extraShard: Corruption = (outDir, m) => fs.copyFileSync(path.join(outDir, m.shards[0].key), path.join(outDir, extraShardKey(m)));
   const editManifest = (change: (m: Manifest) => void): Corruption => (outDir) => edit(outDir, MANIFEST_KEY, (data) => {
     const m = JSON.parse(data.toString('utf8')) as Manifest;
     change(m);
@@ -917,7 +943,7 @@ describe('verifyDataset', () => {
   });
 
   test.each<[string, ShardFormatName, Corruption, (m: Manifest) => string, RegExp[]]>([
-    ['a shard in shards/ that the manifest does not list', 'tfrecord', extraShard, () => 'shards/part-extra.tfrecord', [/not listed in manifest\.json/]],
+    ['a shard in the version\'s shards/ that the manifest does not list', 'tfrecord', extraShard, extraShardKey, [/not listed in manifest\.json/]],
     ['a manifest key that leaves the dataset', 'tfrecord', keyOutside, () => MANIFEST_KEY, [/key "\.\.\/\.\.\/etc\/hostname" leaves the dataset/]],
     ['a label map whose classes were swapped', 'tfrecord', swapLabels, (m) => m.shards[0].key, [/has label \d, but the label map gives its class '\w+' \d/]],
     ['a shard listed twice', 'recordio', listedTwice, (m) => m.shards[0].key, [/listed more than once in manifest\.json/]],
@@ -925,13 +951,13 @@ describe('verifyDataset', () => {
     ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/]],
     ['a truncated TFRecord shard', 'tfrecord', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],
     ['a truncated RecordIO shard', 'recordio', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],
-    ['a moved TFRecord index line', 'tfrecord', moveFirstIndexLine, (m) => m.shards[0].indexKey, [/does not match the records of shards\//]],
-    ['a RecordIO index line with another id', 'recordio', moveFirstIndexLine, (m) => m.shards[0].indexKey, [/does not match the records of shards\//]],
+    ['a moved TFRecord index line', 'tfrecord', moveFirstIndexLine, (m) => m.shards[0].indexKey, [/does not match the records of versions\/v\d+-[0-9a-f]+\/shards\//]],
+    ['a RecordIO index line with another id', 'recordio', moveFirstIndexLine, (m) => m.shards[0].indexKey, [/does not match the records of versions\/v\d+-[0-9a-f]+\/shards\//]],
     ['a TFRecord index line with size and offset swapped', 'tfrecord', swapIndexColumns, (m) => m.shards[2].indexKey, [/does not match/]],
     ['a garbled index line', 'recordio', garbleIndexLine, (m) => m.shards[0].indexKey, [/index line 2: expected/]],
-    ['a shifted offset in all.idx', 'recordio', shiftGlobalOffset, () => GLOBAL_INDEX_KEY, [/does not match the records of the shards in order/]],
-    ['a line too many at the end of all.idx', 'recordio', appendGlobalLine, () => GLOBAL_INDEX_KEY, [/does not match the records of the shards in order/]],
-    ['a deleted all.idx', 'recordio', remove(() => GLOBAL_INDEX_KEY), () => GLOBAL_INDEX_KEY, [/cannot be read/]],
+    ['a shifted offset in all.idx', 'recordio', shiftGlobalOffset, globalIndexKey, [/does not match the records of the shards in order/]],
+    ['a line too many at the end of all.idx', 'recordio', appendGlobalLine, globalIndexKey, [/does not match the records of the shards in order/]],
+    ['a deleted all.idx', 'recordio', remove(globalIndexKey), globalIndexKey, [/cannot be read/]],
     ['a deleted shard', 'tfrecord', remove((m) => m.shards[2].key), (m) => m.shards[2].key, [/cannot be read \(ENOENT/]],
     ['a deleted index', 'tfrecord', remove((m) => m.shards[1].indexKey), (m) => m.shards[1].indexKey, [/cannot be read \(ENOENT/]],
     ['a deleted manifest.json', 'tfrecord', remove(() => MANIFEST_KEY), () => MANIFEST_KEY, [/cannot be read .*incomplete or not a packed dataset/]],

@@ -1,10 +1,27 @@
-import { INDEX_PREFIX, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY, VERSIONS_PREFIX } from '../../lambda/packing/dataset-layout';
 import type { PackingSink } from '../../lambda/packing/io/storage';
+import type { Manifest } from '../../lambda/packing/manifest';
 
-/** Every shard and index object of a packed dataset, key (relative to the dataset) → bytes. */
+/**
+ * Every shard and index object of the current version of a packed dataset, by its key inside its
+ * version's folder (`shards/part-…`, `index/part-…`): two runs make versions with different ids,
+ * and their objects compare under the same names.
+ */
 export async function datasetObjects(dataset: PackingSink): Promise<Map<string, Buffer>> {
-  const keys = [...await dataset.list(SHARDS_PREFIX), ...await dataset.list(INDEX_PREFIX)].sort();
-  return new Map(await Promise.all(keys.map(async (key) => [key, await dataset.get(key)] as const)));
+  const manifest = await currentManifest(dataset);
+  const keys = [...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]), ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : [])];
+  const entries = await Promise.all(keys.map(async (key) => [inVersion(key), await dataset.get(key)] as const));
+  return new Map(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** The root's manifest.json: the current version's. */
+export async function currentManifest(dataset: Pick<PackingSink, 'get'>): Promise<Manifest> {
+  return JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
+}
+
+/** `versions/<id>/shards/part-0` → `shards/part-0`. */
+export function inVersion(key: string): string {
+  return key.startsWith(VERSIONS_PREFIX) ? key.split('/').slice(2).join('/') : key;
 }
 
 /** The same keys with the same bytes, naming the first key that differs. */
