@@ -1,8 +1,9 @@
-import { versionSequence, VersionLayout } from '../packing/dataset-layout';
+import { claimKey, versionSequence, VersionLayout } from '../packing/dataset-layout';
 import { finalizeDataset } from '../packing/finalize';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
-import type { ManifestFailure, ManifestShard } from '../packing/manifest';
+import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
+import { readVersionManifest } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
@@ -35,6 +36,9 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
  */
 export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number): Promise<ShardFinalizerResult> {
   const run = new RunFiles(new VersionLayout(event.datasetVersion));
+  // Invoked again after it published (a retry whose first answer was lost): the version is done.
+  const published = await publishedVersion(sink, run.version);
+  if (published) return resultOf(published, run.version, 0);
   const plan = parseJsonObject<PlanSummary>(run.planKey, await sink.get(run.planKey));
   if (plan.datasetVersion !== event.datasetVersion || plan.source?.fingerprint !== event.fingerprint || plan.shardCount !== event.shardCount) {
     throw new HandlerInputError(
@@ -66,10 +70,24 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   // Published: the run's working files and the versions past their retention go.
   for (const key of await sink.list(run.version.planPrefix)) await sink.delete(key);
   const pruned = await pruneVersions(sink, retentionDays * 86_400_000);
+  return resultOf(manifest, run.version, pruned.prunedVersions.length);
+}
+
+/** The version's manifest when its claim is published, else undefined. */
+async function publishedVersion(sink: PackingSink, version: VersionLayout): Promise<Manifest | undefined> {
+  const claim = await sink.get(claimKey(version.sequence)).catch((error: unknown) => {
+    if (isObjectNotFound(error)) return undefined;
+    throw error;
+  });
+  if (!claim || parseJsonObject<{ datasetVersion?: string }>(claimKey(version.sequence), claim).datasetVersion !== version.id) return undefined;
+  return readVersionManifest(sink, version.id);
+}
+
+function resultOf(manifest: Manifest, version: VersionLayout, prunedVersions: number): ShardFinalizerResult {
   return {
     datasetVersion: manifest.datasetVersion,
-    versionManifestKey: run.version.manifestKey,
-    prunedVersions: pruned.prunedVersions.length,
+    versionManifestKey: version.manifestKey,
+    prunedVersions,
     manifestKey: MANIFEST_KEY,
     shards: manifest.shards.length,
     records: manifest.records,

@@ -418,6 +418,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       actions: ['s3:GetObject'],
       resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)],
     }));
+    acknowledge(stateMachine, wildcardResourceFinding(stateMachine, this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)),
+      'the task list of each run lies in the working folder of the version it makes: the wildcard is the version id, known only when the run plans');
     this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
     for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
       acknowledge(stateMachine, wildcardResourceFinding(stateMachine, `${fn.functionArn}:*`),

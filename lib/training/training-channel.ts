@@ -364,10 +364,13 @@ class S3Channel extends TrainingChannel {
   }
 
   public _bind(context: ChannelBindContext): ChannelConfig {
-    const distribution = this.options.distribution ?? S3DataDistribution.FULLY_REPLICATED;
+    const asked = this.options.distribution ?? S3DataDistribution.FULLY_REPLICATED;
     const inputMode = this.options.inputMode ?? (usesPipeOnlyOptions(this.options) ? InputMode.PIPE : context.inputModeFor({
-      channelName: this.channelName, distribution, datasetSize: this.options.datasetSize,
+      channelName: this.channelName, distribution: asked, datasetSize: this.options.datasetSize,
     }));
+    // A dataset read in FastFile mode is its root prefix (FastFile takes no ManifestFile): split by
+    // the loaders, not by key (fromShards refuses ShardedByS3Key given with FastFile).
+    const distribution = this.manifestKey !== undefined && inputMode === InputMode.FAST_FILE ? S3DataDistribution.FULLY_REPLICATED : asked;
     this.bucket.grantRead(context.grantee, `${this.prefix}*`);
     acknowledgePrefixGrant(context.scope, this.bucket, this.prefix, `channel '${this.channelName}' reads its data`);
     const { shuffleSeed, recordWrapper, compression, contentType } = this.options;

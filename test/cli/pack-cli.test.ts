@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
 
@@ -171,7 +171,8 @@ describe('training-io pack and verify', () => {
     // GIVEN
     const output = folder('out');
     expect((await runCli('pack', sourceFolder(6), output, '--shards', '2')).code).toBe(0);
-    const shard = path.join(output, 'shards', 'part-00001-of-00002.tfrecord');
+    const shardKey = readManifest(output).shards[1].key;
+    const shard = path.join(output, shardKey);
     const data = fs.readFileSync(shard);
     data[data.length - 10] ^= 0x01;
     fs.writeFileSync(shard, data);
@@ -181,7 +182,8 @@ describe('training-io pack and verify', () => {
 
     // THEN
     expect(code).toBe(1);
-    expect(stdout).toMatch(/^problem: shards\/part-00001-of-00002\.tfrecord: CRC32C /m);
+    expect(shardKey).toMatch(/^versions\/v00000001-[0-9a-f]{8}\/shards\/part-00001-of-00002\.tfrecord$/);
+    expect(stdout).toMatch(new RegExp(`^problem: ${shardKey}: CRC32C `, 'm'));
     expect(stdout).toMatch(/^FAILED: 2 shards/m);
   });
 

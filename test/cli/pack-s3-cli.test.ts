@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
+import { withoutVersionIds } from '../support/dataset-objects';
 import type { FaultProxy} from '../support/fault-proxy';
 import { startFaultProxy } from '../support/fault-proxy';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
@@ -81,9 +82,14 @@ async function listKeys(prefix: string): Promise<string[]> {
   return (listed.Contents ?? []).map((object) => object.Key!.slice(prefix.length)).sort();
 }
 
-/** The manifest without `source.uri`, the one field that names where the source was. */
+/** The manifest without `source.uri`, the one field that names where the source was, and without version ids. */
 function withoutSourceUri(manifest: Manifest): unknown {
-  return { ...manifest, source: { ...manifest.source, uri: undefined } };
+  return withoutVersionIds({ ...manifest, source: { ...manifest.source, uri: undefined } });
+}
+
+/** Keys with the version id replaced by `VERSION` → the key: the objects of two runs, paired. */
+function byPlace(keys: readonly string[]): Map<string, string> {
+  return new Map(keys.map((key) => [key.replace(/v\d{8}-[0-9a-f]{8}/, 'VERSION'), key]));
 }
 
 describe('training-io pack and verify with S3', () => {
@@ -101,15 +107,17 @@ describe('training-io pack and verify with S3', () => {
     expect(packed.stdout).toMatch(/^format {5}recordio, seed 7, 3 classes$/m);
     expect(packed.stdout).toMatch(new RegExp(`^records {4}${SOURCE_OBJECTS}$`, 'm'));
     expect(packed.stdout).toMatch(/^failures {3}0$/m);
-    expect(await listKeys('packed-a/')).toEqual([
-      'index/all.idx',
-      'index/part-00000-of-00003.idx', 'index/part-00001-of-00003.idx', 'index/part-00002-of-00003.idx',
-      MANIFEST_KEY,
-      'shards/part-00000-of-00003.rec', 'shards/part-00001-of-00003.rec', 'shards/part-00002-of-00003.rec',
+    const parts = ['part-00000-of-00003', 'part-00001-of-00003', 'part-00002-of-00003'];
+    expect([...byPlace(await listKeys('packed-a/')).keys()]).toEqual([
+      'index.manifest', MANIFEST_KEY, 'published/00000001.json', 'shards.manifest',
+      'versions/VERSION/index.manifest', 'versions/VERSION/index/all.idx', ...parts.map((part) => `versions/VERSION/index/${part}.idx`),
+      'versions/VERSION/manifest.json', ...parts.map((part) => `versions/VERSION/members/${part}.jsonl`),
+      'versions/VERSION/shards.manifest', ...parts.map((part) => `versions/VERSION/shards/${part}.rec`),
     ]);
+    expect(packed.stdout).toMatch(/^version {4}v00000001-[0-9a-f]{8}, published$/m);
     expect(verified).toEqual({
       code: 0,
-      stdout: expect.stringMatching(new RegExp(`^ok: 3 shards, ${SOURCE_OBJECTS} records, .* checked in s3://${bucket}/packed-a/\n$`)),
+      stdout: expect.stringMatching(new RegExp(`^ok: 3 shards, ${SOURCE_OBJECTS} records, .* checked in s3://${bucket}/packed-a/, version v00000001-[0-9a-f]{8}\n$`)),
       stderr: '',
     });
   });
@@ -124,10 +132,13 @@ describe('training-io pack and verify with S3', () => {
 
     // THEN
     expect([fromS3.code, fromDisk.code]).toEqual([0, 0]);
-    const keys = listFiles(localOutput);
-    expect(await listKeys('packed-same/')).toEqual(keys);
-    for (const key of keys.filter((k) => k !== MANIFEST_KEY)) {
-      expect((await getObject(`packed-same/${key}`)).equals(fs.readFileSync(path.join(localOutput, key)))).toBe(true);
+    // The same objects but the ManifestFile channels, which only an S3 dataset has; the claims hold a time.
+    const local = byPlace(listFiles(localOutput));
+    const s3 = byPlace((await listKeys('packed-same/')).filter((key) => !key.endsWith('.manifest')));
+    expect([...s3.keys()]).toEqual([...local.keys()]);
+    for (const [place, key] of local) {
+      if (place === MANIFEST_KEY || place.endsWith('/manifest.json') || place.startsWith('published/')) continue;
+      expect({ place, same: (await getObject(`packed-same/${s3.get(place)}`)).equals(fs.readFileSync(path.join(localOutput, key))) }).toEqual({ place, same: true });
     }
     const s3Manifest = JSON.parse((await getObject(`packed-same/${MANIFEST_KEY}`)).toString('utf8')) as Manifest;
     const localManifest = JSON.parse(fs.readFileSync(path.join(localOutput, MANIFEST_KEY), 'utf8')) as Manifest;
@@ -158,9 +169,15 @@ describe('training-io pack and verify with S3', () => {
     // THEN
     expect([withFaults.code, clean.code]).toEqual([0, 0]);
     expect(proxy.faults - faultsBefore).toBeGreaterThanOrEqual(10);
-    const keys = await listKeys('packed-no-faults/');
-    expect(await listKeys('packed-faults/')).toEqual(keys);
-    for (const key of keys) expect({ key, same: (await getObject(`packed-faults/${key}`)).equals(await getObject(`packed-no-faults/${key}`)) }).toEqual({ key, same: true });
+    const withoutFaults = byPlace(await listKeys('packed-no-faults/'));
+    const throughFaults = byPlace(await listKeys('packed-faults/'));
+    expect([...throughFaults.keys()]).toEqual([...withoutFaults.keys()]);
+    for (const [place, key] of withoutFaults) {
+      // Manifests name their version, claims their time: the records are what must not differ.
+      if (/manifest|published\//.test(place)) continue;
+      expect({ place, same: (await getObject(`packed-faults/${throughFaults.get(place)}`)).equals(await getObject(`packed-no-faults/${key}`)) })
+        .toEqual({ place, same: true });
+    }
   });
 
   test('--inventory lists the source from its S3 Inventory report: the same dataset as a listing', async () => {
@@ -177,8 +194,8 @@ describe('training-io pack and verify with S3', () => {
     // THEN
     expect([byFolder.code, byManifest.code, listed.code]).toEqual([0, 0, 0]);
     const manifests = await Promise.all(['a', 'b', 'c'].map(async (run) => JSON.parse((await getObject(`packed-inv-${run}/${MANIFEST_KEY}`)).toString('utf8')) as Manifest));
-    expect(manifests[0]).toEqual(manifests[2]);
-    expect(manifests[1]).toEqual(manifests[2]);
+    expect(withoutVersionIds(manifests[0])).toEqual(withoutVersionIds(manifests[2]));
+    expect(withoutVersionIds(manifests[1])).toEqual(withoutVersionIds(manifests[2]));
     expect(manifests[0].records).toBe(SOURCE_OBJECTS);
   });
 
@@ -221,7 +238,7 @@ describe('training-io pack and verify with S3', () => {
     // THEN
     expect(packed.code).toBe(0);
     expect(packed.stdout).toMatch(new RegExp(`^records {4}${SOURCE_OBJECTS}$`, 'm'));
-    expect(listFiles(output)).toContain('shards/part-00001-of-00002.tfrecord');
+    expect(listFiles(output)).toContainEqual(expect.stringMatching(/^versions\/v00000001-[0-9a-f]{8}\/shards\/part-00001-of-00002\.tfrecord$/));
     expect(verified.code).toBe(0);
   });
 

@@ -3,26 +3,33 @@ import * as path from 'node:path';
 import { finalizeDataset } from '../../lambda/packing/finalize';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
 import type { ManifestShard } from '../../lambda/packing/manifest';
-import { GLOBAL_INDEX_KEY, MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { listFiles, temporaryFolders } from '../support/local-files';
 
 const folder = temporaryFolders();
+const VERSION = new VersionLayout('v00000001-0123abcd');
 
 /** Shard i of n with `records` records at offsets 0, 100, 200…, and its MXNet index written (unless `withoutIndex`). */
 async function shardWithIndex(sink: LocalDirectorySink, i: number, n: number, records: number, firstId: number, withoutIndex = false): Promise<ManifestShard> {
   const name = `part-${String(i).padStart(5, '0')}-of-${String(n).padStart(5, '0')}`;
-  const indexKey = `index/${name}.idx`;
+  const key = VERSION.rebase(`shards/${name}.rec`);
+  const indexKey = VERSION.rebase(`index/${name}.idx`);
+  const membersKey = VERSION.membersKey(name);
   if (!withoutIndex) {
     await sink.put(indexKey, Buffer.from(Array.from({ length: records }, (_, r) => `${firstId + r}\t${r * 100}\n`).join('')));
   }
-  return { key: `shards/${name}.rec`, indexKey, records, bytes: records * 100, crc32c: 'AAAAAA==', firstRecordId: firstId, lastRecordId: firstId + records - 1 };
+  // The finalizer checks that every listed object is there before it publishes.
+  await sink.put(key, Buffer.alloc(records * 100));
+  await sink.put(membersKey, Buffer.from(''));
+  return { key, indexKey, membersKey, records, bytes: records * 100, crc32c: 'AAAAAA==', firstRecordId: firstId, lastRecordId: firstId + records - 1 };
 }
 
 function finalize(sink: LocalDirectorySink, shards: ManifestShard[]) {
   const objects = shards.reduce((sum, shard) => sum + shard.records, 0);
   return finalizeDataset({
-    sink, format: 'recordio', seed: 1, source: { uri: 'file:///src/', objects, bytes: objects * 100, fingerprint: 'f' },
-    labels: {}, shards, failures: [],
+    sink, datasetVersion: VERSION.id, previousVersion: null, format: 'recordio', seed: 1,
+    source: { uri: 'file:///src/', objects, bytes: objects * 100, fingerprint: 'f' }, labels: {},
+    sizing: { targetShardBytes: null, shardCount: shards.length, consumers: 1, multipleOfConsumers: true, reusedShards: 0 }, shards, failures: [],
   });
 }
 
@@ -37,7 +44,7 @@ describe('finalizeDataset, RecordIO', () => {
     await finalize(sink, shards);
 
     // THEN
-    const lines = fs.readFileSync(path.join(dir, GLOBAL_INDEX_KEY), 'utf8').trimEnd().split('\n');
+    const lines = fs.readFileSync(path.join(dir, VERSION.globalIndexKey), 'utf8').trimEnd().split('\n');
     expect(lines).toHaveLength(120);
     expect(lines.slice(0, 4)).toEqual(['0\t0', '1\t100', '2\t200', '3\t300']);
     expect(lines[119]).toBe(`119\t${39 * 300 + 200}`);
@@ -52,8 +59,22 @@ describe('finalizeDataset, RecordIO', () => {
     // WHEN / THEN
     await expect(finalize(sink, shards)).rejects.toThrow(/part-00025-of-00040\.idx/);
     const left = listFiles(dir);
-    expect(left).not.toContain(GLOBAL_INDEX_KEY);
+    expect(left).not.toContain(VERSION.globalIndexKey);
+    expect(left).not.toContain(VERSION.manifestKey);
     expect(left).not.toContain(MANIFEST_KEY);
+    expect(left.filter((key) => key.startsWith('published/'))).toEqual([]);
     expect(left.filter((key) => key.endsWith('.partial'))).toEqual([]);
+  });
+
+  test('a listed object that is missing stops the publish, naming it', async () => {
+    // GIVEN: shard 3's member list was never written
+    const dir = folder('finalize-absent');
+    const sink = new LocalDirectorySink(dir);
+    const shards = await Promise.all(Array.from({ length: 5 }, (_, i) => shardWithIndex(sink, i, 5, 2, 2 * i)));
+    fs.rmSync(path.join(dir, shards[3].membersKey));
+
+    // WHEN / THEN
+    await expect(finalize(sink, shards)).rejects.toThrow(/not publishing v00000001-0123abcd: 1 listed object\(s\) missing, e\.g\. file:.*members\/part-00003-of-00005\.jsonl/);
+    expect(listFiles(dir).filter((key) => key.startsWith('published/') || key === MANIFEST_KEY)).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import type { PackingSink, PackingSource } from '../../lambda/packing/io/storage';
 import { isObjectNotFound, listAll } from '../../lambda/packing/io/storage';
-import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { packDataset } from '../../lambda/packing/pack';
 import { seededBytes } from '../support/local-files';
 import type { S3Fixture} from '../support/s3-fixture';
@@ -149,7 +149,7 @@ describe('a store that cannot be reached fails the run, never the files', () => 
     const sink = freshSink();
 
     // WHEN
-    const manifest = await packDataset({
+    const { manifest } = await packDataset({
       source: { ...source, list: async function* list() { yield [...files, { key: 'cat/gone.jpg', size: 10, modified: 0 }]; } },
       sink, format: 'tfrecord', seed: 5, shardCount: 1,
     });

@@ -81,7 +81,7 @@ describe('LocalShardPool', () => {
 
     // WHEN
     let handled = 0;
-    const pooled = await pool.write(shard, (_bytes, count) => { handled += count; });
+    const pooled = await pool.write(shard, 'versions/v00000001-0123abcd/', (_bytes, count) => { handled += count; });
     const here = await writeShard(shard, {
       source: new LocalDirectorySource(dir), sink: new LocalDirectorySink(hereDir), format: shardFormat('tfrecord'), readConcurrency: 4,
     });
@@ -89,7 +89,8 @@ describe('LocalShardPool', () => {
     // THEN
     expect(pooled).toEqual(here);
     expect(handled).toBe(40);
-    expect(fs.readFileSync(path.join(pooledDir, pooled.shard.key))).toEqual(fs.readFileSync(path.join(hereDir, here.shard.key)));
+    // The pool writes under the version's folder it is given; keys are reported relative to it.
+    expect(fs.readFileSync(path.join(pooledDir, 'versions/v00000001-0123abcd', pooled.shard.key))).toEqual(fs.readFileSync(path.join(hereDir, here.shard.key)));
   });
 
   test('a worker that stops during a task fails that task, naming it, and the next task gets a new worker', async () => {

@@ -46,7 +46,7 @@ describe('packing a listing larger than a plan group', () => {
     let largeListings = 0;
 
     // WHEN
-    const manifest = await packDataset({
+    const { manifest } = await packDataset({
       source, sink: new LocalDirectorySink(outDir), format: 'recordio', seed: 5, scratchDirectory: scratch, parallelShards: 3,
       onLargeListing: () => largeListings++,
     });

@@ -7,7 +7,7 @@ import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import type { PackingSource } from '../../lambda/packing/io/storage';
 import { isObjectNotFound, listAll } from '../../lambda/packing/io/storage';
-import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { packDataset } from '../../lambda/packing/pack';
 import { seededBytes } from '../support/local-files';
 import type { S3Fixture } from '../support/s3-fixture';
@@ -124,7 +124,7 @@ describe('signed GETs of the S3 source', () => {
     });
 
     // WHEN
-    const manifest = await packDataset({ source: input, sink: new S3Sink({ client: fixture.client, bucket, prefix: 'packed-failures/' }), format: 'tfrecord', seed: 1, shardCount: 1 });
+    const { manifest } = await packDataset({ source: input, sink: new S3Sink({ client: fixture.client, bucket, prefix: 'packed-failures/' }), format: 'tfrecord', seed: 1, shardCount: 1 });
 
     // THEN
     expect(manifest.failures.map((failure) => failure.key).sort()).toEqual(['cat/gone.jpg', 'cat/plain.jpg']);

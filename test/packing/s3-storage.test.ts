@@ -362,7 +362,7 @@ describe('packDataset from S3 to S3', () => {
     const out = sink('packed/');
 
     // WHEN
-    const manifest = await packDataset({ source: source(), sink: out, format: 'tfrecord', seed: 11, shardCount: 4, labels: 'folder' });
+    const { manifest } = await packDataset({ source: source(), sink: out, format: 'tfrecord', seed: 11, shardCount: 4, labels: 'folder' });
     const report = await verifyDataset(out);
 
     // THEN
@@ -372,13 +372,19 @@ describe('packDataset from S3 to S3', () => {
     expect(Object.keys(manifest.labels)).toEqual(CLASSES);
     expect(manifest.source.uri).toBe(`s3://${bucket}/raw/`);
     const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'packed/' }));
+    const version = `packed/versions/${manifest.datasetVersion}/`;
+    const parts = [0, 1, 2, 3].map((i) => `part-0000${i}-of-00004`);
     expect((listed.Contents ?? []).map((o) => o.Key).sort()).toEqual([
-      'packed/index/part-00000-of-00004.idx', 'packed/index/part-00001-of-00004.idx',
-      'packed/index/part-00002-of-00004.idx', 'packed/index/part-00003-of-00004.idx',
-      'packed/manifest.json',
-      'packed/shards/part-00000-of-00004.tfrecord', 'packed/shards/part-00001-of-00004.tfrecord',
-      'packed/shards/part-00002-of-00004.tfrecord', 'packed/shards/part-00003-of-00004.tfrecord',
+      'packed/index.manifest', 'packed/manifest.json', 'packed/published/00000001.json', 'packed/shards.manifest',
+      `${version}index.manifest`, ...parts.map((part) => `${version}index/${part}.idx`), `${version}manifest.json`,
+      ...parts.map((part) => `${version}members/${part}.jsonl`), `${version}shards.manifest`,
+      ...parts.map((part) => `${version}shards/${part}.tfrecord`),
     ]);
+    // The ManifestFile channels SageMaker reads: the dataset root as prefix, then the version's keys in shard order.
+    expect(JSON.parse((await out.get('shards.manifest')).toString('utf8'))).toEqual([
+      { prefix: `s3://${bucket}/packed/` }, ...manifest.shards.map((shard) => shard.key)]);
+    expect(JSON.parse((await out.get('index.manifest')).toString('utf8'))).toEqual([
+      { prefix: `s3://${bucket}/packed/` }, `versions/${manifest.datasetVersion}/manifest.json`, ...manifest.shards.map((shard) => shard.indexKey)]);
   });
 
   test('lists a vanished object as a failure, not a lost record', async () => {
@@ -390,7 +396,7 @@ describe('packDataset from S3 to S3', () => {
     await sink('vanishing/').delete('cat/b.jpg');
 
     // WHEN
-    const manifest = await packDataset({ source: { uri: listing.uri, list: async function* list() { yield files; }, read: (k) => listing.read(k) },
+    const { manifest } = await packDataset({ source: { uri: listing.uri, list: async function* list() { yield files; }, read: (k) => listing.read(k) },
       sink: sink('vanishing-packed/'), format: 'recordio', seed: 1, shardCount: 1 });
 
     // THEN

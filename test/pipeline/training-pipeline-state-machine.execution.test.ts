@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { MANIFEST_KEY } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { ShardedDataset, TrainingInstance, TrainingPipeline } from '../../lib';
 import type { AwsJsonServer} from '../support/aws-json-server';
 import { AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
@@ -181,11 +181,11 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
       'sagemaker CreateTrainingJob', 'sagemaker DescribeTrainingJob', 'sagemaker DescribeTrainingJob',
       'sagemaker DescribeTrainingJob', 'cloudwatch GetMetricData', 'events PutEvents',
     ]);
-    // the dataset is complete, and the import covers its shards and index
+    // the dataset is complete, and the import covers its root, where the new version lies
     expect(JSON.parse(await objectText(datasetBucket, `packed/${MANIFEST_KEY}`))).toMatchObject({ records: SOURCE_OBJECTS });
     expect(aws.calls[0].input).toEqual({
       FileSystemId: 'fs-0123456789abcdef0', Type: 'IMPORT_METADATA_FROM_REPOSITORY',
-      Paths: [`s3://${datasetBucket}/packed/shards/`, `s3://${datasetBucket}/packed/index/`], Report: { Enabled: false },
+      Paths: [`s3://${datasetBucket}/packed/`], Report: { Enabled: false },
     });
     // the job is named after the execution and reads shards and index from the cache
     expect(created).toHaveLength(1);
@@ -226,11 +226,11 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     expect(created[0].InputDataConfig).toEqual(expect.arrayContaining([
       expect.objectContaining({
         ChannelName: 'train',
-        DataSource: { S3DataSource: expect.objectContaining({ S3Uri: `s3://${datasetBucket}/uncached/shards/`, S3DataDistributionType: 'ShardedByS3Key' }) },
+        DataSource: { S3DataSource: { S3DataType: 'ManifestFile', S3Uri: `s3://${datasetBucket}/uncached/shards.manifest`, S3DataDistributionType: 'ShardedByS3Key' } },
       }),
       expect.objectContaining({
         ChannelName: 'index',
-        DataSource: { S3DataSource: expect.objectContaining({ S3Uri: `s3://${datasetBucket}/uncached/index/`, S3DataDistributionType: 'FullyReplicated' }) },
+        DataSource: { S3DataSource: { S3DataType: 'ManifestFile', S3Uri: `s3://${datasetBucket}/uncached/index.manifest`, S3DataDistributionType: 'FullyReplicated' } },
       }),
     ]));
     expect(JSON.parse(await objectText(outputBucket, 'training-output/pipeline-uncached/diagnosis/report.json')))

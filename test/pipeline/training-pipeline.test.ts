@@ -127,7 +127,8 @@ describe('TrainingPipeline: the state machine', () => {
     expect(definition.States.ImportShards).toBeUndefined();
     const channel = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig[0];
     expect(channel).toMatchObject({ ChannelName: 'train', DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } } });
-    expect(JSON.stringify(channel.DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
+    expect(channel.DataSource.S3DataSource.S3DataType).toBe('ManifestFile');
+    expect(JSON.stringify(channel.DataSource.S3DataSource.S3Uri)).toContain('/packed/shards.manifest');
   });
 
   test('the job reads the index files too, FullyReplicated in File mode, so that DALI can read the shards', () => {
@@ -137,7 +138,8 @@ describe('TrainingPipeline: the state machine', () => {
     // THEN
     const [, index] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
     expect(index).toMatchObject({ ChannelName: 'index', InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
-    expect(JSON.stringify(index.DataSource.S3DataSource.S3Uri)).toContain('/packed/index/');
+    expect(index.DataSource.S3DataSource.S3DataType).toBe('ManifestFile');
+    expect(JSON.stringify(index.DataSource.S3DataSource.S3Uri)).toContain('/packed/index.manifest');
     expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', built.stack.resolve(built.pipeline.trainingJob.renderRequest()))).toEqual([]);
   });
 
@@ -160,17 +162,17 @@ describe('TrainingPipeline: the state machine', () => {
     const channels = stack.resolve(pipeline.trainingJob.renderRequest()).InputDataConfig;
     expect(channels.map((c: any) => c.ChannelName)).toEqual(['train', 'index', 'validation']);
     expect(channels[2]).toMatchObject({ DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
-    expect(JSON.stringify(channels[2].DataSource.S3DataSource.S3Uri)).toContain('/packed-val/shards/');
+    expect(JSON.stringify(channels[2].DataSource.S3DataSource.S3Uri)).toContain('/packed-val/shards.manifest');
   });
 
-  test('with a cache the job mounts the shards and the index folders of the file system', () => {
+  test('with a cache both channels mount the dataset\'s folder of the file system, where the reader follows the manifest', () => {
     // GIVEN / WHEN
     const built = withCache({ channelName: 'images', indexChannelName: 'offsets' });
 
     // THEN
     const channels = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
     expect(channels.map((c: any) => [c.ChannelName, c.InputMode, c.DataSource.FileSystemDataSource.DirectoryPath['Fn::Join'][1].slice(-1)[0]]))
-      .toEqual([['images', 'File', '/shards'], ['offsets', 'File', '/index']]);
+      .toEqual([['images', 'File', '/dataset'], ['offsets', 'File', '/dataset']]);
   });
 
   test('jobs that fail or are stopped are diagnosed by a rule on their end; the Diagnose step does those that complete', () => {
@@ -246,7 +248,8 @@ describe('TrainingPipeline: the state machine', () => {
     const parameters = built.stack.resolve(importShards.toStateJson()).Parameters;
     expect(ApiModel.load('fsx').validate('CreateDataRepositoryTaskRequest', parameters)).toEqual([]);
     expect(parameters).toMatchObject({ Type: 'IMPORT_METADATA_FROM_REPOSITORY', Report: { Enabled: false } });
-    expect(JSON.stringify(parameters.Paths)).toMatch(/s3:\/\/.*packed\/shards\/.*s3:\/\/.*packed\/index\//);
+    // The dataset's root: what the new version added is what is not imported yet.
+    expect(JSON.stringify(parameters.Paths)).toMatch(/^\[\{"Fn::Join":\["",\["s3:\/\/",\{"Ref":"\w+"\},"\/packed\/"\]\]\}\]$/);
   });
 
   test('the diagnoser gets exactly the event fields and environment of its contract; its result is what the execution returns', () => {
@@ -386,11 +389,12 @@ describe('TrainingPipeline: the planner decides the data path', () => {
     // GIVEN
     const built = build({ datasetProfile: { objectCount: 20_000_000, meanObjectSize: KB110 }, shardsChannel: { inputMode: InputMode.FAST_FILE } });
 
-    // THEN
+    // THEN FastFile, as given; the planner's ShardedByS3Key gives way: FastFile reads the dataset's root
     const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
     expect(train.InputMode).toBe('FastFile');
-    expect(train.DataSource.S3DataSource.S3DataDistributionType).toBe('ShardedByS3Key');
+    expect(train.DataSource.S3DataSource).toMatchObject({ S3DataType: 'S3Prefix', S3DataDistributionType: 'FullyReplicated' });
     expect(dataPathOutput(built)).toContain('shardsChannel.inputMode: as given');
+    expect(dataPathOutput(built)).toContain('distribution: FullyReplicated: FastFile reads the dataset through its root');
   });
 
   test('a cache without a read rate is warned about: it would get the lowest tier whatever the GPUs read', () => {

@@ -9,7 +9,7 @@ import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { claimSequence, MANIFEST_KEY, PLAN_ROOT, versionOfKey, VersionLayout, versionSequence } from '../../lambda/packing/dataset-layout';
 import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
@@ -19,7 +19,7 @@ import type { ShardPlannerEvent, ShardPlannerResult } from '../../lambda/shard-p
 import type { PlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
 import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
-import { resultKey, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { RunFiles } from '../../lambda/shard-planner/plan-layout';
 import type { FaultProxy, ProxiedRequest } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
 import type { S3Fixture} from '../support/s3-fixture';
@@ -82,8 +82,21 @@ function plan(prefix: string, options: { s3?: S3Client; sourcePrefix?: string; f
   });
 }
 
+/** The task list of the run in progress under `prefix` (the newest version being made). */
 async function tasksOf(prefix: string): Promise<ShardTask[]> {
-  return JSON.parse((await dataset(prefix).get(TASKS_KEY)).toString('utf8')) as ShardTask[];
+  const tasksKeys = (await dataset(prefix).list(PLAN_ROOT)).filter((key) => key.endsWith('/tasks.json'));
+  const newest = tasksKeys.sort((a, b) => versionSequence(a.split('/')[1])! - versionSequence(b.split('/')[1])!).pop()!;
+  return JSON.parse((await dataset(prefix).get(newest)).toString('utf8')) as ShardTask[];
+}
+
+/** Where a packer writes its shard's result: in its run's folder. */
+function resultKey(task: ShardTask): string {
+  return new RunFiles(new VersionLayout(versionOfKey(task.membersKey)!)).resultKey(task.shardName);
+}
+
+/** `versions/<id>/members/x` → `members/x`: tasks of two runs compare by their place in a version. */
+function inVersionFolder(task: ShardTask): ShardTask {
+  return { ...task, membersKey: task.membersKey.split('/').slice(2).join('/') };
 }
 
 /** One packer invocation, as the Lambda handler makes it (the handler only adds logs and metrics). */
@@ -97,7 +110,7 @@ function pack(prefix: string, task: ShardPackerEvent, options: { s3?: S3Client; 
 }
 
 function finalize(prefix: string, planned: ShardPlannerResult) {
-  return finalizeShards({ shardCount: planned.shardCount, fingerprint: planned.source.fingerprint }, dataset(prefix));
+  return finalizeShards({ datasetVersion: planned.datasetVersion, shardCount: planned.shardCount, fingerprint: planned.source.fingerprint }, dataset(prefix), 7);
 }
 
 /** Plan, pack every shard, finalize: the state machine's run without faults. */
@@ -175,16 +188,16 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
 
     // WHEN
     const [a, b] = await Promise.all([pack('twice/', first), pack('twice/', first), pack('twice/', second)]);
+    const result = await dataset('twice/').get(resultKey(first));
     const finalized = await finalize('twice/', planned);
     const afterFinalize = await shardObjects('twice/');
-    const result = await dataset('twice/').get(resultKey(first.shardName));
     // A late third invocation, after the finalizer wrote the manifest.
     const late = await pack('twice/', first);
 
     // THEN
     expect(b).toEqual(a);
     expect(late).toEqual(a);
-    expect((await dataset('twice/').get(resultKey(first.shardName))).equals(result)).toBe(true);
+    expect((await dataset('twice/').get(resultKey(first))).equals(result)).toBe(true);
     expect(finalized).toMatchObject({ shards: 2, records: SOURCE_OBJECTS, failures: 0 });
     expectSameObjects(afterFinalize, expected);
     expectSameObjects(await shardObjects('twice/'), expected);
@@ -246,7 +259,7 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
     const { objects: expected } = await clean();
     const planned = await plan('killed/');
     const [first, second] = await tasksOf('killed/');
-    const shardKey = `killed/shards/${first.shardName}.tfrecord`;
+    const shardKey = `killed/versions/${planned.datasetVersion}/shards/${first.shardName}.tfrecord`;
     let state = 'up' as 'up' | 'killed' | 'restarted';
     const sent: string[] = [];
     proxy.onRequest(async (request) => {
@@ -275,10 +288,11 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
     expect(sent).toEqual(['abort']);
     expect(String(failed)).toMatch(new RegExp(`s3://${datasetBucket}/${shardKey}.*(ECONNREFUSED|ECONNRESET)`));
     expect(await objectExists(shardKey)).toBe(false);
-    expect(await dataset('killed/').list(SHARDS_PREFIX)).toEqual([]);
-    expect(await objectExists(`killed/${resultKey(first.shardName)}`)).toBe(false);
+    expect((await dataset('killed/').list('versions/')).filter((key) => key.includes('/shards/'))).toEqual([]);
+    expect(await objectExists(`killed/${resultKey(first)}`)).toBe(false);
     await expectNoIncompleteUploads('killed/');
-    await expect(finalize('killed/', planned)).rejects.toThrow(/has no result at _plan\/results\//);
+    await expect(finalize('killed/', planned)).rejects.toThrow(/has no result at _plan\/v\d{8}-[0-9a-f]{8}\/results\//);
+    expect((await dataset('killed/').list('published/')).map(claimSequence)).toEqual([]);
 
     // WHEN: the Map retries the failed packer.
     await pack('killed/', first);
@@ -327,7 +341,7 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
     const rerun = await plan('clean/', { s3: proxied });
 
     // THEN
-    expect(rerun).toMatchObject({ upToDate: true, shardCount: 2, source: { objects: SOURCE_OBJECTS } });
+    expect(rerun).toMatchObject({ upToDate: true, shardCount: 0, reusedShards: 2, source: { objects: SOURCE_OBJECTS } });
     expect(writes).toEqual([]);
     expect((await dataset('clean/').get(MANIFEST_KEY)).equals(manifestBefore)).toBe(true);
   });
@@ -421,7 +435,7 @@ describe('bundled handlers against a local S3 server', () => {
     });
 
     // THEN
-    expect(result).toEqual({ ...listed, tasksKey: `inventoried/${TASKS_KEY}` });
-    expect(await tasksOf('inventoried/')).toEqual(await tasksOf('listed/'));
+    expect(result).toEqual({ ...listed, datasetVersion: result!.datasetVersion, tasksKey: `inventoried/_plan/${result!.datasetVersion}/tasks.json` });
+    expect((await tasksOf('inventoried/')).map(inVersionFolder)).toEqual((await tasksOf('listed/')).map(inVersionFolder));
   });
 });

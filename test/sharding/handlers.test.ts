@@ -4,13 +4,28 @@ import * as path from 'path';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { S3StorageError } from '../../lambda/packing/io/s3-retry';
 import { isObjectNotFound } from '../../lambda/packing/io/storage';
-import { MANIFEST_KEY, sourceFingerprint } from '../../lambda/packing/manifest';
+import { sourceFingerprint } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
+import { parseMembers } from '../../lambda/packing/members';
 import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
 import { readInventory, readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
-import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
-import { parseMembers, TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import type { ShardTask } from '../../lambda/shard-planner/plan-layout';
+import { RunFiles } from '../../lambda/shard-planner/plan-layout';
+import type { ShardPlannerResult } from '../../lambda/shard-planner/contract';
+
+const MEMBERS = 'versions/v00000001-0123abcd/members/part-00000-of-00002.jsonl';
+
+/** The Map's task list the planner wrote, read from the dataset folder. */
+function tasksOf(outDir: string, plan: ShardPlannerResult): ShardTask[] {
+  return JSON.parse(fs.readFileSync(path.join(outDir, new RunFiles(new VersionLayout(plan.datasetVersion)).tasksKey), 'utf8')) as ShardTask[];
+}
+
+/** The finalizer's event, as the state machine builds it from the planner's result. */
+function finalizerEvent(plan: ShardPlannerResult) {
+  return { datasetVersion: plan.datasetVersion, shardCount: plan.shardCount, fingerprint: plan.source.fingerprint };
+}
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'shard-handlers-'));
@@ -29,17 +44,19 @@ const DESTINATION = { bucket: 'packed-bucket', prefix: 'packed/' };
 describe('shard handlers: event and environment parsing', () => {
   test.each([
     [null, /the event must be a JSON object/],
-    [{ shardName: 'part-00000-of-00002', membersKey: '_plan/x.jsonl' }, /'shardIndex' must be an integer of at least 0, got nothing/],
-    [{ shardIndex: -1, shardName: 'part-00000-of-00002', membersKey: '_plan/x.jsonl' }, /'shardIndex'/],
-    [{ shardIndex: 0, shardName: 'evil/../x', membersKey: '_plan/x.jsonl' }, /'shardName' must look like/],
-    [{ shardIndex: 0, shardName: 'part-00000-of-00002', membersKey: 'shards/x' }, /'membersKey' must be a key under '_plan\/'/],
+    [{ shardName: 'part-00000-of-00002', membersKey: MEMBERS }, /'shardIndex' must be an integer of at least 0, got nothing/],
+    [{ shardIndex: -1, shardName: 'part-00000-of-00002', membersKey: MEMBERS }, /'shardIndex'/],
+    [{ shardIndex: 0, shardName: 'evil/../x', membersKey: MEMBERS }, /'shardName' must look like/],
+    [{ shardIndex: 0, shardName: 'part-00000-of-00002', membersKey: 'shards/x' }, /'membersKey' must be the member list of shard part-00000-of-00002 in a version's folder/],
+    [{ shardIndex: 0, shardName: 'part-00001-of-00002', membersKey: MEMBERS }, /'membersKey' must be the member list of shard part-00001-of-00002/],
   ])('the packer rejects %p naming the field', (event, message) => {
     expect(() => parsePackerEvent(event)).toThrow(message);
   });
 
   test.each([
-    [{ fingerprint: 'abc' }, /'shardCount' must be an integer of at least 1/],
-    [{ shardCount: 2 }, /'fingerprint' must be a non-empty string/],
+    [{ datasetVersion: 'v00000001-0123abcd', fingerprint: 'abc' }, /'shardCount' must be an integer of at least 0/],
+    [{ datasetVersion: 'v00000001-0123abcd', shardCount: 2 }, /'fingerprint' must be a non-empty string/],
+    [{ datasetVersion: 'latest', shardCount: 2, fingerprint: 'abc' }, /'datasetVersion' must be a version id like 'v00000002-1a2b3c4d', got 'latest'/],
   ])('the finalizer rejects %p naming the field', (event, message) => {
     expect(() => parseFinalizerEvent(event)).toThrow(message);
   });
@@ -61,8 +78,7 @@ describe('shard handlers: event and environment parsing', () => {
   });
 
   test('a malformed member list is reported with its key and line', () => {
-    const task: ShardTask = { shardIndex: 0, shardName: 'part-00000-of-00001', membersKey: '_plan/part-00000-of-00001.jsonl' };
-    expect(() => parseMembers(task, Buffer.from('["a/1.jpg",1,0,0]\n{"key":"b"}\n'))).toThrow(/part-00000-of-00001\.jsonl line 2/);
+    expect(() => parseMembers(MEMBERS, Buffer.from('["a/1.jpg",1,0,0,5]\n{"key":"b"}\n'))).toThrow(/part-00000-of-00002\.jsonl line 2/);
   });
 
   test('a missing object is told apart from other read errors, for the local sink as for S3 errors', async () => {
@@ -89,49 +105,55 @@ describe('shard handlers: plan → pack → finalize over local folders', () => 
     return { plan, source, sink };
   }
 
-  test('packs every file, writes the manifest last, and a rerun on the same source is up to date', async () => {
+  test('packs every file into a published version, and a rerun on the same source is up to date', async () => {
     // GIVEN
     const sourceDir = tempDir();
     const outDir = tempDir();
     writeFiles(sourceDir, { 'cat/1.jpg': 100, 'cat/2.jpg': 200, 'dog/1.jpg': 150, 'dog/2.jpg': 50, 'dog/3.jpg': 10 });
     // WHEN
     const { plan, source, sink } = await run(sourceDir, outDir);
-    const tasks = JSON.parse(fs.readFileSync(path.join(outDir, TASKS_KEY), 'utf8')) as ShardTask[];
+    const tasks = tasksOf(outDir, plan);
     for (const task of tasks) await packShard(parsePackerEvent(task), { source, sink, format: 'tfrecord', readConcurrency: 4 });
-    const result = await finalizeShards({ shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink);
+    const result = await finalizeShards(parseFinalizerEvent(finalizerEvent(plan)), sink, 7);
     // THEN
-    expect(plan).toMatchObject({ upToDate: false, tasksBucket: 'packed-bucket', tasksKey: 'packed/_plan/tasks.json', shardCount: 2, classes: 2 });
+    expect(plan).toMatchObject({
+      upToDate: false, tasksBucket: 'packed-bucket', tasksKey: `packed/_plan/${plan.datasetVersion}/tasks.json`, shardCount: 2, reusedShards: 0, classes: 2,
+    });
     expect(tasks.map((task) => task.shardName)).toEqual(['part-00000-of-00002', 'part-00001-of-00002']);
-    expect(result).toMatchObject({ manifestKey: MANIFEST_KEY, shards: 2, records: 5, failures: 0 });
-    expect(fs.existsSync(path.join(outDir, 'shards', 'part-00001-of-00002.tfrecord'))).toBe(true);
-    expect((await run(sourceDir, outDir)).plan.upToDate).toBe(true);
-    expect((await run(sourceDir, outDir, true)).plan.upToDate).toBe(false);
+    expect(result).toMatchObject({ datasetVersion: plan.datasetVersion, manifestKey: MANIFEST_KEY, shards: 2, records: 5, failures: 0 });
+    expect(fs.existsSync(path.join(outDir, 'versions', plan.datasetVersion, 'shards', 'part-00001-of-00002.tfrecord'))).toBe(true);
+    // Published: the run's working files are gone.
+    expect(await sink.list('_plan/')).toEqual([]);
+    expect((await run(sourceDir, outDir)).plan).toMatchObject({ upToDate: true, datasetVersion: plan.datasetVersion });
+    expect((await run(sourceDir, outDir, true)).plan).toMatchObject({ upToDate: false, fullRepackReason: 'a full repack was asked for' });
   });
 
-  test('a changed source is not up to date and the old manifest is removed before repacking', async () => {
+  test('a changed source plans a new version on top of the current one, which stays current and untouched until it is published', async () => {
     const sourceDir = tempDir();
     const outDir = tempDir();
     writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
     const { plan, source, sink } = await run(sourceDir, outDir);
-    const tasks = JSON.parse(fs.readFileSync(path.join(outDir, TASKS_KEY), 'utf8')) as ShardTask[];
-    for (const task of tasks) await packShard(task, { source, sink, format: 'tfrecord', readConcurrency: 2 });
-    await finalizeShards({ shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink);
+    for (const task of tasksOf(outDir, plan)) await packShard(task, { source, sink, format: 'tfrecord', readConcurrency: 2 });
+    await finalizeShards(finalizerEvent(plan), sink, 7);
+    const root = fs.readFileSync(path.join(outDir, MANIFEST_KEY));
     writeFiles(sourceDir, { 'dog/2.jpg': 10 });
     const rerun = await run(sourceDir, outDir);
-    expect(rerun.plan.upToDate).toBe(false);
-    expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
+    // SETTINGS ask for exactly 2 shards: such a dataset is packed whole each time (incremental repacks keep a target size).
+    expect(rerun.plan).toMatchObject({ upToDate: false, fullRepackReason: 'an exact shard count was asked for' });
+    expect(rerun.plan.datasetVersion).toMatch(/^v00000002-/);
+    expect(fs.readFileSync(path.join(outDir, MANIFEST_KEY))).toEqual(root);
   });
 
-  test('the finalizer fails, writing no manifest, when a shard has no result', async () => {
+  test('the finalizer fails, publishing nothing, when a shard has no result', async () => {
     const sourceDir = tempDir();
     const outDir = tempDir();
     writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
     const { plan, source, sink } = await run(sourceDir, outDir);
-    const tasks = JSON.parse(fs.readFileSync(path.join(outDir, TASKS_KEY), 'utf8')) as ShardTask[];
+    const tasks = tasksOf(outDir, plan);
     await packShard(tasks[0], { source, sink, format: 'tfrecord', readConcurrency: 2 });
-    await expect(finalizeShards({ shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink))
-      .rejects.toThrow(/shard part-00001-of-00002 has no result/);
+    await expect(finalizeShards(finalizerEvent(plan), sink, 7)).rejects.toThrow(/shard part-00001-of-00002 has no result/);
     expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
+    expect(fs.existsSync(path.join(outDir, 'published'))).toBe(false);
   });
 
   test('the finalizer refuses a plan from another run', async () => {
@@ -139,6 +161,6 @@ describe('shard handlers: plan → pack → finalize over local folders', () => 
     const outDir = tempDir();
     writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
     const { plan, sink } = await run(sourceDir, outDir);
-    await expect(finalizeShards({ shardCount: plan.shardCount, fingerprint: 'other' }, sink)).rejects.toThrow(/is not the plan of this run/);
+    await expect(finalizeShards({ ...finalizerEvent(plan), fingerprint: 'other' }, sink, 7)).rejects.toThrow(/is not the plan of this run/);
   });
 });

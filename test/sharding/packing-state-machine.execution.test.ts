@@ -4,11 +4,11 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import type { Manifest} from '../../lambda/packing/manifest';
-import { MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { verifyDataset } from '../../lambda/packing/verify';
 import type { ShardTask} from '../../lambda/shard-planner/plan-layout';
-import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
+import { RunFiles } from '../../lambda/shard-planner/plan-layout';
 import { ShardedDataset } from '../../lib';
 import { seededBytes } from '../support/local-files';
 import type { S3TestServer} from '../support/s3-server';
@@ -90,7 +90,7 @@ function packFresh() {
 }
 
 describe('ShardedDataset state machine, executed against a local S3 server', () => {
-  test('packs a fresh source: plan, one packer per item of _plan/tasks.json, finalize; the dataset verifies', async () => {
+  test('packs a fresh source: plan, one packer per item of the run\'s tasks.json, finalize; the dataset verifies', async () => {
     // WHEN
     firstRun ??= packFresh();
     const { execution, objects } = await firstRun;
@@ -98,18 +98,22 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     // THEN
     expect(execution).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES, retries: [] });
     const manifest = await manifestOf('packed/');
+    const version = new VersionLayout(manifest.datasetVersion);
     expect(execution.output.plan).toMatchObject({
-      upToDate: false, tasksBucket: datasetBucket, tasksKey: `packed/${TASKS_KEY}`, shardCount: SHARDS, classes: 3,
+      upToDate: false, datasetVersion: version.id, tasksBucket: datasetBucket, tasksKey: `packed/${new RunFiles(version).tasksKey}`, shardCount: SHARDS, classes: 3,
       source: { objects: SOURCE_OBJECTS, fingerprint: manifest.source.fingerprint },
     });
     expect(execution.output.dataset).toEqual({
+      datasetVersion: version.id, versionManifestKey: version.manifestKey, prunedVersions: 0,
       manifestKey: MANIFEST_KEY, shards: SHARDS, records: SOURCE_OBJECTS, failures: 0, bytes: manifest.shards.reduce((sum, s) => sum + s.bytes, 0),
     });
-    const tasks = JSON.parse((await dataset('packed/').get(TASKS_KEY)).toString('utf8')) as ShardTask[];
+    // The run's working files went when the version was published; the packers got the items the planner wrote.
+    expect(await dataset('packed/').list('_plan/')).toEqual([]);
+    const tasks: ShardTask[] = manifest.shards.map((shard, shardIndex) => ({ shardIndex, shardName: shard.key.split('/').pop()!.replace(/\.tfrecord$/, ''), membersKey: shard.membersKey }));
     expect(execution.lambdaCalls.filter((c) => c.handler === 'shard-packer').map((c) => c.event)).toEqual(tasks);
     expect(execution.lambdaCalls.find((c) => c.handler === 'shard-finalizer')!.event)
-      .toEqual({ shardCount: SHARDS, fingerprint: manifest.source.fingerprint });
-    expect([...objects.keys()].filter((key) => key.startsWith(SHARDS_PREFIX))).toHaveLength(SHARDS);
+      .toEqual({ datasetVersion: version.id, shardCount: SHARDS, fingerprint: manifest.source.fingerprint });
+    expect([...objects.keys()].filter((key) => key.startsWith('shards/'))).toHaveLength(SHARDS);
     expect(manifest.shards.map((s) => s.records).reduce((a, b) => a + b)).toBe(SOURCE_OBJECTS);
     expect((await verifyDataset(dataset('packed/'))).problems).toEqual([]);
   });
@@ -125,12 +129,12 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
 
     // THEN
     expect(execution).toMatchObject({ status: 'SUCCEEDED', states: ['Plan', 'UpToDate', 'AlreadyPacked'] });
-    expect(execution.output).toEqual({ plan: expect.objectContaining({ upToDate: true, shardCount: SHARDS }) });
+    expect(execution.output).toEqual({ plan: expect.objectContaining({ upToDate: true, shardCount: 0, reusedShards: SHARDS }) });
     expect(execution.lambdaCalls.map((c) => c.handler)).toEqual(['shard-planner']);
     expect((await dataset('packed/').get(MANIFEST_KEY)).equals(manifestBefore)).toBe(true);
   });
 
-  test('{"force": true} packs an unchanged source again, into the same bytes', async () => {
+  test('{"force": true} packs an unchanged source again into a new version, with the same bytes', async () => {
     // GIVEN
     firstRun ??= packFresh();
     const { runner, objects } = await firstRun;
@@ -141,6 +145,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     // THEN
     expect(execution).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES });
     expect(execution.lambdaCalls[0].event).toEqual({ force: true });
+    expect(execution.output.dataset.datasetVersion).toMatch(/^v00000002-/);
     expectSameObjects(await shardObjects('packed/'), objects);
   });
 
@@ -187,5 +192,6 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     expect(execution.retries).toEqual(Array(3).fill('PackShard: Error'));
     expect(execution.states).not.toContain('Finalize');
     expect(await dataset('failing/').list(MANIFEST_KEY)).toEqual([]);
+    expect(await dataset('failing/').list('published/')).toEqual([]);
   });
 });

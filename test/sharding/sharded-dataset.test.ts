@@ -1,15 +1,14 @@
-import { App, CfnParameter, Size, Stack, Token } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, Size, Stack, Token } from 'aws-cdk-lib';
 import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { INDEX_PREFIX, MANIFEST_KEY, SHARDS_PREFIX } from '../../lambda/packing/manifest';
+import { INDEX_CHANNEL_MANIFEST, MANIFEST_KEY, PLAN_ROOT, SHARDS_CHANNEL_MANIFEST } from '../../lambda/packing/dataset-layout';
 import { SHARD_FINALIZER_ENVIRONMENT, SHARD_FINALIZER_EVENT_FIELDS } from '../../lambda/shard-finalizer/contract';
 import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambda/shard-packer/contract';
 import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
-import { TASKS_KEY } from '../../lambda/shard-planner/plan-layout';
 import type { ShardedDatasetProps} from '../../lib';
 import { IoPlanner, RecordLabels, ShardedDataset, ShardFormat, TrainingInstance } from '../../lib';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -149,11 +148,28 @@ describe('ShardedDataset', () => {
     });
   });
 
-  test('exposes channel-ready prefixes that match the engine\'s output layout', () => {
+  test('exposes the keys of the current version that match the engine\'s layout', () => {
     const { dataset: created } = dataset({ destinationPrefix: 'datasets/imagenet/' });
-    expect(created.shardsPrefix).toBe(`datasets/imagenet/${SHARDS_PREFIX}`);
-    expect(created.indexPrefix).toBe(`datasets/imagenet/${INDEX_PREFIX}`);
+    expect(created.destinationPrefix).toBe('datasets/imagenet/');
     expect(created.manifestKey).toBe(`datasets/imagenet/${MANIFEST_KEY}`);
+    expect(created.shardsManifestKey).toBe(`datasets/imagenet/${SHARDS_CHANNEL_MANIFEST}`);
+    expect(created.indexManifestKey).toBe(`datasets/imagenet/${INDEX_CHANNEL_MANIFEST}`);
+  });
+
+  test.each([
+    [Duration.hours(12), /InvalidVersionRetention.*versionRetention must be whole days from 0 to 3,650, got 12 hours/],
+    [Duration.days(4000), /InvalidVersionRetention/],
+  ])('a version retention of %s is refused', (versionRetention, message) => {
+    expect(() => dataset({ versionRetention })).toThrow(message);
+  });
+
+  test('the finalizer is told the version retention in days (7 unless given)', () => {
+    const finalizerEnvironment = (extra: object) => {
+      const functions = dataset(extra).template.findResources('AWS::Lambda::Function');
+      return Object.values(functions).map((fn: any) => fn.Properties.Environment?.Variables ?? {}).find((vars: any) => 'VERSION_RETENTION_DAYS' in vars);
+    };
+    expect(finalizerEnvironment({})).toMatchObject({ VERSION_RETENTION_DAYS: '7' });
+    expect(finalizerEnvironment({ versionRetention: Duration.days(30) })).toMatchObject({ VERSION_RETENTION_DAYS: '30' });
   });
 
   test('renders a state machine definition that passes the Amazon States Language validator', () => {
@@ -237,7 +253,7 @@ describe('ShardedDataset', () => {
     const s3Statements = (statements.asArray() as any[]).filter((s) => JSON.stringify(s.Action).includes('s3:'));
     expect(s3Statements).toHaveLength(1);
     expect(s3Statements[0].Action).toBe('s3:GetObject');
-    expect(JSON.stringify(s3Statements[0].Resource)).toContain(`/packed/${TASKS_KEY}`);
+    expect(JSON.stringify(s3Statements[0].Resource)).toContain(`/packed/${PLAN_ROOT}*/tasks.json`);
   });
 
   test('scopes the functions\' S3 access to the source and destination prefixes', () => {

@@ -29,3 +29,8 @@ export function expectSameObjects(actual: Map<string, Buffer>, expected: Map<str
   expect([...actual.keys()]).toEqual([...expected.keys()]);
   for (const [key, bytes] of expected) expect({ key, same: actual.get(key)!.equals(bytes) }).toEqual({ key, same: true });
 }
+
+/** The manifest with every version id replaced by `VERSION`: two runs of the same pack make different ids and nothing else. */
+export function withoutVersionIds<T>(manifest: T): T {
+  return JSON.parse(JSON.stringify(manifest).replace(/v\d{8}-[0-9a-f]{8}/g, 'VERSION')) as T;
+}

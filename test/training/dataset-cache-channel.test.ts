@@ -20,11 +20,12 @@ function requestOf(job: TrainingJob): any {
   return Stack.of(job).resolve(job.renderRequest());
 }
 
-/** A cache of a packed dataset: `/shards` and `/index` are linked to S3. */
+/** A cache of a packed dataset: `/dataset` is linked to its prefix. */
 function shardsCache(context: CacheTestStack): LustreDatasetCache {
   return newCache(context, {
     source: CacheSource.fromShards({
-      destinationBucket: context.bucket, shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/', manifestKey: 'packed/manifest.json',
+      destinationBucket: context.bucket, destinationPrefix: 'packed/', shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/',
+      manifestKey: 'packed/manifest.json', shardsManifestKey: 'packed/shards.manifest', indexManifestKey: 'packed/index.manifest',
     }),
   });
 }
@@ -93,7 +94,7 @@ describe('TrainingChannel.fromDatasetCache', () => {
     expect(requestOf(job).InputDataConfig[0].ContentType).toEqual('application/x-recordio');
   });
 
-  test.each(['shards', 'index', 'shards/train', ''])('accepts the linked path \'%s\' of a packed dataset', (path) => {
+  test.each(['dataset', 'dataset/versions', ''])('accepts the linked path \'%s\' of a packed dataset', (path) => {
     // GIVEN
     const cache = shardsCache(cacheTestStack());
 
@@ -101,13 +102,13 @@ describe('TrainingChannel.fromDatasetCache', () => {
     expect(() => TrainingChannel.fromDatasetCache('train', cache, path)).not.toThrow();
   });
 
-  test.each(['manifest', 'shardsx', 'packed/shards'])('rejects the path \'%s\', which no association links', (path) => {
+  test.each(['manifest', 'shards', 'datasetx', 'packed/shards'])('rejects the path \'%s\', which no association links', (path) => {
     // GIVEN
     const cache = shardsCache(cacheTestStack());
 
     // WHEN / THEN
     expect(() => TrainingChannel.fromDatasetCache('train', cache, path))
-      .toThrow(/CachePathNotLinked.*outside the directories the cache links to S3 \(\/shards, \/index\)/);
+      .toThrow(/CachePathNotLinked.*outside the directories the cache links to S3 \(\/dataset\)/);
   });
 
   test.each(['../etc', 'shards/../index', './shards', 'shards//train'])('rejects the path %s', (path) => {
@@ -313,8 +314,8 @@ describe('TrainingJob reading a LustreDatasetCache', () => {
 
     // WHEN
     newJob(context.stack, [
-      TrainingChannel.fromDatasetCache('train', cache, 'shards'),
-      TrainingChannel.fromDatasetCache('index', cache, 'index'),
+      TrainingChannel.fromDatasetCache('train', cache, 'dataset'),
+      TrainingChannel.fromDatasetCache('index', cache, 'dataset'),
     ]);
 
     // THEN

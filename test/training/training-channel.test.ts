@@ -1,4 +1,4 @@
-import type { Stack} from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Lazy, Size, Token } from 'aws-cdk-lib';
 import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -253,10 +253,12 @@ describe('TrainingChannel.fromBucket', () => {
 describe('TrainingChannel.fromShards', () => {
   /** A packed dataset's locations, as `ShardedDataset.fromAttributes`-style data packed elsewhere would give them. */
   const packed = (bucket: s3.IBucket) => ({
-    destinationBucket: bucket, shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/', manifestKey: 'packed/manifest.json',
+    destinationBucket: bucket, destinationPrefix: 'packed/', shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/', manifestKey: 'packed/manifest.json',
+    shardsManifestKey: 'packed/shards.manifest', indexManifestKey: 'packed/index.manifest',
   });
+  const uriOf = (stack: Stack, bucket: s3.IBucket, key: string) => ({ 'Fn::Join': ['', ['s3://', { Ref: stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket) }, `/${key}`]] });
 
-  test('reads the shards prefix of the dataset in Pipe mode, sharded and shuffled as asked', () => {
+  test('reads the current version\'s shards through its ManifestFile in Pipe mode, sharded and shuffled as asked', () => {
     // GIVEN
     const { stack, bucket } = trainingTestStack();
 
@@ -267,10 +269,39 @@ describe('TrainingChannel.fromShards', () => {
     })], 2);
 
     // THEN
-    expect(rendered.DataSource.S3DataSource.S3Uri).toEqual(
-      { 'Fn::Join': ['', ['s3://', { Ref: stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket) }, '/packed/shards/']] });
+    expect(rendered.DataSource.S3DataSource).toEqual({
+      S3DataType: 'ManifestFile', S3Uri: uriOf(stack, bucket, 'packed/shards.manifest'), S3DataDistributionType: 'ShardedByS3Key',
+    });
     expect(rendered).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 7 } });
-    expect(rendered.DataSource.S3DataSource.S3DataDistributionType).toEqual('ShardedByS3Key');
+  });
+
+  test('in FastFile mode (S3Prefix only) mounts the dataset root, FullyReplicated; ShardedByS3Key there is refused', () => {
+    // GIVEN
+    const { stack, bucket } = trainingTestStack();
+
+    // WHEN
+    const [rendered] = renderedChannels(stack, [TrainingChannel.fromShards('train', packed(bucket), { inputMode: InputMode.FAST_FILE })], 1);
+
+    // THEN
+    expect(rendered.DataSource.S3DataSource).toEqual({
+      S3DataType: 'S3Prefix', S3Uri: uriOf(stack, bucket, 'packed/'), S3DataDistributionType: 'FullyReplicated',
+    });
+    expect(() => TrainingChannel.fromShards('train', packed(bucket), { inputMode: InputMode.FAST_FILE, distribution: S3DataDistribution.SHARDED_BY_S3_KEY }))
+      .toThrow(/ShardedFastFileDataset.*FastFile mode reads a dataset through its root prefix/);
+  });
+
+  test('the index channel reads the current version\'s index.manifest, FullyReplicated in File mode', () => {
+    // GIVEN
+    const { stack, bucket } = trainingTestStack();
+
+    // WHEN
+    const [rendered] = renderedChannels(stack, [TrainingChannel.fromShardIndex('index', packed(bucket))], 2);
+
+    // THEN
+    expect(rendered).toMatchObject({ InputMode: 'File' });
+    expect(rendered.DataSource.S3DataSource).toEqual({
+      S3DataType: 'ManifestFile', S3Uri: uriOf(stack, bucket, 'packed/index.manifest'), S3DataDistributionType: 'FullyReplicated',
+    });
   });
 
   test.each([

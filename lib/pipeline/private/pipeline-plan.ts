@@ -7,7 +7,7 @@ import { IoPlanner } from '../../planning/io-planner';
 import type { LustreDatasetCacheOptions } from '../../storage/lustre-dataset-cache';
 import { ReadRate } from '../../storage/read-rate';
 import type { S3ChannelOptions} from '../../training/training-channel';
-import { S3DataDistribution } from '../../training/training-channel';
+import { InputMode, S3DataDistribution } from '../../training/training-channel';
 import type { TrainingJobOptions } from '../../training/training-job';
 
 /** What the pipeline decides about its data path, and why: each choice with its reason. */
@@ -96,7 +96,14 @@ function planShardsChannel(scope: Construct, inputs: PipelinePlanInputs, plan: I
   for (const key of Object.keys(given) as Array<keyof S3ChannelOptions>) {
     if (given[key] !== undefined) reasons[`shardsChannel.${key}`] = 'as given';
   }
-  return { ...planned, ...given };
+  const chosen = { ...planned, ...given };
+  if (chosen.inputMode === InputMode.FAST_FILE && chosen.distribution === S3DataDistribution.SHARDED_BY_S3_KEY && given.distribution === undefined) {
+    // FastFile reads a versioned dataset through its root prefix: the loaders split the shards by rank instead.
+    reasons.distribution = 'FullyReplicated: FastFile reads the dataset through its root (a version\'s shards may lie in several '
+      + 'version folders), and the data loaders split the shards by rank';
+    return { ...chosen, distribution: S3DataDistribution.FULLY_REPLICATED };
+  }
+  return chosen;
 }
 
 function planCache(scope: Construct, inputs: PipelinePlanInputs, plan: IoPlan | undefined,

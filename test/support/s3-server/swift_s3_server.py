@@ -15,6 +15,9 @@ import os
 import sys
 import time
 
+# swift_conditional_put.py beside this file: the proxy pipeline loads it by module name.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 import eventlet
 
 eventlet.patcher.monkey_patch(all=False, socket=True, select=True, thread=True)
@@ -141,7 +144,7 @@ log_level = ERROR
 log_address = /nonexistent
 
 [pipeline:main]
-pipeline = catch_errors gatekeeper listing_formats s3api tempauth copy slo dlo proxy-server
+pipeline = catch_errors gatekeeper listing_formats conditional_put_in s3api tempauth copy slo dlo conditional_put_out proxy-server
 
 [app:proxy-server]
 use = egg:swift#proxy
@@ -156,6 +159,12 @@ use = egg:swift#gatekeeper
 
 [filter:listing_formats]
 use = egg:swift#listing_formats
+
+[filter:conditional_put_in]
+paste.filter_factory = swift_conditional_put:in_factory
+
+[filter:conditional_put_out]
+paste.filter_factory = swift_conditional_put:out_factory
 
 [filter:s3api]
 use = egg:swift#s3api
