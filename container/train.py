@@ -36,7 +36,8 @@ import torch.multiprocessing as mp
 import torchvision
 from torch.nn.parallel import DistributedDataParallel
 
-from shardio import Placement, ShardDirectory, ThroughputMeter, input_channels, interval_line, open_channel
+from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
+from shardio import interval_line, open_channel
 from shardio import placement_from_env, sized_workers, validation_line
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
 from shardio.dataset import ShardDataset, channel_data_loader, make_data_loader
@@ -56,13 +57,16 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--weight_decay", type=float, default=1e-4)
     parser.add_argument("--image_size", type=int, default=224)
-    parser.add_argument("--num_classes", type=int, default=1000)
+    parser.add_argument("--num_classes", type=int, default=None, help="default: the dataset manifest's classes")
     parser.add_argument("--loader", choices=LOADERS, default="auto",
                         help="auto: DALI where installed (File-like channel with index files), else pytorch")
     parser.add_argument("--num_workers", type=int, default=None, help="DataLoader workers per process (default: sized)")
     parser.add_argument("--dali_threads", type=int, default=None, help="DALI CPU threads per process (default: sized)")
     parser.add_argument("--channel", default="train")
     parser.add_argument("--index_channel", default=None, help="channel of the index/ prefix (default: 'index' if present)")
+    parser.add_argument("--dataset_manifest", default=os.environ.get(PINNED_MANIFEST_ENV),
+                        help="the training dataset's version to read: its manifest's key under the dataset root, "
+                             f"e.g. versions/v00000002-1a2b3c4d/manifest.json (default: ${PINNED_MANIFEST_ENV}, else the current version)")
     parser.add_argument("--shuffle_buffer", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log_interval", type=int, default=50)
@@ -72,6 +76,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"))
     parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"))
     parser.add_argument("--validation_channel", default=None, help="evaluated each epoch (default: 'validation' if present; 'none': off)")
+    parser.add_argument("--validation_index_channel", default=None,
+                        help="the validation dataset's index channel, which holds its manifest in a version's ManifestFile channels "
+                             "(default: 'validation_index' if present)")
     parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
     parser.add_argument("--checkpoint_interval", type=int, default=500, help="steps between checkpoints (0: epoch ends and SIGTERM only)")
     parser.add_argument("--keep_checkpoints", type=int, default=3)
@@ -147,7 +154,7 @@ def train(args: argparse.Namespace) -> None:
 
     loader, prepare, description = make_loader(args, placement, device)
     validation = make_validation_loader(args, placement, device)
-    model = torchvision.models.__dict__[args.arch](num_classes=args.num_classes)
+    model = torchvision.models.__dict__[args.arch](num_classes=num_classes(args))
     model = model.to(device, memory_format=torch.channels_last)
     restored = restore(args, placement, device, model, loader)
     if distributed:
@@ -258,6 +265,26 @@ class _Named:
         return (*self.transform(record), record.filename or str(record.record_id))
 
 
+def num_classes(args: argparse.Namespace) -> int:
+    """--num_classes where given, else the training dataset manifest's class count."""
+    if args.num_classes is not None:
+        return int(args.num_classes)
+    index_channel = _index_channel(args, input_channels(args.input_dir))
+    manifest = channel_manifest(args.channel, index_channel=index_channel, manifest=args.dataset_manifest,
+                                input_dir=args.input_dir)
+    if manifest is None:
+        raise ValueError(f"--num_classes is not given and channel {args.channel} has no dataset manifest to take it from "
+                         f"(looked in the channel{' and ' + index_channel if index_channel else ''}): pass --num_classes")
+    if manifest.classes < 1:
+        raise ValueError(f"--num_classes is not given and {manifest.path} has no classes (a dataset packed without "
+                         "labels): pass --num_classes")
+    return manifest.classes
+
+
+def _index_channel(args: argparse.Namespace, channels: dict) -> Optional[str]:
+    return args.index_channel or ("index" if "index" in channels else None)
+
+
 def make_validation_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Optional[Iterable]:
     """The validation channel's batches of this rank, in order, center-cropped; None without one."""
     channels = input_channels(args.input_dir)
@@ -267,7 +294,8 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
     if name not in channels:
         raise ValueError(f"--validation_channel {name}: the job has no such channel (it has {', '.join(sorted(channels))})")
     workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
-    source = open_channel(name, placement, workers, input_dir=args.input_dir)
+    index_channel = args.validation_index_channel or ("validation_index" if "validation_index" in channels else None)
+    source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir)
     dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
                            seed=args.seed)
     return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
@@ -282,14 +310,15 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     """The batches of this process, what turns one into (normalized images, labels) on the device,
     and a description for the log."""
     channels = input_channels(args.input_dir)
-    index_channel = args.index_channel or ("index" if "index" in channels else None)
+    index_channel = _index_channel(args, channels)
     kind = args.loader
     if kind in ("auto", "dali"):
         kind = _dali_or_pytorch(args, channels[args.channel].input_mode, index_channel, placement, device)
     if kind == "dali":
         from shardio.dali import dali_loader
 
-        directory = open_channel(args.channel, placement, 0, index_channel=index_channel, input_dir=args.input_dir)
+        directory = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
+                                 input_dir=args.input_dir)
         loader = dali_loader(directory, args.batch_size, placement=placement, num_threads=args.dali_threads,  # type: ignore[arg-type]
                              seed=args.seed, crop=args.image_size, input_dir=args.input_dir)
         return loader, lambda images, labels: (images, labels), "dali"
@@ -303,7 +332,8 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
         args.channel, args.batch_size,
         transform=_Named(transform) if args.record_log else transform,
         collate_fn=collate_encoded if gpu_decode else None,
-        index_channel=index_channel, num_workers=workers, seed=args.seed, shuffle_buffer=args.shuffle_buffer,
+        index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
+        shuffle_buffer=args.shuffle_buffer,
         placement=placement, input_dir=args.input_dir, resumable=channels[args.channel].input_mode != "Pipe",
     )
     kind = kind if channels[args.channel].input_mode != "Pipe" else f"pipe {kind}"
@@ -321,7 +351,8 @@ def _dali_or_pytorch(args: argparse.Namespace, input_mode: str, index_channel: O
     if device.type != "cuda" or input_mode == "Pipe" or importlib.util.find_spec("nvidia") is None \
             or importlib.util.find_spec("nvidia.dali") is None:
         return "pytorch"
-    source = open_channel(args.channel, placement, 0, index_channel=index_channel, input_dir=args.input_dir)
+    source = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
+                          input_dir=args.input_dir)
     return "dali" if isinstance(source, ShardDirectory) and source.indexed else "pytorch"
 
 

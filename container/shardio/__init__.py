@@ -4,9 +4,10 @@ container, in the standard library only.
 PyTorch lives in `shardio.dataset` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
 that the readers work where neither is installed.
 """
-from .channels import open_channel
+from .channels import channel_manifest, open_channel
 from .crc32c import crc32c, mask, masked_crc32c, unmask
-from .directory import Shard, ShardDirectory
+from .dataset_files import PINNED_MANIFEST_ENV, DatasetFiles, Shard, find_manifest, open_dataset
+from .directory import ShardDirectory
 from .environment import (
     ChannelConfig, hyperparameter, input_channels, placement_from_env, sized_dali_threads, sized_workers,
 )
@@ -14,6 +15,7 @@ from .errors import FormatError
 from .example import parse_example
 from .formats import read_records, to_image
 from .index import merge_recordio_indexes, parse_index, record_offsets
+from .manifest import DatasetManifest, ManifestShard, read_manifest
 from .metrics import Interval, ThroughputMeter, interval_line, validation_line
 from .pipe import PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
@@ -23,12 +25,14 @@ from .stream import RecordSource, consumer_images, shuffled
 from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
-    "ChannelConfig", "Consumer", "consumer_images", "consumer_of", "crc32c", "epoch_slot", "format_of_path",
-    "FormatError", "FramedRecord", "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line",
-    "IR_HEADER", "IRHeader", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "parse_example",
-    "parse_index", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource", "Placement", "placement_from_env",
-    "read_recordio", "read_records", "read_tfrecords", "record_offsets", "recordio_image", "RECORDIO_MAGIC",
-    "RecordSource", "Segment", "Shard", "ShardDirectory", "ShardFormat", "shuffled", "sized_dali_threads",
-    "sized_workers", "sniff_format", "split_records", "split_shards", "tfrecord_image", "ThroughputMeter",
-    "to_image", "unmask", "unpack_ir_header", "validation_line", "wait_for_pipe",
+    "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
+    "DatasetManifest", "epoch_slot", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
+    "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
+    "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset",
+    "parse_example", "parse_index", "PINNED_MANIFEST_ENV", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource",
+    "Placement", "placement_from_env", "read_manifest", "read_recordio", "read_records", "read_tfrecords",
+    "record_offsets", "recordio_image", "RECORDIO_MAGIC", "RecordSource", "Segment", "Shard", "ShardDirectory",
+    "ShardFormat", "shuffled", "sized_dali_threads", "sized_workers", "sniff_format", "split_records",
+    "split_shards", "tfrecord_image", "ThroughputMeter", "to_image", "unmask", "unpack_ir_header",
+    "validation_line", "wait_for_pipe",
 ]

@@ -5,9 +5,11 @@ import os
 import tempfile
 from typing import Optional, Union
 
+from .dataset_files import find_manifest
 from .directory import ShardDirectory
 from .environment import INPUT_DIR, input_channels
 from .errors import FormatError
+from .manifest import DatasetManifest, read_manifest
 from .pipe import DEFAULT_PIPE_TIMEOUT, PipeFanOut, PipeSource
 from .split import Placement
 
@@ -18,13 +20,16 @@ def open_channel(
     workers: int,
     *,
     index_channel: Optional[str] = None,
+    manifest: Optional[str] = None,
     input_dir: str = INPUT_DIR,
     check_crc: bool = False,
     pipe_timeout: float = DEFAULT_PIPE_TIMEOUT,
 ) -> Union[ShardDirectory, PipeSource]:
     """The records of `channel` for a process at `placement` whose DataLoader runs `workers` worker
     processes (0 without): a shard directory in File/FastFile/file-system mode, a FIFO per epoch in
-    Pipe mode. `index_channel` is the channel holding the index files (index/ prefix), if any.
+    Pipe mode. `index_channel` is the channel holding the index files (index/ prefix, or a version's
+    index ManifestFile with its manifest.json), if any; `manifest` pins the dataset version to read
+    (its manifest's key under the dataset root, as the pipeline passes it; see dataset_files.py).
 
     In Pipe mode with more than one consumer, local rank 0 starts the fan-out thread here: call this
     in every process before its DataLoader starts.
@@ -33,7 +38,8 @@ def open_channel(
     data_dir = os.path.join(input_dir, "data")
     if config.input_mode != "Pipe":
         index_dir = os.path.join(data_dir, index_channel) if index_channel else None
-        return ShardDirectory(os.path.join(data_dir, channel), index_dir, host_sharded=config.host_sharded, check_crc=check_crc)
+        return ShardDirectory(os.path.join(data_dir, channel), index_dir, manifest=manifest, host_sharded=config.host_sharded,
+                              check_crc=check_crc)
 
     if config.record_wrapper not in (None, "None"):
         raise FormatError(f"channel {channel}: RecordWrapperType {config.record_wrapper} wraps every shard in one more "
@@ -50,3 +56,18 @@ def open_channel(
                    group_count=group_count, timeout=pipe_timeout).start()
     return PipeSource(data_dir, channel, local_consumers=local_consumers, host_sharded=config.host_sharded,
                       host_count=host_count, fanout_dir=fanout_dir, timeout=pipe_timeout, check_crc=check_crc)
+
+
+def channel_manifest(
+    channel: str,
+    *,
+    index_channel: Optional[str] = None,
+    manifest: Optional[str] = None,
+    input_dir: str = INPUT_DIR,
+) -> Optional[DatasetManifest]:
+    """The manifest of the dataset a channel reads, found as `open_channel` finds it (also for a Pipe
+    channel, whose manifest can only be in its index channel); None when there is none."""
+    data_dir = os.path.join(input_dir, "data")
+    folders = [os.path.join(data_dir, name) for name in (channel, index_channel) if name]
+    path = find_manifest(folders, manifest)
+    return read_manifest(path) if path else None

@@ -2,10 +2,11 @@
 on the GPU (`device="mixed"`: nvJPEG), for when the CPUs cannot keep up with the GPUs.
 
 Deliberately thin: the readers, sharding and shuffling are DALI's; what is ours is the wiring:
+- The shards and their indexes in the manifest's order (the directory's: ShardDirectory).
 - TFRecord: `fn.readers.tfrecord` with one index per shard (the packer's index/*.idx files).
-- RecordIO: `fn.readers.mxnet` takes ONE index with offsets global over its `path` list; the
-  packer's index/all.idx covers every shard, but with ShardedByS3Key a host has only some, so
-  the index is merged here from the per-shard indexes of the shards present, in path order.
+- RecordIO: `fn.readers.mxnet` takes ONE index with offsets global over its `path` list: the
+  version's index/all.idx when every shard it covers is here; with ShardedByS3Key a host has only
+  some, so the index is merged here from the per-shard indexes of the shards present, in path order.
 - Sharding by rank (`shard_id`, `num_shards`): the job's ranks, or with ShardedByS3Key the host's.
 - `random_shuffle` (a buffer of `initial_fill` samples; the packer shuffled globally), a seed
   per rank, `pad_last_batch` so every rank has as many batches (DDP needs equal step counts).
@@ -30,12 +31,15 @@ DEFAULT_INITIAL_FILL = 4096
 
 
 def reader_arguments(directory: ShardDirectory, merged_index_dir: Optional[str] = None) -> Dict[str, Any]:
-    """`path` and `index_path` of the DALI reader for these shards (writes the merged RecordIO index)."""
+    """`path` and `index_path` of the DALI reader for these shards (writes the merged RecordIO index
+    when the version's global one does not cover exactly them)."""
     if not directory.indexed:
         raise FileNotFoundError("DALI's readers need the index files: pass the index channel (index/ prefix)")
     paths = [shard.path for shard in directory.shards]
     if directory.format is ShardFormat.TFRECORD:
         return {"path": paths, "index_path": [shard.index_path for shard in directory.shards]}
+    if directory.global_index_path:
+        return {"path": paths, "index_path": [directory.global_index_path]}
     handle, merged = tempfile.mkstemp(prefix="shardio-", suffix=".idx", dir=merged_index_dir)
     with os.fdopen(handle, "w", encoding="ascii") as index:
         index.write(directory.merged_recordio_index())

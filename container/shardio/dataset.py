@@ -191,6 +191,7 @@ def channel_data_loader(
     transform: Optional[Callable[[ImageRecord], Any]] = None,
     collate_fn: Optional[Callable[[list], Any]] = None,
     index_channel: Optional[str] = None,
+    manifest: Optional[str] = None,
     num_workers: Optional[int] = None,
     seed: int = 0,
     shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
@@ -200,10 +201,11 @@ def channel_data_loader(
     resumable: bool = False,
 ) -> Any:
     """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
-    epoch). One worker count serves both the split and the DataLoader, so they cannot disagree."""
+    epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
+    `manifest` pins the dataset version (see `open_channel`)."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
-    source = open_channel(channel, placement, workers, index_channel=index_channel, input_dir=input_dir)
+    source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir)
     dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
                             input_dir=input_dir, resumable=resumable)

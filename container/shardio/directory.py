@@ -1,68 +1,51 @@
 """Shards in a directory: a File-mode channel (downloaded to local storage), a FastFile channel
 (S3 mounted read-only, best read sequentially) or an FSx for Lustre channel, all the same to us.
 
-The directory is either the shards/ prefix itself or a packed dataset's root (shards/, index/,
-manifest.json). Index files are looked up in `index_dir`, else in the dataset's index/ folder; with
-ShardedByS3Key they belong in a separate, FullyReplicated channel (the packer keeps them under
-their own prefix so they are never split from their shard's host: ARCHITECTURE.md "Dataset layout").
+Which shards, in which order, and where their index files are, comes from the dataset's manifest
+(dataset_files.py `open_dataset`): a dataset root, a version's ManifestFile channels, a dataset
+written before versions, or a bare directory of shards. With ShardedByS3Key the index files belong
+in a separate, FullyReplicated channel (the packer keeps them under their own prefix so they are
+never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional
 
+from .dataset_files import Shard, open_dataset
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
-from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path
+from .manifest import DatasetManifest
+from .records import FramedRecord, ImageRecord, ShardFormat
 from .split import Consumer, epoch_slot, split_records, split_shards
 
-SHARDS_FOLDER = "shards"
-INDEX_FOLDER = "index"
-INDEX_EXTENSION = ".idx"
 _READ_BUFFER = 1024 * 1024
 
-
-@dataclass(frozen=True)
-class Shard:
-    """One shard file and, when present, its index file."""
-
-    path: str
-    size: int
-    index_path: Optional[str]
+__all__ = ["Shard", "ShardDirectory"]
 
 
 class ShardDirectory:
-    """The shards of one directory in name order, with random access through their indexes."""
+    """The shards of a channel in the manifest's order (name order without one), with random access
+    through their indexes. `manifest` pins a version: its manifest's key under the dataset root."""
 
     def __init__(
         self,
         path: str,
         index_dir: Optional[str] = None,
         *,
+        manifest: Optional[str] = None,
         host_sharded: bool = False,
         check_crc: bool = False,
     ) -> None:
-        shard_dir = os.path.join(path, SHARDS_FOLDER) if os.path.isdir(os.path.join(path, SHARDS_FOLDER)) else path
-        if not os.path.isdir(shard_dir):
-            raise FileNotFoundError(f"shard directory {shard_dir} does not exist")
-        names = sorted(name for name in os.listdir(shard_dir) if format_of_path(name))
-        formats = {format_of_path(name) for name in names}
-        if len(formats) > 1:
-            raise FormatError(f"{shard_dir}: holds both TFRecord and RecordIO shards; keep one dataset per channel")
-        if not names:
-            raise FileNotFoundError(f"{shard_dir}: no .tfrecord or .rec shards (a ShardedByS3Key host with no shard "
-                                    "gets an empty channel: use at least as many shards as instances)")
-        self.format: ShardFormat = formats.pop()  # type: ignore[assignment]
+        files = open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded)
+        self.format: ShardFormat = files.format
+        self.shards: List[Shard] = files.shards
+        self.manifest: Optional[DatasetManifest] = files.manifest
+        """The manifest the shards were taken from; None for a bare directory of shards."""
+        self.global_index_path: Optional[str] = files.global_index_path
         self.check_crc = check_crc
         self.host_sharded = host_sharded
         """Each host holds only its own shards (a ShardedByS3Key channel)."""
-        index_dir = index_dir or _default_index_dir(path, shard_dir)
-        self.shards: List[Shard] = [
-            Shard(os.path.join(shard_dir, name), os.path.getsize(os.path.join(shard_dir, name)), _index_path(index_dir, name))
-            for name in names
-        ]
         self._offsets: Dict[int, List[int]] = {}
 
     @property
@@ -77,7 +60,12 @@ class ShardDirectory:
             if index_path is None:
                 raise FileNotFoundError(f"{self.shards[shard].path}: no index file")
             with open(index_path, encoding="ascii") as handle:
-                self._offsets[shard] = record_offsets(self.format, handle.read(), index_path)
+                offsets = record_offsets(self.format, handle.read(), index_path)
+            listed = self.shards[shard].records
+            if listed is not None and listed != len(offsets):
+                raise FormatError(f"{index_path}: indexes {len(offsets)} records but {self.manifest.path} "  # type: ignore[union-attr]
+                                  f"lists {listed} for {self.shards[shard].path}")
+            self._offsets[shard] = offsets
         return self._offsets[shard]
 
     def record_counts(self) -> Optional[List[int]]:
@@ -123,16 +111,3 @@ class ShardDirectory:
                 parts.append((shard.index_path, shard.size, handle.read()))
         return merge_recordio_indexes(parts)  # type: ignore[arg-type]
 
-
-def _default_index_dir(path: str, shard_dir: str) -> Optional[str]:
-    candidate = os.path.join(path if shard_dir != path else os.path.dirname(os.path.abspath(path)), INDEX_FOLDER)
-    return candidate if os.path.isdir(candidate) else None
-
-
-def _index_path(index_dir: Optional[str], shard_name: str) -> Optional[str]:
-    if index_dir is None:
-        return None
-    path = os.path.join(index_dir, os.path.splitext(shard_name)[0] + INDEX_EXTENSION)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: the index of shard {shard_name} is missing from {index_dir}")
-    return path

@@ -1,0 +1,120 @@
+"""A dataset version's `manifest.json`, as far as a reader needs it (ARCHITECTURE.md "The manifest";
+`lambda/packing/manifest.ts` is its definition): the format, the shards and their index files by
+key in shard order, the global RecordIO index, the label map and class count.
+
+Version 2 describes one version of a versioned dataset (keys in any version's folder); version 1
+a dataset written before versions (keys under shards/ and index/). Both key by the dataset root.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set
+
+from .errors import FormatError
+from .layout import is_confined_key
+from .records import ShardFormat
+
+MANIFEST_VERSIONS = (1, 2)
+FORMAT_NAMES = {"tfrecord": ShardFormat.TFRECORD, "recordio": ShardFormat.RECORDIO}
+
+
+@dataclass(frozen=True)
+class ManifestShard:
+    """One shard the manifest lists."""
+
+    key: str
+    """Relative to the dataset root; in an older version's folder when the shard was reused."""
+    index_key: Optional[str]
+    records: int
+
+
+@dataclass(frozen=True)
+class DatasetManifest:
+    """The reader's view of a manifest file."""
+
+    path: str
+    """The file it was read from: errors name it."""
+    version: int
+    """The manifest's format version: 1 (before versions) or 2."""
+    dataset_version: Optional[str]
+    """The version id (`v00000002-1a2b3c4d`); None in version 1."""
+    format: ShardFormat
+    labels: Dict[str, int]
+    classes: int
+    """Classes a model's output layer needs: the manifest's `classes`, else the label map's size."""
+    records: int
+    shards: List[ManifestShard]
+    """In shard order: the order to read them in."""
+    global_index_key: Optional[str]
+    """RecordIO: one index over all the shards in order (DALI's mxnet reader)."""
+
+    def listed_keys(self) -> Set[str]:
+        """Every data key the manifest names: shards, indexes and the global index."""
+        keys = {shard.key for shard in self.shards} | {shard.index_key for shard in self.shards if shard.index_key}
+        return keys | ({self.global_index_key} if self.global_index_key else set())
+
+
+def read_manifest(path: str) -> DatasetManifest:
+    """The manifest at `path`, checked: a FormatError names the file and the field that is wrong."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except json.JSONDecodeError as error:
+        raise FormatError(f"dataset manifest {path}: not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise FormatError(f"dataset manifest {path}: expected a JSON object, got {type(document).__name__}")
+    version = document.get("version")
+    if version not in MANIFEST_VERSIONS:
+        raise FormatError(f"dataset manifest {path}: version {version!r} is not one this reader knows "
+                          f"({', '.join(map(str, MANIFEST_VERSIONS))}); update the container's shardio")
+    format_name = document.get("format")
+    if format_name not in FORMAT_NAMES:
+        raise FormatError(f"dataset manifest {path}: format {format_name!r} is not one of {', '.join(FORMAT_NAMES)}")
+    labels = document.get("labels") or {}
+    if not isinstance(labels, dict) or not all(isinstance(v, int) for v in labels.values()):
+        raise FormatError(f"dataset manifest {path}: labels must map class names to integers, got {labels!r}")
+    classes = document.get("classes", len(labels))
+    if not isinstance(classes, int) or classes < 0:
+        raise FormatError(f"dataset manifest {path}: classes must be a non-negative integer, got {classes!r}")
+    shards = _shards(path, document.get("shards"))
+    records = document.get("records")
+    if records != sum(shard.records for shard in shards):
+        raise FormatError(f"dataset manifest {path}: its shards hold {sum(shard.records for shard in shards)} records "
+                          f"but it says records={records!r}")
+    global_index_key = document.get("globalIndexKey")
+    if global_index_key is not None:
+        _check_key(path, "globalIndexKey", global_index_key)
+    dataset_version = document.get("datasetVersion")
+    return DatasetManifest(path=path, version=version, dataset_version=dataset_version if isinstance(dataset_version, str) else None,
+                           format=FORMAT_NAMES[format_name], labels=dict(labels), classes=classes, records=records,
+                           shards=shards, global_index_key=global_index_key)
+
+
+def _shards(path: str, listed: object) -> List[ManifestShard]:
+    if not isinstance(listed, list):
+        raise FormatError(f"dataset manifest {path}: shards must be a list, got {listed!r}")
+    shards = []
+    for position, shard in enumerate(listed):
+        where = f"shards[{position}]"
+        if not isinstance(shard, dict):
+            raise FormatError(f"dataset manifest {path}: {where} must be an object, got {shard!r}")
+        _check_key(path, f"{where}.key", shard.get("key"))
+        index_key = shard.get("indexKey")
+        if index_key is not None:
+            _check_key(path, f"{where}.indexKey", index_key)
+        records = shard.get("records")
+        if not isinstance(records, int) or records < 0:
+            raise FormatError(f"dataset manifest {path}: {where}.records must be a non-negative integer, got {records!r}")
+        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records))
+    repeated = sorted(key for key, count in Counter(shard.key for shard in shards).items() if count > 1)
+    if repeated:
+        raise FormatError(f"dataset manifest {path}: lists {', '.join(repeated)} more than once; its records would be read twice")
+    return shards
+
+
+def _check_key(path: str, field: str, key: object) -> None:
+    if not is_confined_key(key):
+        raise FormatError(f"dataset manifest {path}: {field} {key!r} leaves the dataset root; keys are relative to it, "
+                          "'/'-separated, with no empty, '.' or '..' segment")
