@@ -387,6 +387,24 @@ describe('packDataset from S3 to S3', () => {
       { prefix: `s3://${bucket}/packed/` }, `versions/${manifest.datasetVersion}/manifest.json`, ...manifest.shards.map((shard) => shard.indexKey)]);
   });
 
+  testWhenServerCan('ConditionalPut', 'two packs into one prefix at once: exactly one publishes (If-None-Match on the claim), the other fails, the dataset verifies', async () => {
+    // GIVEN
+    const out = sink('racing/');
+
+    // WHEN both plan from the same (empty) dataset and race to publish version 1
+    const results = await Promise.allSettled([11, 12].map((seed) => packDataset({ source: source(), sink: out, format: 'tfrecord', seed, shardCount: 2 })));
+
+    // THEN
+    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    expect(failed).toHaveLength(1);
+    expect(String(failed[0].reason)).toMatch(/ConcurrentPublishError: s3:\/\/.*\/racing\/: another run published version v00000001-/);
+    expect(await out.list('published/')).toEqual(['published/00000001.json']);
+    expect((await verifyDataset(out)).problems).toEqual([]);
+    const winner = JSON.parse((await out.get('manifest.json')).toString('utf8')) as { datasetVersion: string };
+    expect(new Set((await out.list('versions/')).map((key) => key.split('/')[1]))).toEqual(new Set([winner.datasetVersion]));
+  });
+
   test('lists a vanished object as a failure, not a lost record', async () => {
     // GIVEN: an object listed by the source that is gone when the packer reads it.
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'vanishing/cat/a.jpg', Body: Buffer.from('a') }));

@@ -193,8 +193,8 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
       TrainingJobName: 'pipeline-run-1',
       HyperParameters: { epochs: '5', lr: '0.1' },
       InputDataConfig: [
-        { ChannelName: 'train', DataSource: { FileSystemDataSource: { FileSystemId: 'fs-0123456789abcdef0', DirectoryPath: '/abcdefgh/shards' } } },
-        { ChannelName: 'index', DataSource: { FileSystemDataSource: { FileSystemId: 'fs-0123456789abcdef0', DirectoryPath: '/abcdefgh/index' } } },
+        { ChannelName: 'train', DataSource: { FileSystemDataSource: { FileSystemId: 'fs-0123456789abcdef0', DirectoryPath: '/abcdefgh/dataset' } } },
+        { ChannelName: 'index', DataSource: { FileSystemDataSource: { FileSystemId: 'fs-0123456789abcdef0', DirectoryPath: '/abcdefgh/dataset' } } },
       ],
       OutputDataConfig: { S3OutputPath: `s3://${outputBucket}/training-output/` },
     });

@@ -269,7 +269,7 @@ describe('ShardedDataset', () => {
       .filter((resource: string) => resource.includes('/'));
     // THEN
     expect(objectResources.length).toBeGreaterThan(0);
-    for (const resource of objectResources) expect(resource).toMatch(/\/(raw|packed)\/(\*|_plan\/tasks\.json)"/);
+    for (const resource of objectResources) expect(resource).toMatch(/\/(raw|packed)\/(\*|_plan\/\*\/tasks\.json)"/);
   });
 
   test.each([
