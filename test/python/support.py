@@ -10,7 +10,7 @@ import importlib.util
 import json
 import os
 import unittest
-from typing import Dict
+from typing import Dict, List, Optional
 
 # Real files written by TensorFlow and dmlc-core, the ones the TypeScript format tests read
 # (sources and licenses: test/fixtures/README.md).
@@ -29,7 +29,10 @@ def external(name: str) -> bytes:
 
 
 def packed() -> Dict[str, object]:
-    """{"source": folder, "tfrecord": dataset folder, "recordio": dataset folder, "shards": count}."""
+    """{"source": folder, "tfrecord": dataset root, "recordio": dataset root, "shards": count, "files": count}.
+
+    Each dataset root is what the engine writes (ARCHITECTURE.md "Dataset layout"): one version,
+    `versions/<id>/{shards,index,members}/`, its manifest there and a copy at the root."""
     with open(_PACKED, encoding="utf-8") as handle:  # type: ignore[arg-type]
         return json.load(handle)
 
@@ -44,6 +47,43 @@ def source_files(source: str) -> Dict[str, bytes]:
             with open(path, "rb") as handle:
                 files[key] = handle.read()
     return files
+
+
+def dataset_manifest(root: str, key: str = "manifest.json") -> dict:
+    """The manifest at `key` under a dataset root (the root's is the current version's)."""
+    with open(os.path.join(root, key), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def manifest_file_channels(root: str, data_dir: str, *, version_manifest: Optional[str] = None, hosts: int = 1, host: int = 0,
+                           shards_channel: str = "train", index_channel: str = "index") -> List[str]:
+    """What SageMaker downloads for a version's ManifestFile channels, as `data_dir/<shards_channel>`
+    and `data_dir/<index_channel>`; returns the shard keys this host got.
+
+    The engine's finalizer writes them (S3 only): `shards.manifest` lists the version's shards,
+    `index.manifest` its manifest, every index and the global RecordIO index, both with the dataset
+    root as prefix, so SageMaker puts the object `<key>` at `<channel>/<key>`. With `hosts` > 1 the
+    shards channel is ShardedByS3Key and host `host` gets every `hosts`-th object in key order; the
+    index channel is FullyReplicated. `version_manifest` is the version's manifest key; by default
+    the current version's (the one the root's manifest names)."""
+    if version_manifest is None:
+        version_manifest = f"versions/{dataset_manifest(root)['datasetVersion']}/manifest.json"
+    manifest = dataset_manifest(root, version_manifest)
+    shard_keys = sorted(shard["key"] for shard in manifest["shards"])[host::hosts]
+    for key in shard_keys:
+        _link(root, key, os.path.join(data_dir, shards_channel))
+    global_index = [manifest["globalIndexKey"]] if manifest.get("globalIndexKey") else []
+    for key in [version_manifest] + [shard["indexKey"] for shard in manifest["shards"]] + global_index:
+        _link(root, key, os.path.join(data_dir, index_channel))
+    return shard_keys
+
+
+def _link(root: str, key: str, channel: str) -> None:
+    path = os.path.join(channel, key)
+    if os.path.lexists(path):  # an index two versions share, downloaded once
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.symlink(os.path.join(root, key), path)
 
 
 needs_packed = unittest.skipUnless(_PACKED, NO_PACKED)

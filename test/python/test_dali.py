@@ -18,7 +18,7 @@ from unittest import mock
 
 from shardio import Placement, ShardDirectory
 from shardio.recordio import RECORDIO_MAGIC
-from support import needs_packed, packed
+from support import manifest_file_channels, needs_packed, packed
 
 
 class Node:
@@ -136,10 +136,10 @@ class DaliPipelineTest(unittest.TestCase):
     def test_recordio_one_merged_index_over_this_hosts_shards_sharded_over_the_hosts_ranks(self) -> None:
         dataset = packed()["recordio"]
         shards = ShardDirectory(dataset).shards
-        with tempfile.TemporaryDirectory() as host_dir:
-            for shard in shards[1::2]:  # what ShardedByS3Key gives the second of two hosts
-                os.symlink(shard.path, os.path.join(host_dir, os.path.basename(shard.path)))
-            directory = ShardDirectory(host_dir, os.path.join(dataset, "index"), host_sharded=True)
+        with tempfile.TemporaryDirectory() as data_dir:
+            # What ShardedByS3Key gives the second of two hosts from the version's ManifestFile channels.
+            manifest_file_channels(dataset, data_dir, hosts=2, host=1)
+            directory = ShardDirectory(os.path.join(data_dir, "train"), os.path.join(data_dir, "index"), host_sharded=True)
             placement = Placement(rank=5, world_size=8, local_rank=1, local_world_size=4)
             with tempfile.TemporaryDirectory() as input_dir:
                 hyperparameters(input_dir, {"num_workers": "5"})

@@ -12,14 +12,9 @@ from shardio import (
     FramedRecord, ImageRecord, Placement, ShardDirectory, ShardFormat, consumer_images, open_channel, parse_example,
 )
 from shardio.recordio import RECORDIO_MAGIC
-from support import needs_packed, packed, source_files
+from support import dataset_manifest as manifest, manifest_file_channels, needs_packed, packed, source_files
 
 MAGIC = struct.pack("<I", RECORDIO_MAGIC)
-
-
-def manifest(dataset: str) -> dict:
-    with open(os.path.join(dataset, "manifest.json"), encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def read_all(directory: ShardDirectory) -> List[List[FramedRecord]]:
@@ -97,9 +92,11 @@ class PackedShardsTest(unittest.TestCase):
             self.assertEqual(index_lines(directory.shards[shard].index_path), [[i, r.offset] for i, r in zip(ids, records)])
             with open(directory.shards[shard].path, "rb") as handle:
                 concatenated += handle.read()
-        with open(os.path.join(dataset, "index", "all.idx"), encoding="ascii") as handle:
+        all_idx = os.path.join(dataset, manifest(dataset)["globalIndexKey"])
+        self.assertEqual(directory.global_index_path, all_idx)
+        with open(all_idx, encoding="ascii") as handle:
             self.assertEqual(directory.merged_recordio_index(), handle.read())
-        for _, offset in index_lines(os.path.join(dataset, "index", "all.idx")):
+        for _, offset in index_lines(all_idx):
             self.assertEqual(concatenated[offset:offset + 4], MAGIC)
 
     def test_random_access_by_index_gives_the_record_a_sequential_read_gives(self) -> None:
@@ -162,14 +159,15 @@ class SplitOverPackedShardsTest(unittest.TestCase):
         parts_by_host: Dict[int, List[List[str]]] = {}
         with tempfile.TemporaryDirectory() as root:
             for host in range(hosts):
-                # What ShardedByS3Key gives host `host` of 2; indexes come from a FullyReplicated channel.
-                host_dir = os.path.join(root, f"algo-{host + 1}")
-                os.makedirs(host_dir)
-                for shard in shards[host::hosts]:
-                    os.symlink(shard.path, os.path.join(host_dir, os.path.basename(shard.path)))
-                directory = ShardDirectory(host_dir, os.path.join(dataset, "index"), host_sharded=True)
-                mine = {os.path.basename(s.path) for s in shards[host::hosts]}
-                self.assertEqual({os.path.basename(s.path) for s in directory.shards}, mine)
+                # What ShardedByS3Key gives host `host` of 2 from the version's shards.manifest; the
+                # indexes and the manifest come from the FullyReplicated index channel.
+                data_dir = os.path.join(root, f"algo-{host + 1}")
+                keys = manifest_file_channels(dataset, data_dir, hosts=hosts, host=host)
+                directory = ShardDirectory(os.path.join(data_dir, "train"), os.path.join(data_dir, "index"), host_sharded=True)
+                mine = [s.path for s in shards if os.path.relpath(s.path, dataset).replace(os.sep, "/") in keys]
+                self.assertEqual(len(mine), len(shards[host::hosts]))
+                self.assertEqual([os.path.relpath(s.path, os.path.join(data_dir, "train")) for s in directory.shards],
+                                 [os.path.relpath(path, dataset) for path in mine])
                 parts = []
                 for local_rank in range(2):
                     placement = Placement(rank=host * 2 + local_rank, world_size=4, local_rank=local_rank, local_world_size=2)
@@ -206,13 +204,13 @@ class OpenChannelTest(unittest.TestCase):
                 "train": {"TrainingInputMode": "File", "S3DistributionType": "ShardedByS3Key"},
                 "idx": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated"},
             })
-            os.makedirs(os.path.join(input_dir, "data"))
-            os.symlink(os.path.join(dataset, "shards"), os.path.join(input_dir, "data", "train"))
-            os.symlink(os.path.join(dataset, "index"), os.path.join(input_dir, "data", "idx"))
+            keys = manifest_file_channels(dataset, os.path.join(input_dir, "data"), index_channel="idx")
             source = open_channel("train", Placement(), 2, index_channel="idx", input_dir=input_dir)
             self.assertIsInstance(source, ShardDirectory)
             self.assertTrue(source.host_sharded)
             self.assertTrue(source.indexed)
+            self.assertEqual(sorted(keys), sorted(s["key"] for s in manifest(dataset)["shards"]))
+            self.assertEqual([s.path for s in source.shards], [os.path.join(input_dir, "data", "train", s["key"]) for s in manifest(dataset)["shards"]])
 
     def test_a_channel_of_the_whole_dataset_finds_its_index_folder(self) -> None:
         dataset = packed()["recordio"]
