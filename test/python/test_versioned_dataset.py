@@ -15,7 +15,7 @@ from shardio import (
 from shardio.dali import reader_arguments
 from shardio.recordio import RECORDIO_MAGIC
 from support import needs_packed, needs_torch, packed, source_files
-from versioned import FIRST, FIRST_SHARDS, SECOND, SECOND_SHARDS, Versioned, make_versioned, manifest_file_channels, write_manifest
+from versioned import SECOND, Versioned, before_versions, make_versioned, manifest_file_channels, write_manifest
 
 FORMATS = ("tfrecord", "recordio")
 
@@ -38,7 +38,8 @@ def write_input_config(input_dir: str, channels: dict) -> str:
 
 
 class VersionedTestCase(unittest.TestCase):
-    """Both formats arranged as two versions under a temporary root, and the records of each packed shard."""
+    """Both formats as two versions under a temporary root (the engine's pack and one derived from it,
+    versioned.py), and the records of each packed shard."""
 
     def setUp(self) -> None:
         self.packed = packed()
@@ -56,8 +57,7 @@ class VersionedTestCase(unittest.TestCase):
 
     def expected(self, name: str, version: str) -> List[str]:
         """A version's records in its manifest's order, from the packed shards it lists."""
-        positions = [position for _folder, position in SECOND_SHARDS] if version == SECOND else list(FIRST_SHARDS)
-        return [k for position in positions for k in self.packed_keys[name][position]]
+        return [k for position in self.datasets[name].positions(version) for k in self.packed_keys[name][position]]
 
     def assert_every_file_once(self, name: str, directory: ShardDirectory, keys: List[str]) -> None:
         self.assertEqual(len(keys), len(self.files))
@@ -108,15 +108,19 @@ class DatasetRootTest(VersionedTestCase):
     def test_a_pinned_version_is_read_while_the_roots_manifest_names_a_newer_one(self) -> None:
         for name in FORMATS:
             dataset = self.datasets[name]
+            first = dataset.first
             with tempfile.TemporaryDirectory() as input_dir:
                 data_dir = write_input_config(input_dir, {"train": {"TrainingInputMode": "FastFile"}})
                 os.symlink(dataset.root, os.path.join(data_dir, "train"))
-                source = open_channel("train", Placement(), 0, manifest=dataset.manifest_key(FIRST), input_dir=input_dir)
+                source = open_channel("train", Placement(), 0, manifest=dataset.manifest_key(first), input_dir=input_dir)
                 with self.subTest(format=name):
-                    self.assertEqual(source.manifest.dataset_version, FIRST)
-                    self.assertEqual(keys_in_order(source), self.expected(name, FIRST))
-                    self.assertLess(len(keys_in_order(source)), len(self.files))
-                    self.assertEqual(channel_manifest("train", manifest=dataset.manifest_key(FIRST), input_dir=input_dir).dataset_version, FIRST)
+                    self.assertEqual(source.manifest.dataset_version, first)
+                    keys = keys_in_order(source)
+                    self.assertEqual(keys, self.expected(name, first))
+                    self.assertNotEqual(keys, self.expected(name, SECOND))  # the current version's order
+                    self.assertEqual([s.path for s in source.shards], [os.path.join(data_dir, "train", k) for k in dataset.shard_keys(first)])
+                    self.assert_every_file_once(name, source, keys)
+                    self.assertEqual(channel_manifest("train", manifest=dataset.manifest_key(first), input_dir=input_dir).dataset_version, first)
                     self.assertEqual(channel_manifest("train", input_dir=input_dir).dataset_version, SECOND)
 
     def test_a_pinned_manifest_that_is_not_there_or_leaves_the_root_is_refused_naming_it(self) -> None:
@@ -196,7 +200,8 @@ class ManifestFileChannelsTest(VersionedTestCase):
         with tempfile.TemporaryDirectory() as data_dir:
             manifest_file_channels(dataset, SECOND, data_dir)
             # version 1's shard 1, which version 2 rewrote into its own folder, in a channel read with version 2's manifest
-            stray = f"versions/{FIRST}/shards/part-00001-of-00005{dataset.extension}"
+            stray = dataset.shard_keys(dataset.first)[1]
+            self.assertNotIn(stray, dataset.shard_keys(SECOND))
             os.symlink(os.path.join(dataset.root, stray), os.path.join(data_dir, "train", stray))
             with self.assertRaisesRegex(FormatError, f"holds {stray}, which .*versions/{SECOND}/manifest.json does not list"):
                 ShardDirectory(os.path.join(data_dir, "train"), os.path.join(data_dir, "index"))
@@ -223,7 +228,7 @@ class ManifestFileChannelsTest(VersionedTestCase):
         dataset = self.datasets["tfrecord"]
         with tempfile.TemporaryDirectory() as data_dir:
             manifest_file_channels(dataset, SECOND, data_dir)
-            manifest_file_channels(dataset, FIRST, data_dir, shards_channel="old-train")
+            manifest_file_channels(dataset, dataset.first, data_dir, shards_channel="old-train")
             with self.assertRaisesRegex(FileNotFoundError, r"2 version manifests and no manifest.json at the root: .*pin one"):
                 ShardDirectory(os.path.join(data_dir, "train"), os.path.join(data_dir, "index"))
             pinned = ShardDirectory(os.path.join(data_dir, "train"), os.path.join(data_dir, "index"),
@@ -281,26 +286,35 @@ class ManifestChecksTest(VersionedTestCase):
 
 @needs_packed
 class BeforeVersionsTest(unittest.TestCase):
-    """Datasets written before versions keep reading: a version 1 manifest at the root, or none."""
+    """Datasets written before versions keep reading: a version 1 manifest at the root, or none. The
+    engine no longer writes them: versioned.before_versions lays the engine's pack out the old way."""
+
+    def setUp(self) -> None:
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.datasets = {name: os.path.join(folder.name, name) for name in FORMATS}
+        self.manifests = {name: before_versions(packed()[name], self.datasets[name]) for name in FORMATS}  # type: ignore[arg-type]
 
     def test_a_version_1_dataset_is_read_through_its_manifest(self) -> None:
+        files = source_files(packed()["source"])  # type: ignore[arg-type]
         for name in FORMATS:
-            dataset = packed()[name]
-            with open(os.path.join(dataset, "manifest.json"), encoding="utf-8") as handle:
-                manifest = json.load(handle)
-            directory = ShardDirectory(dataset)
+            dataset, manifest = self.datasets[name], self.manifests[name]
+            directory = ShardDirectory(dataset, check_crc=True)
             with self.subTest(format=name):
                 self.assertEqual((directory.manifest.version, directory.manifest.dataset_version), (1, None))
                 self.assertEqual([s.path for s in directory.shards], [os.path.join(dataset, s["key"]) for s in manifest["shards"]])
                 self.assertEqual(directory.manifest.classes, len(manifest["labels"]))
+                self.assertEqual([s.index_path for s in directory.shards], [os.path.join(dataset, s["indexKey"]) for s in manifest["shards"]])
                 self.assertEqual(sum(directory.record_counts()), packed()["files"])
+                images = [directory.image(record, shard) for shard in range(len(directory.shards)) for record in directory.read(shard)]
+                self.assertEqual(sorted(image.image for image in images), sorted(files.values()))
                 if name == "recordio":
                     self.assertEqual(directory.global_index_path, os.path.join(dataset, "index", "all.idx"))
+                    with open(directory.global_index_path, encoding="ascii") as handle:
+                        self.assertEqual(handle.read(), directory.merged_recordio_index())
 
     def test_a_version_1_manifest_with_a_key_out_of_the_dataset_is_refused(self) -> None:
-        dataset = packed()["tfrecord"]
-        with open(os.path.join(dataset, "manifest.json"), encoding="utf-8") as handle:
-            manifest = json.load(handle)
+        manifest = self.manifests["tfrecord"]
         with tempfile.TemporaryDirectory() as copy:
             manifest["shards"][0]["key"] = "../../etc/hostname"
             path = write_manifest(copy, "manifest.json", manifest)
@@ -331,24 +345,27 @@ class NumClassesTest(VersionedTestCase):
     def test_a_version_1_manifest_gives_the_label_maps_size(self) -> None:
         with tempfile.TemporaryDirectory() as input_dir:
             data_dir = write_input_config(input_dir, {"train": {"TrainingInputMode": "File"}})
-            os.symlink(packed()["recordio"], os.path.join(data_dir, "train"))
+            manifest = before_versions(self.packed["recordio"], os.path.join(self.tmp, "before-versions"))  # type: ignore[arg-type]
+            self.assertNotIn("classes", manifest)
+            os.symlink(os.path.join(self.tmp, "before-versions"), os.path.join(data_dir, "train"))
             train, args = self.args(input_dir)
             self.assertEqual(train.num_classes(args), 3)
 
     def test_the_pinned_version_from_the_environment_is_the_one_asked(self) -> None:
         dataset = self.datasets["tfrecord"]
-        labels = dict(dataset.manifest(FIRST)["labels"], bird=3)
-        manifest = dict(dataset.manifest(FIRST), labels=labels, classes=4)
-        write_manifest(dataset.root, dataset.manifest_key(FIRST), manifest)
+        first = dataset.first
+        labels = dict(dataset.manifest(first)["labels"], bird=3)
+        manifest = dict(dataset.manifest(first), labels=labels, classes=4)
+        write_manifest(dataset.root, dataset.manifest_key(first), manifest)
         with tempfile.TemporaryDirectory() as input_dir:
             data_dir = write_input_config(input_dir, {"train": {"TrainingInputMode": "FastFile"}})
             os.symlink(dataset.root, os.path.join(data_dir, "train"))
-            os.environ["SHARDIO_DATASET_MANIFEST"] = dataset.manifest_key(FIRST)
+            os.environ["SHARDIO_DATASET_MANIFEST"] = dataset.manifest_key(first)
             try:
                 train, args = self.args(input_dir)
             finally:
                 del os.environ["SHARDIO_DATASET_MANIFEST"]
-            self.assertEqual(args.dataset_manifest, dataset.manifest_key(FIRST))
+            self.assertEqual(args.dataset_manifest, dataset.manifest_key(first))
             self.assertEqual(train.num_classes(args), 4)
             train, args = self.args(input_dir)
             self.assertEqual(train.num_classes(args), 3)
@@ -356,7 +373,9 @@ class NumClassesTest(VersionedTestCase):
     def test_no_flag_and_no_manifest_or_no_classes_is_an_error_naming_it(self) -> None:
         with tempfile.TemporaryDirectory() as input_dir:
             data_dir = write_input_config(input_dir, {"train": {"TrainingInputMode": "File"}})
-            os.symlink(os.path.join(packed()["tfrecord"], "shards"), os.path.join(data_dir, "train"))
+            # A bare folder of shards: the shards/ of a dataset packed before versions, as a channel.
+            before_versions(self.packed["tfrecord"], os.path.join(self.tmp, "before-versions"))  # type: ignore[arg-type]
+            os.symlink(os.path.join(self.tmp, "before-versions", "shards"), os.path.join(data_dir, "train"))
             train, args = self.args(input_dir)
             with self.assertRaisesRegex(ValueError, r"--num_classes is not given and channel train has no dataset manifest"):
                 train.num_classes(args)
