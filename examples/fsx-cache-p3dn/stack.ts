@@ -57,8 +57,9 @@ export class FsxCacheStack extends Stack {
       instanceCount,
       container: TrainingContainer.pytorch(),
       channels: [
-        TrainingChannel.fromDatasetCache('train', this.cache, 'shards'),
-        TrainingChannel.fromDatasetCache('index', this.cache, 'index'),
+        // The cache links the dataset's root at /dataset: the reader follows its manifest to the current version.
+        TrainingChannel.fromDatasetCache('train', this.cache, 'dataset'),
+        TrainingChannel.fromDatasetCache('index', this.cache, 'dataset'),
       ],
       hyperparameters: { epochs: '90' },
     });

@@ -1,7 +1,7 @@
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { Manifest, ManifestShard, ManifestSizing } from '../packing/manifest';
 import { DatasetObjectError, parseJson } from '../packing/publish';
-import { VersionLayout } from '../packing/dataset-layout';
+import type { VersionLayout } from '../packing/dataset-layout';
 import { HandlerInputError } from './handler-input';
 
 /**

@@ -1,10 +1,8 @@
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
+import { DATASET_CACHE_DIRECTORY } from './private/cache-layout';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
-
-/** Where `CacheSource.fromShards` links a packed dataset in the file system. */
-export const DATASET_CACHE_DIRECTORY = 'dataset';
 
 /**
  * One data repository association: a directory of the file system mirrors an S3 prefix.

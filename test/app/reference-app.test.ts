@@ -68,10 +68,11 @@ describe('reference app', () => {
   test('packed: the pipe job reads the shards the ShardedDataset writes', () => {
     const stack = synthScenario(Scenario.PACKED);
     const request = renderedRequest(stack) as any;
-    expect(stack.dataset?.shardsPrefix).toBe('packed/shards/');
+    expect(stack.dataset?.destinationPrefix).toBe('packed/');
     // 4 instances × 4 GPU processes × 11 loader workers, from the job's cluster
     expect(stack.dataset?.consumers).toBe(176);
-    expect(JSON.stringify(request.InputDataConfig[0].DataSource.S3DataSource.S3Uri)).toContain('/packed/shards/');
+    expect(request.InputDataConfig[0].DataSource.S3DataSource).toMatchObject({ S3DataType: 'ManifestFile' });
+    expect(JSON.stringify(request.InputDataConfig[0].DataSource.S3DataSource.S3Uri)).toContain('/packed/shards.manifest');
     expect(request.InputDataConfig[0]).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 42 } });
     Template.fromStack(stack).resourceCountIs('AWS::Lambda::Function', 3);
   });

@@ -183,9 +183,13 @@ export class LocalDirectorySink implements PackingSink {
       }
     };
     return {
-      write: (chunks) => file.write(chunks),
+      write: (chunks) => file.write(chunks).catch((error: unknown) => {
+        throw namingPath(error, target);
+      }),
       complete: async () => {
-        await closeWith(() => file.close());
+        await closeWith(() => file.close()).catch((error: unknown) => {
+          throw namingPath(error, target);
+        });
         await fsp.rename(partial, target);
       },
       abort: async () => {
@@ -198,8 +202,14 @@ export class LocalDirectorySink implements PackingSink {
   public async put(key: string, data: Buffer): Promise<void> {
     const target = await this.prepare(key);
     const partial = partialName(target);
-    await fsp.writeFile(partial, data);
-    await fsp.rename(partial, target);
+    try {
+      await fsp.writeFile(partial, data);
+      await fsp.rename(partial, target);
+    } catch (error) {
+      // A full disk leaves no half-written file behind, and the error says which file it was.
+      await fsp.rm(partial, { force: true });
+      throw namingPath(error, target);
+    }
   }
 
   public scoped(prefix: string): LocalDirectorySink {
@@ -209,7 +219,12 @@ export class LocalDirectorySink implements PackingSink {
   public async createIfAbsent(key: string, data: Buffer): Promise<boolean> {
     const target = await this.prepare(key);
     const partial = partialName(target);
-    await fsp.writeFile(partial, data);
+    try {
+      await fsp.writeFile(partial, data);
+    } catch (error) {
+      await fsp.rm(partial, { force: true });
+      throw namingPath(error, target);
+    }
     try {
       // link(2) fails with EEXIST on an existing name, atomically: rename would replace it.
       await fsp.link(partial, target);
@@ -285,6 +300,16 @@ function readFully(fd: number, into: Buffer, length: number, from = 0): number {
 function directoryUri(root: string): string {
   const uri = pathToFileURL(root).href;
   return uri.endsWith('/') ? uri : `${uri}/`;
+}
+
+/**
+ * The error with the file's path in its message (`ENOSPC: no space left on device, write` names
+ * none), its code kept for callers that test it.
+ */
+function namingPath(error: unknown, target: string): Error {
+  const cause = error as NodeJS.ErrnoException;
+  if (typeof cause?.message !== 'string' || cause.message.includes(target)) return cause;
+  return Object.assign(new Error(`${target}: ${cause.message}`, { cause }), { code: cause.code });
 }
 
 /** A hidden sibling name, unique per writer, so a crash leaves no object under the real key. */
