@@ -91,7 +91,7 @@ describe('what each example sets up', () => {
     expect(resourcesOfType(stack, 'AWS::StepFunctions::StateMachine')).toHaveLength(2);
   });
 
-  test('fsx-cache-p3dn: 2 × ml.p3dn.24xlarge read shards and indexes in File mode from an FSx for Lustre cache of the packed dataset', () => {
+  test('fsx-cache-p3dn: 2 × ml.p3dn.24xlarge read the current version in File mode from an FSx for Lustre cache of the packed dataset', () => {
     const stack = synthesizedStacks(synthExample('fsx-cache-p3dn'))[0];
     const request = onlyTrainingRequest(stack);
     expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p3dn.24xlarge', InstanceCount: 2 });
@@ -99,8 +99,8 @@ describe('what each example sets up', () => {
       expect(channel).toMatchObject({ InputMode: 'File', DataSource: { FileSystemDataSource: { FileSystemType: 'FSxLustre' } } });
     }
     expect(resourcesOfType(stack, 'AWS::FSx::FileSystem')).toHaveLength(1);
-    expect(resourcesOfType(stack, 'AWS::FSx::DataRepositoryAssociation').map((a) => a.Properties.FileSystemPath).sort())
-      .toEqual(['/index', '/shards']);
+    // One association: the dataset's root, every version under it (the reader follows the manifest).
+    expect(resourcesOfType(stack, 'AWS::FSx::DataRepositoryAssociation').map((a) => a.Properties.FileSystemPath)).toEqual(['/dataset']);
   });
 
   test('pipeline-fsx: one state machine packs, imports into FSx for Lustre, trains 2 × ml.p3dn.24xlarge from it and diagnoses the job', () => {
