@@ -1,7 +1,7 @@
 import { jobEndFinding } from './job-end';
 import type { JobFacts, JobMetricSet, MetricSeries } from './metric-set';
 import { duration, mbps, pct, round } from './report-format';
-import { THRESHOLD_SOURCES, THRESHOLDS } from './thresholds';
+import { THRESHOLD_SOURCES, THRESHOLDS } from '../../lib/contract/diagnosis-thresholds';
 
 /** What held the job's GPUs back, or that nothing did. */
 export type Verdict =

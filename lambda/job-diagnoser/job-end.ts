@@ -2,7 +2,7 @@ import type { Finding, Window } from './diagnose-job';
 import { pointsIn } from './diagnose-job';
 import type { JobMetricSet } from './metric-set';
 import { duration, pct } from './report-format';
-import { THRESHOLDS } from './thresholds';
+import { THRESHOLDS } from '../../lib/contract/diagnosis-thresholds';
 
 const ENDINGS = {
   Failed: 'job-failed',

@@ -8,8 +8,9 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
+import { MIB } from '../contract/units';
 import { resolveCluster } from '../planning/private/cluster-rules';
-import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../planning/private/shard-rules';
 import type { TrainingCluster } from '../planning/training-cluster';
 import type { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
@@ -235,7 +236,6 @@ export interface ShardedDatasetProps {
   readonly maxConcurrency?: number;
 }
 
-const MIB = 1024 * 1024;
 const MIN_SHARD_MIB = MIN_SHARD_BYTES / MIB;
 const MAX_SHARD_MIB = MAX_SHARD_BYTES / MIB;
 const MIN_MEMORY_MIB = 128;

@@ -5,7 +5,7 @@ import { diagnoseJob, quantile } from '../../lambda/job-diagnoser/diagnose-job';
 import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
 import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
 import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
-import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
+import { THRESHOLDS } from '../../lib/contract/diagnosis-thresholds';
 import type { SyntheticJob } from '../support/metric-sets';
 import { syntheticMetricSet } from '../support/metric-sets';
 

@@ -1,7 +1,8 @@
 import type { ResolvedCluster } from './cluster-rules';
 import type { ResolvedDataset } from './plan-inputs';
 import { describeFileModeFit, fitsFileMode } from './storage-rules';
-import { formatBytes, GIB } from './units';
+import { GIB } from '../../contract/units';
+import { formatBytes } from './units';
 import { InputMode, S3DataDistribution } from '../../training/training-channel';
 import type { InputModeAdvice} from '../io-plan';
 import { PlannedInputMode } from '../io-plan';

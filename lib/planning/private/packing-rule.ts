@@ -1,6 +1,7 @@
 import type { ResolvedCluster } from './cluster-rules';
 import type { ResolvedDataset } from './plan-inputs';
-import { DEFAULT_SHARD_BYTES, FAST_FILE_SHARD_BYTES, MIN_SHARD_BYTES, PACK_BELOW_OBJECT_BYTES, shardLayout } from './shard-rules';
+import { FAST_FILE_SHARD_BYTES, PACK_BELOW_OBJECT_BYTES, shardLayout } from './shard-rules';
+import { DEFAULT_SHARD_BYTES, MIN_SHARD_BYTES } from '../../contract/shard-limits';
 import { formatBytes, formatCount, formatMiB } from './units';
 import { ShardFormat } from '../../sharding/sharded-dataset';
 import { S3DataDistribution } from '../../training/training-channel';
