@@ -10,8 +10,8 @@ import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
 import { MIB } from '../contract/units';
-import { resolveCluster } from '../planning/private/cluster-rules';
-import type { TrainingCluster } from '../planning/training-cluster';
+import { resolveCluster } from '../instances/private/cluster-rules';
+import type { TrainingCluster } from '../instances/training-cluster';
 import type { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
@@ -20,16 +20,9 @@ import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved } from '../private/validation';
+import { ShardFormat } from './shard-format';
 
-/**
- * The record format of the shards.
- */
-export enum ShardFormat {
-  /** TFRecord of tf.train.Example (`image/encoded`, `image/class/label`, ...): `.tfrecord` shards, one index per shard. */
-  TFRECORD = 'tfrecord',
-  /** MXNet RecordIO (im2rec-compatible IRHeader): `.rec` shards, plus `index/all.idx` over all shards for DALI. */
-  RECORDIO = 'recordio',
-}
+export { ShardFormat } from './shard-format';
 
 /**
  * Where the records' class labels come from.

@@ -1,10 +1,10 @@
 import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { DataLoaderSizing } from '../../instances/data-loader-sizing';
-import { DEFAULT_MEMORY_PER_WORKER } from '../../instances/private/loader-memory';
-import type { TrainingInstance } from '../../instances/training-instance';
+import type { DataLoaderSizing } from '../data-loader-sizing';
+import { DEFAULT_MEMORY_PER_WORKER } from './loader-memory';
+import type { TrainingInstance } from '../training-instance';
 import { ValidationError } from '../../private/errors';
-import { requireKnown } from './plan-inputs';
+import { requireKnown } from '../../private/validation';
 import type { TrainingCluster } from '../training-cluster';
 
 /** SageMaker's ceiling for `InstanceCount` as the job checks it, and the job's ceiling for `num_workers`. */

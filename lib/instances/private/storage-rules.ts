@@ -1,4 +1,4 @@
-import type { TrainingInstance } from '../../instances/training-instance';
+import type { TrainingInstance } from '../training-instance';
 import { GIB } from '../../contract/units';
 
 /**
