@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
-import type { InstanceHardware} from '../../lambda/job-diagnoser/collect-metrics';
-import { collectJobMetrics, JobCollectionError } from '../../lambda/job-diagnoser/collect-metrics';
+import type { InstanceHardware} from '../../lambda/diagnosis/collect-metrics';
+import { collectJobMetrics, JobCollectionError } from '../../lambda/diagnosis/collect-metrics';
 import { LOADER_METRICS } from '../../lib/contract/metric-names';
-import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
-import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
-import { MetricSetError, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
-import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
+import { diagnoseJob } from '../../lambda/diagnosis/diagnose-job';
+import type { JobMetricSet} from '../../lambda/diagnosis/metric-set';
+import { MetricSetError, parseMetricSet } from '../../lambda/diagnosis/metric-set';
+import { renderMarkdown } from '../../lambda/diagnosis/render-report';
 
 export const DIAGNOSE_USAGE = `Usage: training-io diagnose <job-name> [options]
        training-io diagnose --metrics FILE.json [--json]

@@ -1,4 +1,4 @@
-import type { Verdict } from './diagnose-job';
+import type { Verdict } from '../diagnosis/diagnosis';
 import { DIAGNOSER_ENV } from '../../lib/contract/handler-environment';
 
 /** The diagnoser's event: the job the state machine's train step ran. */

@@ -1,5 +1,5 @@
 import { HandlerInputError, stringField, eventObject } from '../shard-planner/handler-input';
-import type { InstanceHardware } from './collect-metrics';
+import type { InstanceHardware } from '../diagnosis/collect-metrics';
 import { DIAGNOSER_ENV } from '../../lib/contract/handler-environment';
 import { LOADER_METRICS } from '../../lib/contract/metric-names';
 
