@@ -19,7 +19,7 @@ import type { LogGroupOptions } from '../private/log-group';
 import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
-import { isResolved } from '../private/validation';
+import { isResolved, validateKeyPrefix, validateMebibytes, validateWholeNumber } from '../private/validation';
 import { ShardFormat } from './shard-format';
 
 export { ShardFormat } from './shard-format';
@@ -529,8 +529,8 @@ function numberVariable(value: number): string {
 }
 
 function validateProps(scope: Construct, props: ShardedDatasetProps): void {
-  validatePrefix(scope, 'sourcePrefix', props.sourcePrefix);
-  validatePrefix(scope, 'destinationPrefix', props.destinationPrefix);
+  validateKeyPrefix(scope, 'InvalidPrefix', 'sourcePrefix', props.sourcePrefix);
+  validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', props.destinationPrefix);
   validateDestinationOutsideSource(scope, props);
   validateShardSize(scope, props.targetShardSize);
   validateShardSizeOrCount(scope, props);
@@ -540,8 +540,8 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateWholeNumber(scope, 'InvalidSeed', 'seed', props.seed, 0, Number.MAX_SAFE_INTEGER);
   validateWholeNumber(scope, 'InvalidPackerConcurrency', 'packerConcurrency', props.packerConcurrency, 1, MAX_PACKER_CONCURRENCY);
   validateWholeNumber(scope, 'InvalidMaxConcurrency', 'maxConcurrency', props.maxConcurrency, 1, MAX_MAP_CONCURRENCY);
-  validateMemorySize(scope, 'packerMemorySize', props.packerMemorySize);
-  validateMemorySize(scope, 'plannerMemorySize', props.plannerMemorySize);
+  validateMebibytes(scope, 'InvalidMemorySize', 'packerMemorySize', props.packerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
+  validateMebibytes(scope, 'InvalidMemorySize', 'plannerMemorySize', props.plannerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateInventory(scope, props.sourceInventory);
 }
 
@@ -552,14 +552,6 @@ function validateInventory(scope: Construct, inventory: SourceInventory | undefi
     throw new ValidationError('InvalidInventoryPrefix',
       `sourceInventory.prefix must be the report's folder ending in '/' (e.g. 'inventory/my-bucket/daily/') or the key of one of its `
       + `manifest.json files, got '${prefix}'`, scope);
-  }
-}
-
-function validatePrefix(scope: Construct, name: string, prefix: string | undefined): void {
-  if (!isResolved(prefix) || prefix === '') return;
-  if (!prefix.endsWith('/') || prefix.startsWith('/') || prefix.includes('//')) {
-    throw new ValidationError('InvalidPrefix',
-      `${name} must be empty or a key prefix ending in '/' without a leading '/' or empty folders (e.g. 'raw/train/'), got '${prefix}'`, scope);
   }
 }
 
@@ -596,21 +588,5 @@ function validateShardSizeOrCount(scope: Construct, props: ShardedDatasetProps):
   if (props.targetShardSize !== undefined && props.shardCount !== undefined) {
     throw new ValidationError('ShardSizeAndCount',
       'give targetShardSize or shardCount, not both: the shard count follows from the size, or the size from the count', scope);
-  }
-}
-
-function validateWholeNumber(scope: Construct, code: string, name: string, value: number | undefined, min: number, max: number): void {
-  if (!isResolved(value)) return;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ValidationError(code, `${name} must be a whole number from ${min} to ${max}, got ${value}`, scope);
-  }
-}
-
-function validateMemorySize(scope: Construct, name: string, size: Size | undefined): void {
-  if (size === undefined || size.isUnresolved()) return;
-  const mib = size.toBytes() / MIB;
-  if (!Number.isInteger(mib) || mib < MIN_MEMORY_MIB || mib > MAX_MEMORY_MIB) {
-    throw new ValidationError('InvalidMemorySize',
-      `${name} must be a whole number of MiB between ${MIN_MEMORY_MIB} MiB and ${MAX_MEMORY_MIB} MiB, got ${mib} MiB`, scope);
   }
 }
