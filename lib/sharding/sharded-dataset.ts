@@ -20,6 +20,8 @@ import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved, validateKeyPrefix, validateMebibytes, validateWholeNumber } from '../private/validation';
+import { grantDatasetRead } from './private/dataset-read-grant';
+import { ImportedShardedDataset } from './private/imported-sharded-dataset';
 import { ShardFormat } from './shard-format';
 
 export { ShardFormat } from './shard-format';
@@ -46,6 +48,27 @@ export interface IShardedDataset {
   readonly indexPrefix: string;
   /** Key of `manifest.json`, written last: its presence means the dataset is complete. */
   readonly manifestKey: string;
+
+  /**
+   * Lets the grantee read the dataset: its shards, index files and manifest (and decrypt them with
+   * the bucket's key), not the rest of the bucket.
+   */
+  grantRead(grantee: iam.IGrantable): iam.Grant;
+}
+
+/**
+ * A dataset packed outside this app, e.g. by `training-io pack` or another stack.
+ */
+export interface ShardedDatasetAttributes {
+  /** The bucket the dataset was packed into. */
+  readonly destinationBucket: s3.IBucket;
+
+  /**
+   * The prefix it was packed under (the CLI's destination), empty or ending in `/`.
+   *
+   * @default 'packed/'
+   */
+  readonly destinationPrefix?: string;
 }
 
 /**
@@ -236,6 +259,16 @@ const MAX_MEMORY_MIB = 10240;
 const MAX_PACKER_CONCURRENCY = 1024;
 const MAX_MAP_CONCURRENCY = 10000;
 const PLAN_PREFIX = '_plan/';
+const DEFAULT_DESTINATION_PREFIX = 'packed/';
+
+/** Where a dataset packed under a prefix keeps its shards, index files and manifest (ARCHITECTURE.md "Dataset layout"). */
+function datasetKeys(destinationPrefix: string): { shardsPrefix: string; indexPrefix: string; manifestKey: string } {
+  return {
+    shardsPrefix: `${destinationPrefix}shards/`,
+    indexPrefix: `${destinationPrefix}index/`,
+    manifestKey: `${destinationPrefix}manifest.json`,
+  };
+}
 
 /**
  * Packs the small files under an S3 prefix into equal-sized shards (TFRecord or RecordIO) with
@@ -248,6 +281,16 @@ const PLAN_PREFIX = '_plan/';
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
  */
 export class ShardedDataset extends Construct implements IShardedDataset {
+  /**
+   * A dataset packed outside this app (by `training-io pack`, or by another stack), for training
+   * channels, caches and grants.
+   */
+  public static fromAttributes(scope: Construct, id: string, attrs: ShardedDatasetAttributes): IShardedDataset {
+    const destinationPrefix = attrs.destinationPrefix ?? DEFAULT_DESTINATION_PREFIX;
+    validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', destinationPrefix);
+    return new ImportedShardedDataset(scope, id, { destinationBucket: attrs.destinationBucket, ...datasetKeys(destinationPrefix) });
+  }
+
   /** The state machine that packs the dataset. */
   public readonly stateMachine: sfn.StateMachine;
   /** The bucket holding the packed dataset. */
@@ -284,11 +327,12 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.seed = props.seed ?? 0;
 
     const sourcePrefix = props.sourcePrefix ?? '';
-    this.destinationPrefix = props.destinationPrefix ?? 'packed/';
+    this.destinationPrefix = props.destinationPrefix ?? DEFAULT_DESTINATION_PREFIX;
     this.destinationBucket = props.destinationBucket ?? this.createDestinationBucket(props.encryptionKey, props.accessLogsBucket);
-    this.shardsPrefix = `${this.destinationPrefix}shards/`;
-    this.indexPrefix = `${this.destinationPrefix}index/`;
-    this.manifestKey = `${this.destinationPrefix}manifest.json`;
+    const keys = datasetKeys(this.destinationPrefix);
+    this.shardsPrefix = keys.shardsPrefix;
+    this.indexPrefix = keys.indexPrefix;
+    this.manifestKey = keys.manifestKey;
 
     const source = { SOURCE_BUCKET: props.sourceBucket.bucketName, SOURCE_PREFIX: sourcePrefix };
     const destination = { DESTINATION_BUCKET: this.destinationBucket.bucketName, DESTINATION_PREFIX: this.destinationPrefix };
@@ -368,21 +412,31 @@ export class ShardedDataset extends Construct implements IShardedDataset {
 
   /**
    * Lets a state machine that runs `packingSteps` read this dataset's Map items (the plan's task
-   * list, and the bucket's key), and accepts the cdk-nag findings of the policies aws-cdk-lib adds
-   * for the Lambda tasks and the Distributed Map. Call it after the state machine is created.
+   * list, and the bucket's key). When the grantee is a state machine, also accepts the cdk-nag
+   * findings of the policies aws-cdk-lib adds for the Lambda tasks and the Distributed Map: call it
+   * after the state machine is created.
    */
-  public grantPacking(stateMachine: sfn.StateMachine): void {
+  public grantPacking(grantee: iam.IGrantable): iam.Grant {
+    this.destinationBucket.encryptionKey?.grantDecrypt(grantee);
     // The Map reads its items from the one task list of this dataset, nothing else.
-    stateMachine.addToRolePolicy(new iam.PolicyStatement({
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
       actions: ['s3:GetObject'],
-      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}tasks.json`)],
-    }));
-    this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
-    for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
-      acknowledge(stateMachine, wildcardResourceFinding(stateMachine, `${fn.functionArn}:*`),
-        'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
+      resourceArns: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}tasks.json`)],
+    });
+    if (grantee instanceof sfn.StateMachine) {
+      for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
+        acknowledge(grantee, wildcardResourceFinding(grantee, `${fn.functionArn}:*`),
+          'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
+      }
+      acknowledgeDistributedMapPolicy(grantee);
     }
-    acknowledgeDistributedMapPolicy(stateMachine);
+    return grant;
+  }
+
+  /** Lets the grantee read the dataset: its shards, index files and manifest, not the plan's working files. */
+  public grantRead(grantee: iam.IGrantable): iam.Grant {
+    return grantDatasetRead(this, grantee);
   }
 
   /** @internal */

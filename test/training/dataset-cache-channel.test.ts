@@ -4,7 +4,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as fsx from 'aws-cdk-lib/aws-fsx';
 import type { LustreDatasetCache, TrainingJobProps} from '../../lib';
 import {
-  CacheSource, TrainingChannel, TrainingInstance, TrainingJob
+  CacheSource, ShardedDataset, TrainingChannel, TrainingInstance, TrainingJob
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { testContainer } from '../support/stacks';
@@ -23,9 +23,7 @@ function requestOf(job: TrainingJob): any {
 /** A cache of a packed dataset: `/shards` and `/index` are linked to S3. */
 function shardsCache(context: CacheTestStack): LustreDatasetCache {
   return newCache(context, {
-    source: CacheSource.fromShards({
-      destinationBucket: context.bucket, shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/', manifestKey: 'packed/manifest.json',
-    }),
+    source: CacheSource.fromShards(ShardedDataset.fromAttributes(context.stack, 'Packed', { destinationBucket: context.bucket })),
   });
 }
 
