@@ -46,8 +46,8 @@ export const SCENARIOS = Object.values(Scenario);
 /** What `npx cdk synth` builds without `-c scenario=...` (cdk.json names it too). */
 export const DEFAULT_SCENARIO = Scenario.PIPELINE;
 
-/** Shards written by the packing step: the train channel's prefix. */
-const SHARDS_PREFIX = 'packed/shards/';
+/** Where the scenarios without a ShardedDataset find a dataset packed beforehand (`training-io pack ... s3://<bucket>/packed/`). */
+const PACKED_PREFIX = 'packed/';
 
 /**
  * The server access logs bucket of the regulated scenario unless `-c accessLogsBucket=<name>` names
@@ -150,13 +150,14 @@ export class ReferenceTrainingStack extends Stack {
       return;
     }
 
+    const packedByCli = () => ShardedDataset.fromAttributes(this, 'PackedByCli', { destinationBucket: datasets, destinationPrefix: PACKED_PREFIX });
     switch (props.scenario) {
       case Scenario.PIPE:
         this.job = new TrainingJob(this, 'Train', {
           ...common,
           instance: TrainingInstance.G4DN_12XLARGE,
           instanceCount: 4,
-          channels: [TrainingChannel.fromBucket('train', datasets, SHARDS_PREFIX, {
+          channels: [TrainingChannel.fromShards('train', packedByCli(), {
             inputMode: InputMode.PIPE,
             distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
             shuffleSeed: 42,
@@ -168,7 +169,7 @@ export class ReferenceTrainingStack extends Stack {
         this.job = new TrainingJob(this, 'Train', {
           ...common,
           instance: TrainingInstance.G5_2XLARGE,
-          channels: [TrainingChannel.fromBucket('train', datasets, SHARDS_PREFIX, {
+          channels: [TrainingChannel.fromShards('train', packedByCli(), {
             inputMode: InputMode.FILE,
             datasetSize: Size.gibibytes(200),
           })],
@@ -179,10 +180,8 @@ export class ReferenceTrainingStack extends Stack {
           ...common,
           instance: TrainingInstance.P4D_24XLARGE,
           instanceCount: 2,
-          channels: [TrainingChannel.fromBucket('train', datasets, SHARDS_PREFIX, {
-            inputMode: InputMode.FAST_FILE,
-            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
-          })],
+          // FastFile mounts the dataset's root (S3Prefix only): FullyReplicated, the loaders split the shards by rank.
+          channels: [TrainingChannel.fromShards('train', packedByCli(), { inputMode: InputMode.FAST_FILE })],
         });
         break;
       case Scenario.PACKED: {
@@ -214,7 +213,7 @@ export class ReferenceTrainingStack extends Stack {
         // The dataset is loaded from S3 once and read by every job at the cache's throughput.
         this.cache = new LustreDatasetCache(this, 'Cache', {
           vpc,
-          source: CacheSource.fromBucket(datasets, 'packed/'),
+          source: CacheSource.fromBucket(datasets, PACKED_PREFIX),
           deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
           datasetSize: Size.gibibytes(150),
           // 2 × 8 V100 at about 1000 images/s each, ImageNet JPEGs of about 110 KiB: 1.8 GB/s.
@@ -226,7 +225,8 @@ export class ReferenceTrainingStack extends Stack {
           ...common,
           instance: TrainingInstance.P3DN_24XLARGE,
           instanceCount: 2,
-          channels: [TrainingChannel.fromDatasetCache('train', this.cache, 'shards')],
+          // The cache's root is the dataset's: the reader follows its manifest to the current version.
+          channels: [TrainingChannel.fromDatasetCache('train', this.cache, '')],
           hyperparameters: { epochs: '3' },
         });
         break;

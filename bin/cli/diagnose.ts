@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
-import type { InstanceHardware} from '../../lambda/job-diagnoser/collect-metrics';
-import { collectJobMetrics, JobCollectionError } from '../../lambda/job-diagnoser/collect-metrics';
-import { DEFAULT_LOADER_METRICS } from '../../lambda/job-diagnoser/contract';
-import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
-import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
-import { MetricSetError, parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
-import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
+import type { InstanceHardware} from '../../lambda/diagnosis/collect-metrics';
+import { collectJobMetrics, JobCollectionError } from '../../lambda/diagnosis/collect-metrics';
+import { LOADER_METRICS } from '../../lib/contract/metric-names';
+import { diagnoseJob } from '../../lambda/diagnosis/diagnose-job';
+import type { JobMetricSet} from '../../lambda/diagnosis/metric-set';
+import { MetricSetError, parseMetricSet } from '../../lambda/diagnosis/metric-set';
+import { renderMarkdown } from '../../lambda/diagnosis/render-report';
 
 export const DIAGNOSE_USAGE = `Usage: training-io diagnose <job-name> [options]
        training-io diagnose --metrics FILE.json [--json]
@@ -24,8 +24,8 @@ metrics.json a TrainingPipeline writes beside each report). Both print the same 
   --gpus N --vcpus N        GPUs and vCPUs of the instance type (default: the instance catalog)
   --cache-id ID             an FSx for Lustre file system the job read (fs-...), and
   --cache-baseline-mbps N   its baseline throughput in MB/s
-  --samples-metric NAME     metric definition of samples/s (default: ${DEFAULT_LOADER_METRICS.samplesPerSecond})
-  --wait-metric NAME        metric definition of the data-wait share (default: ${DEFAULT_LOADER_METRICS.dataWaitFraction})
+  --samples-metric NAME     metric definition of samples/s (default: ${LOADER_METRICS.samplesPerSecond})
+  --wait-metric NAME        metric definition of the data-wait share (default: ${LOADER_METRICS.dataWaitFraction})
   --endpoint-url URL        endpoint of SageMaker and CloudWatch (a private endpoint)
   --region R                region (default: AWS_REGION, then AWS_DEFAULT_REGION)
 
@@ -92,8 +92,8 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
       jobName,
       hardwareOf: (instanceType) => hardware ?? catalogHardware(catalog!.all(), instanceType),
       loaderMetrics: {
-        samplesPerSecond: values['samples-metric'] ?? DEFAULT_LOADER_METRICS.samplesPerSecond,
-        dataWaitFraction: values['wait-metric'] ?? DEFAULT_LOADER_METRICS.dataWaitFraction,
+        samplesPerSecond: values['samples-metric'] ?? LOADER_METRICS.samplesPerSecond,
+        dataWaitFraction: values['wait-metric'] ?? LOADER_METRICS.dataWaitFraction,
       },
       cache,
     });

@@ -4,7 +4,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import {
-  InputMode, S3DataDistribution, TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob,
+  InputMode, S3DataDistribution, ShardedDataset, TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob,
 } from 'cdk-training-io';
 import type { Construct } from 'constructs';
 
@@ -22,19 +22,21 @@ export class NvmeDaliStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const datasets = s3.Bucket.fromBucketName(this, 'Datasets', 'example-datasets');
+    // The dataset `training-io pack` published there: its current version, read through its manifests.
+    const packed = ShardedDataset.fromAttributes(this, 'Packed', { destinationBucket: datasets, destinationPrefix: 'imagenet/packed/' });
 
     this.job = new TrainingJob(this, 'Train', {
       instance: TrainingInstance.P4D_24XLARGE,
       instanceCount: 2,
       container: TrainingContainer.dali(),              // the PyTorch DLC + DALI, built by `cdk deploy`
       channels: [
-        TrainingChannel.fromBucket('train', datasets, 'imagenet/packed/shards/', {
+        TrainingChannel.fromShards('train', packed, {
           inputMode: InputMode.FILE,
           distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
           datasetSize: Size.gibibytes(150),             // checked against the NVMe at synth
         }),
-        // DALI's TFRecord reader needs every shard's index.
-        TrainingChannel.fromBucket('index', datasets, 'imagenet/packed/index/', { inputMode: InputMode.FILE }),
+        // DALI's TFRecord reader needs every shard's index (and the version's manifest, which lists them).
+        TrainingChannel.fromShardIndex('index', packed),
       ],
       hyperparameters: { epochs: '90', loader: 'dali' },
     });

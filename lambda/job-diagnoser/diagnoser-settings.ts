@@ -1,6 +1,7 @@
 import { HandlerInputError, stringField, eventObject } from '../shard-planner/handler-input';
-import type { InstanceHardware } from './collect-metrics';
-import { DEFAULT_LOADER_METRICS, DIAGNOSER_ENV } from './contract';
+import type { InstanceHardware } from '../diagnosis/collect-metrics';
+import { DIAGNOSER_ENV } from '../../lib/contract/handler-environment';
+import { LOADER_METRICS } from '../../lib/contract/metric-names';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -22,8 +23,8 @@ export function readDiagnoserSettings(env: Environment): DiagnoserSettings {
       vcpusPerInstance: wholeNumber(env, DIAGNOSER_ENV.vcpusPerInstance, 1),
     },
     loaderMetrics: {
-      samplesPerSecond: env[DIAGNOSER_ENV.samplesPerSecondMetric] || DEFAULT_LOADER_METRICS.samplesPerSecond,
-      dataWaitFraction: env[DIAGNOSER_ENV.dataWaitMetric] || DEFAULT_LOADER_METRICS.dataWaitFraction,
+      samplesPerSecond: env[DIAGNOSER_ENV.samplesPerSecondMetric] || LOADER_METRICS.samplesPerSecond,
+      dataWaitFraction: env[DIAGNOSER_ENV.dataWaitMetric] || LOADER_METRICS.dataWaitFraction,
     },
     ...(hasCache ? { cache: { fileSystemId, baselineMBps: positiveNumber(env, DIAGNOSER_ENV.cacheBaselineMBps) } } : {}),
     eventBusName: required(env, DIAGNOSER_ENV.eventBusName),

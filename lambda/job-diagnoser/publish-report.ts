@@ -6,9 +6,9 @@ import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import type { DiagnosisEventDetail, JobDiagnoserResult } from './contract';
 import { DIAGNOSIS_EVENT } from './contract';
-import type { Diagnosis } from './diagnose-job';
-import type { JobMetricSet } from './metric-set';
-import { renderMarkdown } from './render-report';
+import type { Diagnosis } from '../diagnosis/diagnosis';
+import type { JobMetricSet } from '../diagnosis/metric-set';
+import { renderMarkdown } from '../diagnosis/render-report';
 
 /** Folder of the report beside the job's output: `<S3OutputPath><job name>/diagnosis/`. */
 export const REPORT_FOLDER = 'diagnosis/';

@@ -1,28 +1,11 @@
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { LabelMode } from '../packing/planning/plan-types';
+import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
 import { HandlerInputError } from './handler-input';
 
-/**
- * Environment variables the construct sets on the handlers (the deploy-time half of their contract;
- * the other half is the event). Each handler's `contract.ts` lists the ones it reads.
- */
-export const ENV = {
-  sourceBucket: 'SOURCE_BUCKET',
-  sourcePrefix: 'SOURCE_PREFIX',
-  destinationBucket: 'DESTINATION_BUCKET',
-  destinationPrefix: 'DESTINATION_PREFIX',
-  format: 'SHARD_FORMAT',
-  seed: 'SHUFFLE_SEED',
-  labels: 'RECORD_LABELS',
-  targetShardBytes: 'TARGET_SHARD_BYTES',
-  shardCount: 'SHARD_COUNT',
-  consumers: 'CONSUMERS',
-  readConcurrency: 'READ_CONCURRENCY',
-  inventoryBucket: 'INVENTORY_BUCKET',
-  inventoryKey: 'INVENTORY_KEY',
-  retentionDays: 'VERSION_RETENTION_DAYS',
-} as const;
+/** The environment variables the construct sets on the handlers: one definition, in the contract. */
+export const ENV = PACKING_ENV;
 
 /** A bucket and a key prefix (empty, or ending in `/`). */
 export interface BucketLocation {

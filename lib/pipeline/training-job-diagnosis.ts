@@ -7,6 +7,8 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { DIAGNOSER_ENV } from '../contract/handler-environment';
+import { LOADER_METRICS } from '../contract/metric-names';
 import { createHandlerFunction } from '../private/handler-function';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import type { LustreDatasetCache } from '../storage/lustre-dataset-cache';
@@ -91,11 +93,6 @@ export interface TrainingJobDiagnosisProps {
   readonly vpcSubnets?: ec2.SubnetSelection;
 }
 
-const DEFAULT_LOADER_METRICS: LoaderMetricNames = {
-  samplesPerSecond: 'train:samples_per_second',
-  dataWaitFraction: 'train:data_wait_fraction',
-};
-
 /** What SageMaker sends to EventBridge when a training job changes state. */
 const JOB_STATE_CHANGE = { source: 'aws.sagemaker', detailType: 'SageMaker Training Job State Change' } as const;
 
@@ -134,11 +131,17 @@ export class TrainingJobDiagnosis extends Construct {
       timeout: Duration.minutes(5),
       description: 'reads a training job\'s metrics, says what held its GPUs back, writes the report beside its output',
       environment: {
-        GPUS_PER_INSTANCE: String(job.instance.gpus),
-        VCPUS_PER_INSTANCE: String(job.instance.vcpus),
-        ...(loaderMetrics ? { LOADER_SAMPLES_METRIC: loaderMetrics.samplesPerSecond, LOADER_DATA_WAIT_METRIC: loaderMetrics.dataWaitFraction } : {}),
-        ...(cache && cacheBaseline !== undefined ? { CACHE_FILE_SYSTEM_ID: cache.fileSystemId, CACHE_BASELINE_MBPS: String(cacheBaseline) } : {}),
-        EVENT_BUS_NAME: this.eventBus.eventBusName,
+        [DIAGNOSER_ENV.gpusPerInstance]: String(job.instance.gpus),
+        [DIAGNOSER_ENV.vcpusPerInstance]: String(job.instance.vcpus),
+        ...(loaderMetrics ? {
+          [DIAGNOSER_ENV.samplesPerSecondMetric]: loaderMetrics.samplesPerSecond,
+          [DIAGNOSER_ENV.dataWaitMetric]: loaderMetrics.dataWaitFraction,
+        } : {}),
+        ...(cache && cacheBaseline !== undefined ? {
+          [DIAGNOSER_ENV.cacheFileSystemId]: cache.fileSystemId,
+          [DIAGNOSER_ENV.cacheBaselineMBps]: String(cacheBaseline),
+        } : {}),
+        [DIAGNOSER_ENV.eventBusName]: this.eventBus.eventBusName,
       },
     });
     const jobs = trainingJobArnPattern(this, job.jobNamePrefix);
@@ -177,6 +180,6 @@ export class TrainingJobDiagnosis extends Construct {
 /** The loader metrics the job's code declares (the reference code does), else none. */
 function declaredLoaderMetrics(job: TrainingJob): LoaderMetricNames | undefined {
   const names = new Set(job.metricDefinitions.map((d) => d.name));
-  return names.has(DEFAULT_LOADER_METRICS.samplesPerSecond) && names.has(DEFAULT_LOADER_METRICS.dataWaitFraction)
-    ? DEFAULT_LOADER_METRICS : undefined;
+  return names.has(LOADER_METRICS.samplesPerSecond) && names.has(LOADER_METRICS.dataWaitFraction)
+    ? { ...LOADER_METRICS } : undefined;
 }

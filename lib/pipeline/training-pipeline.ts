@@ -24,7 +24,8 @@ import type { LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache'
 import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import type { S3ChannelOptions} from '../training/training-channel';
-import { S3DataDistribution, TrainingChannel } from '../training/training-channel';
+import { S3DataDistribution } from '../training/s3-data-distribution';
+import { TrainingChannel } from '../training/training-channel';
 import type { TrainingJobOptions } from '../training/training-job';
 import { TrainingJob, TrainingJobNaming } from '../training/training-job';
 import { TrainingNetwork } from '../training/training-network';

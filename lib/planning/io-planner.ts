@@ -6,10 +6,10 @@ import type {
   ReadRateEstimate, StartupEstimate} from './io-plan';
 import { PlannedInputMode
 } from './io-plan';
-import type { ResolvedCluster} from './private/cluster-rules';
-import { resolveCluster } from './private/cluster-rules';
+import type { ResolvedCluster} from '../instances/private/cluster-rules';
+import { resolveCluster } from '../instances/private/cluster-rules';
 import { chooseInputMode } from './private/input-mode-rule';
-import { cpuDecodeSamplesPerSecond, CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER, loaderWorkersWarning } from './private/loader-rules';
+import { cpuDecodeSamplesPerSecond, CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER, loaderWorkersWarning } from '../instances/private/loader-rules';
 import { planPacking, shouldPack } from './private/packing-rule';
 import type { ResolvedDataset} from './private/plan-inputs';
 import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
@@ -17,11 +17,11 @@ import {
   FILE_MODE_BYTES_PER_SECOND, fileModeBytesPerSecond, fileModeDownloadSeconds, listingSeconds, networkBytesPerSecond,
   objectsPerSecond, STARTUP_SHARE_WARNING,
 } from './private/startup-rules';
-import { EBS_GP2_MAX_BYTES_PER_SECOND } from './private/storage-rules';
+import { EBS_GP2_MAX_BYTES_PER_SECOND } from '../instances/private/storage-rules';
 import { formatBytes, formatCount, formatSeconds } from './private/units';
-import type { TrainingCluster } from './training-cluster';
-import type { CacheDeploymentType} from '../storage/private/lustre-sizing';
-import { sizeCache } from '../storage/private/lustre-sizing';
+import type { TrainingCluster } from '../instances/training-cluster';
+import type { CacheDeploymentType} from '../instances/private/lustre-sizing';
+import { sizeCache } from '../instances/private/lustre-sizing';
 
 /**
  * What the I/O planner plans for: the dataset, the cluster and how the job reads the data.

@@ -1,4 +1,5 @@
 import type { Construct } from 'constructs';
+import type { ErrorCode } from './error-codes';
 
 /**
  * A synth-time error in the user's configuration.
@@ -7,10 +8,10 @@ import type { Construct } from 'constructs';
  * (tests and users match on it) and the message names the prop, the value and what is allowed.
  */
 export class ValidationError extends Error {
-  /** Stable identifier of the rule that failed, e.g. `VolumeKeyOnNvmeInstance`. */
-  public readonly code: string;
+  /** Stable identifier of the rule that failed, e.g. `VolumeKeyOnNvmeInstance` (the codes and their meanings: error-codes.ts). */
+  public readonly code: ErrorCode;
 
-  constructor(code: string, message: string, scope?: Construct) {
+  constructor(code: ErrorCode, message: string, scope?: Construct) {
     super(`[${code}] ${message}${scope ? ` (at ${scope.node.path})` : ''}`);
     this.name = 'ValidationError';
     this.code = code;

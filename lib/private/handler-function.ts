@@ -4,6 +4,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { LambdaHandlerName } from './assets';
+import { LIBRARY_METRICS_NAMESPACE } from '../contract/metric-names';
 import { lambdaBundleDirectory } from './assets';
 import type { LogGroupOptions } from './log-group';
 import { createLogGroup } from './log-group';
@@ -61,5 +62,3 @@ export function createHandlerFunction(scope: Construct, id: string, handler: Lam
   return fn;
 }
 
-/** The CloudWatch namespace of the handlers' own metrics (Powertools, dimension `service` = the handler). */
-export const LIBRARY_METRICS_NAMESPACE = 'cdk-training-io';

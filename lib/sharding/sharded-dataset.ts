@@ -8,9 +8,11 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { resolveCluster } from '../planning/private/cluster-rules';
-import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../planning/private/shard-rules';
-import type { TrainingCluster } from '../planning/training-cluster';
+import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
+import { PACKING_ENV } from '../contract/handler-environment';
+import { MIB } from '../contract/units';
+import { resolveCluster } from '../instances/private/cluster-rules';
+import type { TrainingCluster } from '../instances/training-cluster';
 import type { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
@@ -18,17 +20,13 @@ import type { LogGroupOptions } from '../private/log-group';
 import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
-import { isResolved } from '../private/validation';
+import { isResolved, validateKeyPrefix, validateMebibytes, validateWholeNumber } from '../private/validation';
+import { grantDatasetRead } from './private/dataset-read-grant';
+import type { ImportedDatasetKeys } from './private/imported-sharded-dataset';
+import { ImportedShardedDataset } from './private/imported-sharded-dataset';
+import { ShardFormat } from './shard-format';
 
-/**
- * The record format of the shards.
- */
-export enum ShardFormat {
-  /** TFRecord of tf.train.Example (`image/encoded`, `image/class/label`, ...): `.tfrecord` shards, one index per shard. */
-  TFRECORD = 'tfrecord',
-  /** MXNet RecordIO (im2rec-compatible IRHeader): `.rec` shards, plus `index/all.idx` over all shards for DALI. */
-  RECORDIO = 'recordio',
-}
+export { ShardFormat } from './shard-format';
 
 /**
  * Where the records' class labels come from.
@@ -67,6 +65,27 @@ export interface IShardedDataset {
   readonly shardsManifestKey: string;
   /** Key of `index.manifest`: a SageMaker ManifestFile listing the current version's index files and its manifest. */
   readonly indexManifestKey: string;
+
+  /**
+   * Lets the grantee read the dataset: its shards, index files and manifest (and decrypt them with
+   * the bucket's key), not the rest of the bucket.
+   */
+  grantRead(grantee: iam.IGrantable): iam.Grant;
+}
+
+/**
+ * A dataset packed outside this app, e.g. by `training-io pack` or another stack.
+ */
+export interface ShardedDatasetAttributes {
+  /** The bucket the dataset was packed into. */
+  readonly destinationBucket: s3.IBucket;
+
+  /**
+   * The prefix it was packed under (the CLI's destination), empty or ending in `/`.
+   *
+   * @default 'packed/'
+   */
+  readonly destinationPrefix?: string;
 }
 
 /**
@@ -261,7 +280,6 @@ export interface ShardedDatasetProps {
   readonly maxConcurrency?: number;
 }
 
-const MIB = 1024 * 1024;
 const MIN_SHARD_MIB = MIN_SHARD_BYTES / MIB;
 const MAX_SHARD_MIB = MAX_SHARD_BYTES / MIB;
 const MIN_MEMORY_MIB = 128;
@@ -269,6 +287,19 @@ const MAX_MEMORY_MIB = 10240;
 const MAX_PACKER_CONCURRENCY = 1024;
 const MAX_MAP_CONCURRENCY = 10000;
 const PLAN_PREFIX = '_plan/';
+const DEFAULT_DESTINATION_PREFIX = 'packed/';
+
+/** Where a dataset packed under a prefix keeps its current manifests (ARCHITECTURE.md "Dataset layout"; lambda/packing/dataset-layout.ts). */
+function datasetKeys(destinationPrefix: string): Omit<ImportedDatasetKeys, 'destinationBucket'> {
+  return {
+    destinationPrefix,
+    shardsPrefix: `${destinationPrefix}shards/`,
+    indexPrefix: `${destinationPrefix}index/`,
+    manifestKey: `${destinationPrefix}manifest.json`,
+    shardsManifestKey: `${destinationPrefix}shards.manifest`,
+    indexManifestKey: `${destinationPrefix}index.manifest`,
+  };
+}
 
 /**
  * Packs the small files under an S3 prefix into equal-sized shards (TFRecord or RecordIO) with
@@ -281,6 +312,16 @@ const PLAN_PREFIX = '_plan/';
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
  */
 export class ShardedDataset extends Construct implements IShardedDataset {
+  /**
+   * A dataset packed outside this app (by `training-io pack`, or by another stack), for training
+   * channels, caches and grants.
+   */
+  public static fromAttributes(scope: Construct, id: string, attrs: ShardedDatasetAttributes): IShardedDataset {
+    const destinationPrefix = attrs.destinationPrefix ?? DEFAULT_DESTINATION_PREFIX;
+    validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', destinationPrefix);
+    return new ImportedShardedDataset(scope, id, { destinationBucket: attrs.destinationBucket, ...datasetKeys(destinationPrefix) });
+  }
+
   /** The state machine that packs the dataset. */
   public readonly stateMachine: sfn.StateMachine;
   /** The bucket holding the packed dataset. */
@@ -321,38 +362,40 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.seed = props.seed ?? 0;
 
     const sourcePrefix = props.sourcePrefix ?? '';
-    this.destinationPrefix = props.destinationPrefix ?? 'packed/';
+    this.destinationPrefix = props.destinationPrefix ?? DEFAULT_DESTINATION_PREFIX;
     this.destinationBucket = props.destinationBucket ?? this.createDestinationBucket(props.encryptionKey, props.accessLogsBucket);
-    this.shardsPrefix = `${this.destinationPrefix}shards/`;
-    this.indexPrefix = `${this.destinationPrefix}index/`;
-    this.manifestKey = `${this.destinationPrefix}manifest.json`;
-    this.shardsManifestKey = `${this.destinationPrefix}shards.manifest`;
-    this.indexManifestKey = `${this.destinationPrefix}index.manifest`;
+    const keys = datasetKeys(this.destinationPrefix);
+    this.shardsPrefix = keys.shardsPrefix;
+    this.indexPrefix = keys.indexPrefix;
+    this.manifestKey = keys.manifestKey;
+    this.shardsManifestKey = keys.shardsManifestKey;
+    this.indexManifestKey = keys.indexManifestKey;
 
-    const source = { SOURCE_BUCKET: props.sourceBucket.bucketName, SOURCE_PREFIX: sourcePrefix };
-    const destination = { DESTINATION_BUCKET: this.destinationBucket.bucketName, DESTINATION_PREFIX: this.destinationPrefix };
+    const env = PACKING_ENV;
+    const source = { [env.sourceBucket]: props.sourceBucket.bucketName, [env.sourcePrefix]: sourcePrefix };
+    const destination = { [env.destinationBucket]: this.destinationBucket.bucketName, [env.destinationPrefix]: this.destinationPrefix };
     const format = props.format ?? ShardFormat.TFRECORD;
 
     this.plannerFunction = this.createFunction('Planner', 'shard-planner', props.plannerMemorySize ?? Size.gibibytes(4), {
       ...source,
       ...destination,
-      SHARD_FORMAT: format,
-      SHUFFLE_SEED: String(this.seed),
-      RECORD_LABELS: props.labels ?? RecordLabels.FOLDER,
-      ...(props.targetShardSize ? { TARGET_SHARD_BYTES: numberVariable(props.targetShardSize.toBytes()) } : {}),
-      ...(props.shardCount !== undefined ? { SHARD_COUNT: numberVariable(props.shardCount) } : {}),
-      CONSUMERS: numberVariable(this.consumers),
-      ...(props.sourceInventory ? { INVENTORY_BUCKET: props.sourceInventory.bucket.bucketName, INVENTORY_KEY: props.sourceInventory.prefix } : {}),
+      [env.format]: format,
+      [env.seed]: String(this.seed),
+      [env.labels]: props.labels ?? RecordLabels.FOLDER,
+      ...(props.targetShardSize ? { [env.targetShardBytes]: numberVariable(props.targetShardSize.toBytes()) } : {}),
+      ...(props.shardCount !== undefined ? { [env.shardCount]: numberVariable(props.shardCount) } : {}),
+      [env.consumers]: numberVariable(this.consumers),
+      ...(props.sourceInventory ? { [env.inventoryBucket]: props.sourceInventory.bucket.bucketName, [env.inventoryKey]: props.sourceInventory.prefix } : {}),
     }, 'lists the source, shuffles and balances it into shards, writes the plan');
     this.packerFunction = this.createFunction('Packer', 'shard-packer', props.packerMemorySize ?? Size.gibibytes(2), {
       ...source,
       ...destination,
-      SHARD_FORMAT: format,
-      READ_CONCURRENCY: numberVariable(props.packerConcurrency ?? 64),
+      [env.format]: format,
+      [env.readConcurrency]: numberVariable(props.packerConcurrency ?? 64),
     }, 'packs one shard from its member list');
     this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), {
       ...destination,
-      VERSION_RETENTION_DAYS: numberVariable((props.versionRetention ?? Duration.days(7)).toDays()),
+      [env.retentionDays]: numberVariable((props.versionRetention ?? Duration.days(7)).toDays()),
     }, 'merges the shard results into a version, publishes it atomically, prunes versions past their retention');
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
@@ -409,23 +452,33 @@ export class ShardedDataset extends Construct implements IShardedDataset {
 
   /**
    * Lets a state machine that runs `packingSteps` read this dataset's Map items (the plan's task
-   * list, and the bucket's key), and accepts the cdk-nag findings of the policies aws-cdk-lib adds
-   * for the Lambda tasks and the Distributed Map. Call it after the state machine is created.
+   * list, and the bucket's key). When the grantee is a state machine, also accepts the cdk-nag
+   * findings of the policies aws-cdk-lib adds for the Lambda tasks and the Distributed Map: call it
+   * after the state machine is created.
    */
-  public grantPacking(stateMachine: sfn.StateMachine): void {
+  public grantPacking(grantee: iam.IGrantable): iam.Grant {
+    this.destinationBucket.encryptionKey?.grantDecrypt(grantee);
     // The Map reads its items from the one task list of this dataset, nothing else.
-    stateMachine.addToRolePolicy(new iam.PolicyStatement({
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
       actions: ['s3:GetObject'],
-      resources: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)],
-    }));
-    acknowledge(stateMachine, wildcardResourceFinding(stateMachine, this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)),
-      'the task list of each run lies in the working folder of the version it makes: the wildcard is the version id, known only when the run plans');
-    this.destinationBucket.encryptionKey?.grantDecrypt(stateMachine);
-    for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
-      acknowledge(stateMachine, wildcardResourceFinding(stateMachine, `${fn.functionArn}:*`),
-        'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
+      resourceArns: [this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)],
+    });
+    if (grantee instanceof sfn.StateMachine) {
+      acknowledge(grantee, wildcardResourceFinding(grantee, this.destinationBucket.arnForObjects(`${this.destinationPrefix}${PLAN_PREFIX}*/tasks.json`)),
+        'the task list of each run lies in the working folder of the version it makes: the wildcard is the version id, known only when the run plans');
+      for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
+        acknowledge(grantee, wildcardResourceFinding(grantee, `${fn.functionArn}:*`),
+          'lambda:InvokeFunction on the versions and aliases of this construct\'s own function');
+      }
+      acknowledgeDistributedMapPolicy(grantee);
     }
-    acknowledgeDistributedMapPolicy(stateMachine);
+    return grant;
+  }
+
+  /** Lets the grantee read the dataset: its shards, index files and manifest, not the plan's working files. */
+  public grantRead(grantee: iam.IGrantable): iam.Grant {
+    return grantDatasetRead(this, grantee);
   }
 
   /** @internal */
@@ -573,8 +626,8 @@ function numberVariable(value: number): string {
 }
 
 function validateProps(scope: Construct, props: ShardedDatasetProps): void {
-  validatePrefix(scope, 'sourcePrefix', props.sourcePrefix);
-  validatePrefix(scope, 'destinationPrefix', props.destinationPrefix);
+  validateKeyPrefix(scope, 'InvalidPrefix', 'sourcePrefix', props.sourcePrefix);
+  validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', props.destinationPrefix);
   validateDestinationOutsideSource(scope, props);
   validateShardSize(scope, props.targetShardSize);
   validateShardSizeOrCount(scope, props);
@@ -584,8 +637,8 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateWholeNumber(scope, 'InvalidSeed', 'seed', props.seed, 0, Number.MAX_SAFE_INTEGER);
   validateWholeNumber(scope, 'InvalidPackerConcurrency', 'packerConcurrency', props.packerConcurrency, 1, MAX_PACKER_CONCURRENCY);
   validateWholeNumber(scope, 'InvalidMaxConcurrency', 'maxConcurrency', props.maxConcurrency, 1, MAX_MAP_CONCURRENCY);
-  validateMemorySize(scope, 'packerMemorySize', props.packerMemorySize);
-  validateMemorySize(scope, 'plannerMemorySize', props.plannerMemorySize);
+  validateMebibytes(scope, 'InvalidMemorySize', 'packerMemorySize', props.packerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
+  validateMebibytes(scope, 'InvalidMemorySize', 'plannerMemorySize', props.plannerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateInventory(scope, props.sourceInventory);
   validateRetention(scope, props.versionRetention);
 }
@@ -606,14 +659,6 @@ function validateInventory(scope: Construct, inventory: SourceInventory | undefi
     throw new ValidationError('InvalidInventoryPrefix',
       `sourceInventory.prefix must be the report's folder ending in '/' (e.g. 'inventory/my-bucket/daily/') or the key of one of its `
       + `manifest.json files, got '${prefix}'`, scope);
-  }
-}
-
-function validatePrefix(scope: Construct, name: string, prefix: string | undefined): void {
-  if (!isResolved(prefix) || prefix === '') return;
-  if (!prefix.endsWith('/') || prefix.startsWith('/') || prefix.includes('//')) {
-    throw new ValidationError('InvalidPrefix',
-      `${name} must be empty or a key prefix ending in '/' without a leading '/' or empty folders (e.g. 'raw/train/'), got '${prefix}'`, scope);
   }
 }
 
@@ -650,21 +695,5 @@ function validateShardSizeOrCount(scope: Construct, props: ShardedDatasetProps):
   if (props.targetShardSize !== undefined && props.shardCount !== undefined) {
     throw new ValidationError('ShardSizeAndCount',
       'give targetShardSize or shardCount, not both: the shard count follows from the size, or the size from the count', scope);
-  }
-}
-
-function validateWholeNumber(scope: Construct, code: string, name: string, value: number | undefined, min: number, max: number): void {
-  if (!isResolved(value)) return;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ValidationError(code, `${name} must be a whole number from ${min} to ${max}, got ${value}`, scope);
-  }
-}
-
-function validateMemorySize(scope: Construct, name: string, size: Size | undefined): void {
-  if (size === undefined || size.isUnresolved()) return;
-  const mib = size.toBytes() / MIB;
-  if (!Number.isInteger(mib) || mib < MIN_MEMORY_MIB || mib > MAX_MEMORY_MIB) {
-    throw new ValidationError('InvalidMemorySize',
-      `${name} must be a whole number of MiB between ${MIN_MEMORY_MIB} MiB and ${MAX_MEMORY_MIB} MiB, got ${mib} MiB`, scope);
   }
 }

@@ -1,6 +1,5 @@
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import { ValidationError } from '../private/errors';
-import { isResolved } from '../private/validation';
+import { validateKeyPrefix } from '../private/validation';
 import { DATASET_CACHE_DIRECTORY } from './private/cache-layout';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
 
@@ -28,7 +27,7 @@ export abstract class CacheSource {
    * @param prefix the key prefix, empty (the whole bucket) or ending in `/`, e.g. `imagenet/packed/`
    */
   public static fromBucket(bucket: s3.IBucket, prefix: string = ''): CacheSource {
-    validatePrefix(prefix);
+    validateKeyPrefix(undefined, 'InvalidCachePrefix', 'prefix', prefix, 'a data repository association links whole folders');
     return new LinkedPrefixes([{ bucket, prefix, fileSystemPath: '/' }]);
   }
 
@@ -53,14 +52,5 @@ class LinkedPrefixes extends CacheSource {
 
   public _links(): CacheLink[] {
     return this.links;
-  }
-}
-
-function validatePrefix(prefix: string): void {
-  if (!isResolved(prefix)) return;
-  if (prefix.startsWith('/') || (prefix !== '' && !prefix.endsWith('/')) || prefix.length > 1024) {
-    throw new ValidationError('InvalidCachePrefix',
-      `prefix must be empty or a key prefix ending in '/' without a leading '/' (at most 1024 characters), got '${prefix}'; ` +
-      'a data repository association links whole folders');
   }
 }

@@ -6,8 +6,9 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { CacheLink, CacheSource } from './cache-source';
 import { validateCacheProps } from './private/cache-rules';
-import type { CacheDeploymentType, CacheSizing} from './private/lustre-sizing';
-import { sizeCache, THROUGHPUT_TIERS } from './private/lustre-sizing';
+import type { CacheDeploymentType, CacheSizing} from '../instances/private/lustre-sizing';
+import { sizeCache, THROUGHPUT_TIERS } from '../instances/private/lustre-sizing';
+import { ImportedDatasetCache } from './private/imported-dataset-cache';
 import { allowFsxToDecrypt } from './private/source-key-access';
 import type { ReadRate } from './read-rate';
 import { ValidationError } from '../private/errors';
@@ -135,6 +136,29 @@ export interface LustreDatasetCacheProps extends LustreDatasetCacheOptions {
 }
 
 /**
+ * An FSx for Lustre file system linked to S3 that was made elsewhere (another stack, the console).
+ */
+export interface LustreDatasetCacheAttributes {
+  /** The file system ID, e.g. `fs-0123456789abcdef0`. */
+  readonly fileSystemId: string;
+  /** The Lustre mount name. */
+  readonly mountName: string;
+  /** The VPC of the file system. */
+  readonly vpc: ec2.IVpc;
+  /** The subnet of the file system: jobs that read it are pinned there. */
+  readonly subnet: ec2.ISubnet;
+  /** The security group of the file system: jobs that read it are allowed in on the Lustre ports. */
+  readonly securityGroup: ec2.ISecurityGroup;
+
+  /**
+   * The directories of the file system linked to S3, each starting with `/`.
+   *
+   * @default ['/'] - the whole file system
+   */
+  readonly linkedPaths?: string[];
+}
+
+/**
  * An FSx for Lustre file system linked to S3 for training: the data is imported once and read by
  * every job at the file system's throughput, instead of being downloaded by each job.
  *
@@ -147,6 +171,13 @@ export interface LustreDatasetCacheProps extends LustreDatasetCacheOptions {
  * @see https://docs.aws.amazon.com/fsx/latest/LustreGuide/create-dra-linked-data-repo.html
  */
 export class LustreDatasetCache extends Construct implements ILustreDatasetCache {
+  /**
+   * A cache made elsewhere, for `TrainingChannel.fromDatasetCache(...)`.
+   */
+  public static fromAttributes(scope: Construct, id: string, attrs: LustreDatasetCacheAttributes): ILustreDatasetCache {
+    return new ImportedDatasetCache(scope, id, attrs);
+  }
+
   /** The file system. */
   public readonly fileSystem: fsx.LustreFileSystem;
   /** One data repository association per linked S3 prefix. */

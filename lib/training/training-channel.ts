@@ -11,30 +11,11 @@ import { acknowledgePrefixGrant } from '../private/nag';
 import { isResolved } from '../private/validation';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
 import type { ILustreDatasetCache } from '../storage/lustre-dataset-cache';
+import { InputMode } from './input-mode';
+import { S3DataDistribution } from './s3-data-distribution';
 
-/**
- * How a channel's data reaches the training container.
- *
- * @see https://docs.aws.amazon.com/sagemaker/latest/dg/model-access-training-data.html
- */
-export enum InputMode {
-  /** Download everything to the instance's storage before training starts (local NVMe when it has one). */
-  FILE = 'File',
-  /** Mount the S3 prefix read-only and stream objects on first read: short start, best for sequential reads. */
-  FAST_FILE = 'FastFile',
-  /** Stream objects through a FIFO per epoch (`/opt/ml/input/data/<channel>_<epoch>`), reshuffled each epoch with ShuffleConfig. */
-  PIPE = 'Pipe',
-}
-
-/**
- * How objects of an S3 channel are spread over the instances of a job.
- */
-export enum S3DataDistribution {
-  /** Every instance gets every object. */
-  FULLY_REPLICATED = 'FullyReplicated',
-  /** Each of N instances gets about 1/N of the objects (by count, not bytes): shards must be equal-sized. */
-  SHARDED_BY_S3_KEY = 'ShardedByS3Key',
-}
+export { InputMode } from './input-mode';
+export { S3DataDistribution } from './s3-data-distribution';
 
 /**
  * Whether SageMaker wraps each S3 object in an MXNet RecordIO record (Pipe mode only).

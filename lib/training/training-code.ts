@@ -9,6 +9,7 @@ import * as s3_assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
 import * as tar from 'tar';
 import type { MetricDefinition } from './metric-definition';
+import { LOADER_METRICS } from '../contract/metric-names';
 import { containerDirectory } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
@@ -140,8 +141,8 @@ export abstract class TrainingCode {
  * validation channel (`validation_line`): `epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`.
  */
 const REFERENCE_METRICS: MetricDefinition[] = [
-  { name: 'train:samples_per_second', regex: 'samples/s=([0-9.]+)' },
-  { name: 'train:data_wait_fraction', regex: 'data_wait=([0-9.]+)' },
+  { name: LOADER_METRICS.samplesPerSecond, regex: 'samples/s=([0-9.]+)' },
+  { name: LOADER_METRICS.dataWaitFraction, regex: 'data_wait=([0-9.]+)' },
   { name: 'train:loss', regex: ' loss=([0-9.]+)' },
   { name: 'val:loss', regex: 'val_loss=([0-9.]+)' },
   { name: 'val:accuracy', regex: 'val_accuracy=([0-9.]+)' },

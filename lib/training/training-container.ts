@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 import type { Construct } from 'constructs';
 import { containerDirectory } from '../private/assets';
+import type { ErrorCode } from '../private/error-codes';
 import { ValidationError } from '../private/errors';
 import { isResolved } from '../private/validation';
 import type { DlcRegistry} from './private/dlc-registry';
@@ -411,7 +412,7 @@ function validateCustomOptions(options: CustomContainerOptions): void {
   validateContainerCommand('arguments', 'InvalidContainerArguments', options.arguments);
 }
 
-function validateContainerCommand(prop: string, code: string, items: string[] | undefined): void {
+function validateContainerCommand(prop: string, code: ErrorCode, items: string[] | undefined): void {
   if (!isResolved(items)) {
     return;
   }

@@ -1,9 +1,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { diagnoseJob } from '../../lambda/job-diagnoser/diagnose-job';
-import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
-import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
-import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
+import { diagnoseJob } from '../../lambda/diagnosis/diagnose-job';
+import type { JobMetricSet} from '../../lambda/diagnosis/metric-set';
+import { parseMetricSet } from '../../lambda/diagnosis/metric-set';
+import { renderMarkdown } from '../../lambda/diagnosis/render-report';
 import type { AwsJsonServer} from '../support/aws-json-server';
 import { AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
 import { temporaryFolders } from '../support/local-files';

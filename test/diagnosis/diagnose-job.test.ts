@@ -1,11 +1,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import type { Verdict } from '../../lambda/job-diagnoser/diagnose-job';
-import { diagnoseJob, quantile } from '../../lambda/job-diagnoser/diagnose-job';
-import type { JobMetricSet} from '../../lambda/job-diagnoser/metric-set';
-import { parseMetricSet } from '../../lambda/job-diagnoser/metric-set';
-import { renderMarkdown } from '../../lambda/job-diagnoser/render-report';
-import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
+import type { Verdict } from '../../lambda/diagnosis/diagnosis';
+import { diagnoseJob } from '../../lambda/diagnosis/diagnose-job';
+import { quantile } from '../../lambda/diagnosis/series';
+import type { JobMetricSet} from '../../lambda/diagnosis/metric-set';
+import { parseMetricSet } from '../../lambda/diagnosis/metric-set';
+import { renderMarkdown } from '../../lambda/diagnosis/render-report';
+import { THRESHOLDS } from '../../lib/contract/diagnosis-thresholds';
 import type { SyntheticJob } from '../support/metric-sets';
 import { syntheticMetricSet } from '../support/metric-sets';
 

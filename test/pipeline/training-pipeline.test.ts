@@ -8,15 +8,14 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { JobDiagnoserResult} from '../../lambda/job-diagnoser/contract';
-import { FSX_READ_METRIC, JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS, SAGEMAKER_INSTANCE_METRICS } from '../../lambda/job-diagnoser/contract';
-import { THRESHOLDS } from '../../lambda/job-diagnoser/thresholds';
+import { JOB_DIAGNOSER_ENVIRONMENT, JOB_DIAGNOSER_EVENT_FIELDS } from '../../lambda/job-diagnoser/contract';
+import { FSX_READ_METRIC, SAGEMAKER_INSTANCE_METRIC_NAMES, SAGEMAKER_TRAINING_METRICS } from '../../lib/contract/metric-names';
 import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
 import type { PipelineDiagnosis, PipelineExecutionOutput,
   TrainingPipelineProps} from '../../lib';
 import {
   InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
-import { DIAGNOSIS_LINES } from '../../lib/pipeline/private/pipeline-dashboard';
 import { ApiModel } from '../support/api-model';
 import { testContainer } from '../support/stacks';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -426,12 +425,12 @@ describe('TrainingPipeline: dashboard', () => {
     // WHEN
     const text = JSON.stringify(dashboardBody(built));
     // THEN
-    for (const metric of SAGEMAKER_INSTANCE_METRICS.names) {
-      expect(text).toContain(`SEARCH('{${SAGEMAKER_INSTANCE_METRICS.namespace},${SAGEMAKER_INSTANCE_METRICS.hostDimension}} MetricName=\\"${metric}\\" Host=pipeline'`);
+    for (const metric of SAGEMAKER_INSTANCE_METRIC_NAMES) {
+      expect(text).toContain(`SEARCH('{${SAGEMAKER_TRAINING_METRICS.namespace},${SAGEMAKER_TRAINING_METRICS.hostDimension}} MetricName=\\"${metric}\\" Host=pipeline'`);
     }
     // The loader's metrics; the loss and validation metrics say how the model learns, not how the I/O does.
     for (const definition of TrainingCode.reference().metricDefinitions.filter((d) => d.name.startsWith('train:') && d.name !== 'train:loss')) {
-      expect(text).toContain(`{${SAGEMAKER_INSTANCE_METRICS.namespace},${SAGEMAKER_INSTANCE_METRICS.jobDimension}} MetricName=\\"${definition.name}\\"`);
+      expect(text).toContain(`{${SAGEMAKER_TRAINING_METRICS.namespace},${SAGEMAKER_TRAINING_METRICS.jobDimension}} MetricName=\\"${definition.name}\\"`);
     }
     expect(text).toContain(`"${FSX_READ_METRIC.namespace}","${FSX_READ_METRIC.name}","${FSX_READ_METRIC.dimension}"`);
     expect(text).toContain(`"cdk-training-io","${SHARD_PACKER_METRICS.records}","service","shard-packer"`);
@@ -446,10 +445,6 @@ describe('TrainingPipeline: dashboard', () => {
     const annotations = body.widgets.flatMap((w: any) => w.properties.annotations?.horizontal ?? []).map((a: any) => a.value);
     // THEN
     expect(annotations).toEqual(expect.arrayContaining([0.7 * 800, 0.9 * 9600, 0.1, 600]));
-    expect(DIAGNOSIS_LINES).toEqual({
-      gpuLowPercent: THRESHOLDS.gpuLowPercent, cpuHighPercent: THRESHOLDS.cpuHighPercent,
-      gpuMemoryHeadroomPercent: THRESHOLDS.gpuMemoryHeadroomPercent, dataWaitShare: THRESHOLDS.dataWaitShare,
-    });
   });
 
   test('code that declares no loader metrics gets no loader graphs and no loader metrics in the diagnosis', () => {

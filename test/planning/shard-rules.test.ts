@@ -1,13 +1,8 @@
-import { DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES, MIN_SHARD_BYTES, shardLayout } from '../../lib/planning/private/shard-rules';
-import { DEFAULT_TARGET_SHARD_BYTES, MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES } from '../../lambda/packing/planning/plan-shards';
+import { shardLayout } from '../../lib/planning/private/shard-rules';
 
 const MIB = 2 ** 20;
 
 describe('shard rules', () => {
-  test('the planner plans with the packer\'s limits and default (lib/ cannot import lambda/)', () => {
-    expect([MIN_SHARD_BYTES, DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES]).toEqual([MIN_TARGET_SHARD_BYTES, DEFAULT_TARGET_SHARD_BYTES, MAX_TARGET_SHARD_BYTES]);
-  });
-
   test.each<[string, number, number, number, number]>([
     ['one shard at least', 1000, 10, 1, 1],
     ['ceil(bytes / target)', 10 * 64 * MIB + 1, 1000, 1, 11],

@@ -398,7 +398,7 @@ describe('ShardedDataset', () => {
     });
 
     test.each([0, -1, 1.5])('shardCount %s is rejected', (shardCount) => {
-      expect(() => dataset({ shardCount })).toThrow(/InvalidShardCount.*shardCount must be a whole number from 1/);
+      expect(() => dataset({ shardCount })).toThrow(/InvalidShardCount.*shardCount must be a whole number between 1 and/);
     });
 
     test.each([0, 2.5])('consumers %s is rejected', (consumers) => {

@@ -1,5 +1,5 @@
-import type { HostMetrics, JobMetricSet, MetricSeries } from '../../lambda/job-diagnoser/metric-set';
-import { METRIC_SET_FORMAT } from '../../lambda/job-diagnoser/metric-set';
+import type { HostMetrics, JobMetricSet, MetricSeries } from '../../lambda/diagnosis/metric-set';
+import { METRIC_SET_FORMAT } from '../../lambda/diagnosis/metric-set';
 import { SeededRandom } from '../../lambda/packing/planning/seeded-random';
 
 /** A level held through the training phase, per GPU / per vCPU (0–100), with uniform noise of ± `spread`. */

@@ -4,7 +4,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as fsx from 'aws-cdk-lib/aws-fsx';
 import type { LustreDatasetCache, TrainingJobProps} from '../../lib';
 import {
-  CacheSource, TrainingChannel, TrainingInstance, TrainingJob
+  CacheSource, ShardedDataset, TrainingChannel, TrainingInstance, TrainingJob
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { testContainer } from '../support/stacks';
@@ -23,10 +23,7 @@ function requestOf(job: TrainingJob): any {
 /** A cache of a packed dataset: `/dataset` is linked to its prefix. */
 function shardsCache(context: CacheTestStack): LustreDatasetCache {
   return newCache(context, {
-    source: CacheSource.fromShards({
-      destinationBucket: context.bucket, destinationPrefix: 'packed/', shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/',
-      manifestKey: 'packed/manifest.json', shardsManifestKey: 'packed/shards.manifest', indexManifestKey: 'packed/index.manifest',
-    }),
+    source: CacheSource.fromShards(ShardedDataset.fromAttributes(context.stack, 'Packed', { destinationBucket: context.bucket })),
   });
 }
 

@@ -1,5 +1,4 @@
-import type { Stack } from 'aws-cdk-lib';
-import { Lazy, Size, Token } from 'aws-cdk-lib';
+import { Lazy, Size, Stack, Token } from 'aws-cdk-lib';
 import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -10,6 +9,7 @@ import {
   InputMode,
   RecordWrapper,
   S3DataDistribution,
+  ShardedDataset,
   TrainingChannel,
   TrainingInstance,
   TrainingJob,
@@ -251,11 +251,9 @@ describe('TrainingChannel.fromBucket', () => {
 });
 
 describe('TrainingChannel.fromShards', () => {
-  /** A packed dataset's locations, as `ShardedDataset.fromAttributes`-style data packed elsewhere would give them. */
-  const packed = (bucket: s3.IBucket) => ({
-    destinationBucket: bucket, destinationPrefix: 'packed/', shardsPrefix: 'packed/shards/', indexPrefix: 'packed/index/', manifestKey: 'packed/manifest.json',
-    shardsManifestKey: 'packed/shards.manifest', indexManifestKey: 'packed/index.manifest',
-  });
+  /** A dataset packed elsewhere (the CLI) under `packed/`; a new construct id per call. */
+  let imports = 0;
+  const packed = (bucket: s3.IBucket) => ShardedDataset.fromAttributes(Stack.of(bucket), `Packed${imports++}`, { destinationBucket: bucket });
   const uriOf = (stack: Stack, bucket: s3.IBucket, key: string) => ({ 'Fn::Join': ['', ['s3://', { Ref: stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket) }, `/${key}`]] });
 
   test('reads the current version\'s shards through its ManifestFile in Pipe mode, sharded and shuffled as asked', () => {

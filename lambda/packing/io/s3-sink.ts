@@ -13,8 +13,8 @@ import { isS3NotFound, s3ErrorCode, s3ErrorStatus, withS3Retry } from './s3-retr
 import { normalizePrefix, s3Uri } from './s3-uri';
 import type { ObjectWriter, PackingSink } from './storage';
 import { ObjectNotFoundError } from './storage';
+import { MIB } from '../../../lib/contract/units';
 
-const MIB = 1024 * 1024;
 /** S3's smallest part (all but the last) and largest part. */
 const MIN_PART_BYTES = 5 * MIB;
 const MAX_PART_BYTES = 5 * 1024 * MIB;

@@ -4,13 +4,11 @@ import { PlanError } from './plan-error';
 import type { PlannedRecord, PlannedShard, SourceFile } from './plan-types';
 import { SeededRandom } from './seeded-random';
 import { shardName } from './shard-name';
+import { MAX_SHARD_BYTES as SHARD_CEILING_BYTES } from '../../../lib/contract/shard-limits';
+import { MIB } from '../../../lib/contract/units';
+export { SHARD_CEILING_BYTES };
 
 // The steps of planning that whole listings and groups of a large one share (see planShards).
-
-const MIB = 1024 * 1024;
-
-/** No shard of more than one file holds more (one packer Lambda writes one shard); a single larger file still is a shard. */
-export const SHARD_CEILING_BYTES = 128 * MIB;
 
 /** Where a run of shards starts in the whole plan. */
 export interface ShardNumbering {

@@ -5,18 +5,12 @@ import { labelByFolder, labelsByMap } from './label-map';
 import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
 import type { LabelMode, PlannedShard, PlanOptions, RecordBytes, ShardPlan, SourceFile } from './plan-types';
+import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES, MAX_SHARD_BYTES as MAX_TARGET_SHARD_BYTES, MIN_SHARD_BYTES as MIN_TARGET_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 
 export { PlanError } from './plan-error';
 export { SHARD_CEILING_BYTES } from './plan-core';
 
-const MIB = 1024 * 1024;
-
-/** Smallest allowed `targetShardBytes`. */
-export const MIN_TARGET_SHARD_BYTES = 1 * MIB;
-/** Largest allowed `targetShardBytes`. */
-export const MAX_TARGET_SHARD_BYTES = 128 * MIB;
-/** `targetShardBytes` when not given. */
-export const DEFAULT_TARGET_SHARD_BYTES = 64 * MIB;
+export { DEFAULT_TARGET_SHARD_BYTES, MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES };
 
 /** Options with defaults applied, checked. */
 export interface PlanSettings {

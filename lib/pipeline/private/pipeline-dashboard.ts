@@ -2,35 +2,8 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { LIBRARY_METRICS_NAMESPACE } from '../../private/handler-function';
-
-/**
- * What SageMaker publishes for each training instance: namespace, dimension `Host` =
- * `<job name>/algo-<n>`, and the metric names (SageMaker developer guide, "SageMaker AI job metrics").
- * Metrics from a job's MetricDefinitions carry the dimension `TrainingJobName` instead.
- */
-export const SAGEMAKER_TRAINING_METRICS = {
-  namespace: '/aws/sagemaker/TrainingJobs',
-  hostDimension: 'Host',
-  jobDimension: 'TrainingJobName',
-  gpu: 'GPUUtilization',
-  gpuMemory: 'GPUMemoryUtilization',
-  cpu: 'CPUUtilization',
-  memory: 'MemoryUtilization',
-  disk: 'DiskUtilization',
-} as const;
-
-/** Bytes read by the clients of an FSx file system (namespace `AWS/FSx`, dimension `FileSystemId`, Sum per period). */
-export const FSX_DATA_READ_BYTES = { namespace: 'AWS/FSx', dimension: 'FileSystemId', name: 'DataReadBytes' } as const;
-
-/** The packer's own metrics (Powertools, dimension `service` = `shard-packer`). */
-export const PACKER_METRICS = { service: 'shard-packer', records: 'Records', inputMegabytesPerSecond: 'InputMegabytesPerSecond' } as const;
-
-/**
- * The diagnosis's thresholds the graphs draw (lambda/job-diagnoser/thresholds.ts; lib/ does not
- * import the handlers, a test keeps the two equal).
- */
-export const DIAGNOSIS_LINES = { gpuLowPercent: 70, cpuHighPercent: 90, gpuMemoryHeadroomPercent: 70, dataWaitShare: 0.1 } as const;
+import { THRESHOLDS } from '../../contract/diagnosis-thresholds';
+import { FSX_READ_METRIC, LIBRARY_METRICS_NAMESPACE, PACKER_METRICS, SAGEMAKER_TRAINING_METRICS } from '../../contract/metric-names';
 
 /** What the dashboard shows. */
 export interface PipelineDashboardProps {
@@ -77,8 +50,8 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
   dashboard.addWidgets(new cloudwatch.TextWidget({
     markdown: `## Training pipeline: jobs \`${props.jobNamePrefix}-*\`\n`
       + `Per host, as SageMaker reports them: GPU ${props.gpusPerInstance} × 100 %, CPU ${props.vcpusPerInstance} × 100 %. `
-      + `Lines mark where the diagnosis calls the GPUs underused (${DIAGNOSIS_LINES.gpuLowPercent} % per GPU) and the CPUs `
-      + `saturated (${DIAGNOSIS_LINES.cpuHighPercent} %). `
+      + `Lines mark where the diagnosis calls the GPUs underused (${THRESHOLDS.gpuLowPercent} % per GPU) and the CPUs `
+      + `saturated (${THRESHOLDS.cpuHighPercent} %). `
       + 'Each job\'s report is in its output folder, `<job>/diagnosis/report.md`.',
     width: 24,
     height: 2,
@@ -88,14 +61,14 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
       title: `GPU utilization per host (0–${gpuMax} %)`,
       left: [hostSearch(SAGEMAKER_TRAINING_METRICS.gpu)],
       leftYAxis: { min: 0, max: gpuMax, showUnits: false },
-      leftAnnotations: [{ value: DIAGNOSIS_LINES.gpuLowPercent / 100 * gpuMax, label: `GPU underused below ${DIAGNOSIS_LINES.gpuLowPercent} % per GPU`, color: cloudwatch.Color.ORANGE }],
+      leftAnnotations: [{ value: THRESHOLDS.gpuLowPercent / 100 * gpuMax, label: `GPU underused below ${THRESHOLDS.gpuLowPercent} % per GPU`, color: cloudwatch.Color.ORANGE }],
       width: 12,
     }),
     new cloudwatch.GraphWidget({
       title: `CPU utilization per host (0–${cpuMax} %)`,
       left: [hostSearch(SAGEMAKER_TRAINING_METRICS.cpu)],
       leftYAxis: { min: 0, max: cpuMax, showUnits: false },
-      leftAnnotations: [{ value: DIAGNOSIS_LINES.cpuHighPercent / 100 * cpuMax, label: `CPU saturated above ${DIAGNOSIS_LINES.cpuHighPercent} %`, color: cloudwatch.Color.RED }],
+      leftAnnotations: [{ value: THRESHOLDS.cpuHighPercent / 100 * cpuMax, label: `CPU saturated above ${THRESHOLDS.cpuHighPercent} %`, color: cloudwatch.Color.RED }],
       width: 12,
     }),
   );
@@ -104,7 +77,7 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
       title: `GPU memory per host (0–${gpuMax} %)`,
       left: [hostSearch(SAGEMAKER_TRAINING_METRICS.gpuMemory)],
       leftYAxis: { min: 0, max: gpuMax, showUnits: false },
-      leftAnnotations: [{ value: DIAGNOSIS_LINES.gpuMemoryHeadroomPercent / 100 * gpuMax, label: `room for bigger batches below ${DIAGNOSIS_LINES.gpuMemoryHeadroomPercent} %`, color: cloudwatch.Color.GREY }],
+      leftAnnotations: [{ value: THRESHOLDS.gpuMemoryHeadroomPercent / 100 * gpuMax, label: `room for bigger batches below ${THRESHOLDS.gpuMemoryHeadroomPercent} %`, color: cloudwatch.Color.GREY }],
       width: 8,
     }),
     new cloudwatch.GraphWidget({
@@ -134,7 +107,7 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
       title: 'Share of time the training loop waited for data',
       left: [jobSearch(props.dataWaitMetric)],
       leftYAxis: { min: 0, max: 1, showUnits: false },
-      leftAnnotations: [{ value: DIAGNOSIS_LINES.dataWaitShare, label: `input-bound above ${DIAGNOSIS_LINES.dataWaitShare}`, color: cloudwatch.Color.ORANGE }],
+      leftAnnotations: [{ value: THRESHOLDS.dataWaitShare, label: `input-bound above ${THRESHOLDS.dataWaitShare}`, color: cloudwatch.Color.ORANGE }],
       width: 12,
     }));
   }
@@ -143,9 +116,9 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
   const dataPath: cloudwatch.IWidget[] = [];
   if (props.cache) {
     const readBytes = new cloudwatch.Metric({
-      namespace: FSX_DATA_READ_BYTES.namespace,
-      metricName: FSX_DATA_READ_BYTES.name,
-      dimensionsMap: { [FSX_DATA_READ_BYTES.dimension]: props.cache.fileSystemId },
+      namespace: FSX_READ_METRIC.namespace,
+      metricName: FSX_READ_METRIC.name,
+      dimensionsMap: { [FSX_READ_METRIC.dimension]: props.cache.fileSystemId },
       statistic: cloudwatch.Stats.SUM,
       period: PERIOD,
     });

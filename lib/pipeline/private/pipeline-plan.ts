@@ -7,7 +7,8 @@ import { IoPlanner } from '../../planning/io-planner';
 import type { LustreDatasetCacheOptions } from '../../storage/lustre-dataset-cache';
 import { ReadRate } from '../../storage/read-rate';
 import type { S3ChannelOptions} from '../../training/training-channel';
-import { InputMode, S3DataDistribution } from '../../training/training-channel';
+import { InputMode } from '../../training/input-mode';
+import { S3DataDistribution } from '../../training/s3-data-distribution';
 import type { TrainingJobOptions } from '../../training/training-job';
 
 /** What the pipeline decides about its data path, and why: each choice with its reason. */

@@ -1,8 +1,10 @@
-import type { ResolvedCluster } from './cluster-rules';
+import type { ResolvedCluster } from '../../instances/private/cluster-rules';
 import type { ResolvedDataset } from './plan-inputs';
-import { describeFileModeFit, fitsFileMode } from './storage-rules';
-import { formatBytes, GIB } from './units';
-import { InputMode, S3DataDistribution } from '../../training/training-channel';
+import { describeFileModeFit, fitsFileMode } from '../../instances/private/storage-rules';
+import { GIB } from '../../contract/units';
+import { formatBytes } from './units';
+import { InputMode } from '../../training/input-mode';
+import { S3DataDistribution } from '../../training/s3-data-distribution';
 import type { InputModeAdvice} from '../io-plan';
 import { PlannedInputMode } from '../io-plan';
 

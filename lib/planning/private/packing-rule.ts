@@ -1,9 +1,10 @@
-import type { ResolvedCluster } from './cluster-rules';
+import type { ResolvedCluster } from '../../instances/private/cluster-rules';
 import type { ResolvedDataset } from './plan-inputs';
-import { DEFAULT_SHARD_BYTES, FAST_FILE_SHARD_BYTES, MIN_SHARD_BYTES, PACK_BELOW_OBJECT_BYTES, shardLayout } from './shard-rules';
+import { FAST_FILE_SHARD_BYTES, PACK_BELOW_OBJECT_BYTES, shardLayout } from './shard-rules';
+import { DEFAULT_SHARD_BYTES, MIN_SHARD_BYTES } from '../../contract/shard-limits';
 import { formatBytes, formatCount, formatMiB } from './units';
-import { ShardFormat } from '../../sharding/sharded-dataset';
-import { S3DataDistribution } from '../../training/training-channel';
+import { ShardFormat } from '../../sharding/shard-format';
+import { S3DataDistribution } from '../../training/s3-data-distribution';
 import { DatasetFormat } from '../dataset-profile';
 import type { PackingAdvice, PlanWarning } from '../io-plan';
 import { PlannedInputMode } from '../io-plan';

@@ -1,7 +1,7 @@
 import type { Size} from 'aws-cdk-lib';
 import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
-import type { Construct } from 'constructs';
 import { ValidationError } from '../../private/errors';
+import { requireKnown } from '../../private/validation';
 import type { DatasetProfile} from '../dataset-profile';
 import { DatasetFormat, SampleEncoding } from '../dataset-profile';
 import type { PlannedDataset } from '../io-plan';
@@ -77,11 +77,4 @@ function positiveBytes(name: string, size: Size): number {
     throw new ValidationError('InvalidDatasetSize', `${name} must be more than 0 bytes, got ${bytes} bytes`);
   }
   return bytes;
-}
-
-/** Plans are made at synth time: a value known only at deploy time cannot be planned for. */
-export function requireKnown(name: string, unresolved: boolean, scope?: Construct): void {
-  if (!unresolved) return;
-  throw new ValidationError('UnresolvedPlanInput',
-    `${name} must be known at synth time to plan the data path, got a deploy-time value; give a literal value`, scope);
 }

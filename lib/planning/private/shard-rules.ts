@@ -1,14 +1,4 @@
-import { MIB } from './units';
-
-/**
- * Shard size limits and default of the packer (`lambda/packing/planning/plan-shards.ts`, which `lib/`
- * cannot import; a test keeps the two equal): 1–128 MiB, 64 MiB by default. Large enough that
- * per-object costs (S3 requests, FIFO switches, file opens) vanish, small enough to spread over
- * many readers; one packer Lambda writes one shard.
- */
-export const MIN_SHARD_BYTES = 1 * MIB;
-export const MAX_SHARD_BYTES = 128 * MIB;
-export const DEFAULT_SHARD_BYTES = 64 * MIB;
+import { MAX_SHARD_BYTES } from '../../contract/shard-limits';
 
 /**
  * Target shard size for FastFile: the largest the packer writes. SageMaker's guide: "Fast file mode

@@ -1,6 +1,4 @@
-/** Bytes in one GiB and one MiB (FSx capacity, shard sizes and the job's volumes count in binary units). */
-export const GIB = 2 ** 30;
-export const MIB = 2 ** 20;
+import { MIB } from '../../contract/units';
 
 /** `10.0 GB`, `5.0 KB`, `1.8 TB`: decimal units, as S3, EC2 (NVMe) and SageMaker's guide state sizes. */
 export function formatBytes(bytes: number): string {

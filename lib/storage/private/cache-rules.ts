@@ -2,10 +2,10 @@ import type { Size} from 'aws-cdk-lib';
 import { SizeRoundingBehavior } from 'aws-cdk-lib';
 import * as fsx from 'aws-cdk-lib/aws-fsx';
 import type { Construct } from 'constructs';
-import type { CacheDeploymentType} from './lustre-sizing';
-import { isLegalCapacity, THROUGHPUT_TIERS } from './lustre-sizing';
+import type { CacheDeploymentType} from '../../instances/private/lustre-sizing';
+import { isLegalCapacity, THROUGHPUT_TIERS } from '../../instances/private/lustre-sizing';
 import { ValidationError } from '../../private/errors';
-import { isResolved } from '../../private/validation';
+import { isResolved, validateMebibytes } from '../../private/validation';
 import type { LustreDatasetCacheProps } from '../lustre-dataset-cache';
 
 /** ImportedFileChunkSize of a data repository association, in MiB (FSx API `Megabytes`). */
@@ -20,7 +20,7 @@ export function validateCacheProps(scope: Construct, props: LustreDatasetCachePr
   validateThroughput(scope, type, props.perUnitStorageThroughput);
   validateCapacityHoldsDataset(scope, props.storageCapacityGiB, props.datasetSize);
   validateKey(scope, type, props);
-  validateChunkSize(scope, props.importedFileChunkSize);
+  validateMebibytes(scope, 'InvalidImportedFileChunkSize', 'importedFileChunkSize', props.importedFileChunkSize, 1, MAX_CHUNK_MIB);
 }
 
 function validateDeploymentType(scope: Construct, type: fsx.LustreDeploymentType): void {
@@ -73,12 +73,3 @@ function validateKey(scope: Construct, type: CacheDeploymentType, props: LustreD
     'kmsKey cannot be used with SCRATCH_2: scratch file systems are always encrypted with an FSx-managed key; ' +
     'remove kmsKey, or use PERSISTENT_2 to encrypt with your key', scope);
 }
-
-function validateChunkSize(scope: Construct, size: Size | undefined): void {
-  if (!size || size.isUnresolved()) return;
-  const mib = size.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
-  if (Number.isInteger(mib) && mib >= 1 && mib <= MAX_CHUNK_MIB) return;
-  throw new ValidationError('InvalidImportedFileChunkSize',
-    `importedFileChunkSize must be a whole number of MiB between 1 MiB and ${MAX_CHUNK_MIB} MiB (500 GiB), got ${mib} MiB`, scope);
-}
-

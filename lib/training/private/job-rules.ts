@@ -2,7 +2,7 @@ import { Duration, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { JOB_NAME_PREFIX_PATTERN, MAX_JOB_NAME_PREFIX_LENGTH } from './job-naming';
 import { ValidationError } from '../../private/errors';
-import { isResolved } from '../../private/validation';
+import { isResolved, validateWholeNumber } from '../../private/validation';
 import type { TrainingInstance } from '../../instances/training-instance';
 import type { TrainingContainerConfig } from '../training-container';
 import type { TrainingJobProps } from '../training-job';
@@ -22,8 +22,8 @@ export function validateJobProps(scope: Construct, props: TrainingJobProps): voi
   validateInstanceCount(scope, props.instanceCount);
   validateChannelCount(scope, props);
   validateStopping(scope, props);
-  validateWholeNumber(scope, 'retryAttempts', props.retryAttempts, 1, 30, 'InvalidRetryAttempts');
-  validateWholeNumber(scope, 'dataLoaderWorkers', props.dataLoaderWorkers, 0, 1024, 'InvalidDataLoaderWorkers');
+  validateWholeNumber(scope, 'InvalidRetryAttempts', 'retryAttempts', props.retryAttempts, 1, 30);
+  validateWholeNumber(scope, 'InvalidDataLoaderWorkers', 'dataLoaderWorkers', props.dataLoaderWorkers, 0, 1024);
   validateKeepAlive(scope, props);
   validateJobNamePrefix(scope, props.jobNamePrefix);
   validateOutputPrefix(scope, props.outputPrefix);
@@ -60,7 +60,7 @@ export function validateContainerForInstance(scope: Construct, instance: Trainin
 }
 
 function validateInstanceCount(scope: Construct, count: number | undefined): void {
-  validateWholeNumber(scope, 'instanceCount', count, 1, 10000, 'InvalidInstanceCount');
+  validateWholeNumber(scope, 'InvalidInstanceCount', 'instanceCount', count, 1, 10000);
 }
 
 function validateChannelCount(scope: Construct, props: TrainingJobProps): void {
@@ -215,12 +215,5 @@ function validateTags(scope: Construct, tags: { [key: string]: string } | undefi
     if (isResolved(value) && value.length > 256) {
       throw new ValidationError('InvalidTags', `tag ${key} must be at most 256 characters, got ${value.length}`, scope);
     }
-  }
-}
-
-function validateWholeNumber(scope: Construct, prop: string, value: number | undefined, min: number, max: number, code: string): void {
-  if (!isResolved(value)) return;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(code, `${prop} must be a whole number between ${min} and ${max}, got ${value}`, scope);
   }
 }

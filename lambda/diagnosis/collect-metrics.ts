@@ -2,7 +2,7 @@ import type { CloudWatchClient, MetricDataQuery } from '@aws-sdk/client-cloudwat
 import { GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import type { DescribeTrainingJobCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
-import { DEFAULT_LOADER_METRICS, FSX_READ_METRIC, SAGEMAKER_INSTANCE_METRICS } from './contract';
+import { FSX_READ_METRIC, LOADER_METRICS, SAGEMAKER_INSTANCE_METRIC_NAMES, SAGEMAKER_TRAINING_METRICS } from '../../lib/contract/metric-names';
 import type { CacheMetrics, HostMetrics, JobMetricSet, LoaderMetrics, MetricSeries } from './metric-set';
 import { METRIC_SET_FORMAT } from './metric-set';
 
@@ -19,7 +19,7 @@ export interface CollectOptions {
   readonly jobName: string;
   /** The hardware of an instance type; undefined when unknown (the collection then fails, naming the type). */
   readonly hardwareOf: (instanceType: string) => InstanceHardware | undefined;
-  /** Metric-definition names of the loader's metrics. @default DEFAULT_LOADER_METRICS */
+  /** Metric-definition names of the loader's metrics. @default LOADER_METRICS */
   readonly loaderMetrics?: { readonly samplesPerSecond: string; readonly dataWaitFraction: string };
   /** The FSx for Lustre cache the job read. */
   readonly cache?: { readonly fileSystemId: string; readonly baselineMBps: number };
@@ -72,19 +72,19 @@ export async function collectJobMetrics(options: CollectOptions): Promise<JobMet
   for (let i = 1; i <= instanceCount; i++) {
     const host = `${name}/algo-${i}`;
     const ids: Record<string, string> = {};
-    SAGEMAKER_INSTANCE_METRICS.names.forEach((metric, m) => {
+    SAGEMAKER_INSTANCE_METRIC_NAMES.forEach((metric, m) => {
       const id = `h${i}_m${m}`;
       ids[metric] = id;
-      queries.set(id, metricQuery(id, SAGEMAKER_INSTANCE_METRICS.namespace, metric, SAGEMAKER_INSTANCE_METRICS.hostDimension, host,
+      queries.set(id, metricQuery(id, SAGEMAKER_TRAINING_METRICS.namespace, metric, SAGEMAKER_TRAINING_METRICS.hostDimension, host,
         periodSeconds, 'Average'));
     });
     hostIds.push({ host, ids });
   }
   const defined = new Set((job.AlgorithmSpecification?.MetricDefinitions ?? []).map((d) => d.Name));
-  const loaderNames = options.loaderMetrics ?? DEFAULT_LOADER_METRICS;
+  const loaderNames = options.loaderMetrics ?? LOADER_METRICS;
   for (const [id, metric] of [['loader_samples', loaderNames.samplesPerSecond], ['loader_wait', loaderNames.dataWaitFraction]]) {
     if (defined.has(metric)) {
-      queries.set(id, metricQuery(id, SAGEMAKER_INSTANCE_METRICS.namespace, metric, SAGEMAKER_INSTANCE_METRICS.jobDimension, name,
+      queries.set(id, metricQuery(id, SAGEMAKER_TRAINING_METRICS.namespace, metric, SAGEMAKER_TRAINING_METRICS.jobDimension, name,
         periodSeconds, 'Average'));
     }
   }

@@ -1,5 +1,5 @@
 import type { Size } from 'aws-cdk-lib';
-import type { TrainingInstance } from '../instances/training-instance';
+import type { TrainingInstance } from './training-instance';
 
 /**
  * The instances that train on a dataset, as the I/O planner and `ShardedDataset` size the readers.

@@ -1,10 +1,9 @@
 import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { DataLoaderSizing } from '../../instances/data-loader-sizing';
-import { DEFAULT_MEMORY_PER_WORKER } from '../../instances/private/loader-memory';
-import type { TrainingInstance } from '../../instances/training-instance';
-import { ValidationError } from '../../private/errors';
-import { requireKnown } from './plan-inputs';
+import type { DataLoaderSizing } from '../data-loader-sizing';
+import { DEFAULT_MEMORY_PER_WORKER } from './loader-memory';
+import type { TrainingInstance } from '../training-instance';
+import { requireKnown, validateWholeNumber } from '../../private/validation';
 import type { TrainingCluster } from '../training-cluster';
 
 /** SageMaker's ceiling for `InstanceCount` as the job checks it, and the job's ceiling for `num_workers`. */
@@ -39,9 +38,9 @@ export function resolveCluster(cluster: TrainingCluster, field: string, scope?: 
   requireKnown(`${field}.processesPerInstance`, Token.isUnresolved(cluster.processesPerInstance), scope);
   requireKnown(`${field}.loaderWorkers`, Token.isUnresolved(cluster.loaderWorkers), scope);
   requireKnown(`${field}.memoryPerLoaderWorker`, cluster.memoryPerLoaderWorker?.isUnresolved() ?? false, scope);
-  wholeNumber(scope, 'InvalidInstanceCount', `${field}.instanceCount`, instanceCount, 1, MAX_INSTANCE_COUNT);
+  validateWholeNumber(scope, 'InvalidInstanceCount', `${field}.instanceCount`, instanceCount, 1, MAX_INSTANCE_COUNT);
   if (cluster.loaderWorkers !== undefined) {
-    wholeNumber(scope, 'InvalidDataLoaderWorkers', `${field}.loaderWorkers`, cluster.loaderWorkers, 0, MAX_LOADER_WORKERS);
+    validateWholeNumber(scope, 'InvalidDataLoaderWorkers', `${field}.loaderWorkers`, cluster.loaderWorkers, 0, MAX_LOADER_WORKERS);
   }
   const sizing = cluster.instance.sizeDataLoaders({
     processesPerInstance: cluster.processesPerInstance,
@@ -57,9 +56,4 @@ export function resolveCluster(cluster: TrainingCluster, field: string, scope?: 
     loaderMemoryBytes: sizing.processesPerInstance * loaderWorkers * memoryPerWorker.toBytes({ rounding: SizeRoundingBehavior.NONE }),
     consumers: instanceCount * sizing.processesPerInstance * Math.max(1, loaderWorkers),
   };
-}
-
-function wholeNumber(scope: Construct | undefined, code: string, name: string, value: number, min: number, max: number): void {
-  if (Number.isInteger(value) && value >= min && value <= max) return;
-  throw new ValidationError(code, `${name} must be a whole number between ${min} and ${max}, got ${value}`, scope);
 }

@@ -1,8 +1,10 @@
-import type { Finding, Window } from './diagnose-job';
-import { pointsIn } from './diagnose-job';
-import type { JobMetricSet } from './metric-set';
-import { duration, pct } from './report-format';
-import { THRESHOLDS } from './thresholds';
+import { THRESHOLDS } from '../../../lib/contract/diagnosis-thresholds';
+import type { Finding } from '../diagnosis';
+import type { JobMetricSet } from '../metric-set';
+import { duration, pct } from '../report-format';
+import type { Window } from '../series';
+import { pointsIn } from '../series';
+import type { VerdictRule } from '../verdict-rule';
 
 const ENDINGS = {
   Failed: 'job-failed',
@@ -11,9 +13,15 @@ const ENDINGS = {
 
 /**
  * How a job that did not complete ended, and what its metrics showed before it did: memory at its
- * limit, the minute the GPUs went idle, the loop's data wait. Undefined for a completed job.
+ * limit, the minute the GPUs went idle, the loop's data wait.
  */
-export function jobEndFinding(set: JobMetricSet, window: Window, dataWaitMean: number | undefined): Finding | undefined {
+export const jobEnded: VerdictRule = {
+  verdicts: Object.values(ENDINGS),
+  leads: true,
+  check: (context) => jobEndFinding(context.set, context.window, context.loader?.dataWaitMean),
+};
+
+function jobEndFinding(set: JobMetricSet, window: Window, dataWaitMean: number | undefined): Finding | undefined {
   const { job } = set;
   const verdict = ENDINGS[job.status as keyof typeof ENDINGS];
   if (!verdict) return undefined;

@@ -5,7 +5,6 @@
  * them (GPUUtilization summed over the GPUs, CPUUtilization over the vCPUs); the diagnosis
  * normalises them with the instance's GPU and vCPU counts.
  */
-import { describe } from '../shard-planner/handler-input';
 
 /** Version of the document format. */
 export const METRIC_SET_FORMAT = 'cdk-training-io/job-metrics@1';
@@ -106,7 +105,7 @@ export function parseMetricSet(document: unknown, origin: string): JobMetricSet 
   const at = (field: string) => `${origin}: ${field}`;
   const root = object(document, at('the document'));
   if (root.format !== METRIC_SET_FORMAT) {
-    throw new MetricSetError(`${at('format')} must be '${METRIC_SET_FORMAT}', got ${describe(root.format)}`);
+    throw new MetricSetError(`${at('format')} must be '${METRIC_SET_FORMAT}', got ${describeValue(root.format)}`);
   }
   const periodSeconds = positiveNumber(root.periodSeconds, at('periodSeconds'));
   const job = object(root.job, at('job'));
@@ -169,7 +168,7 @@ function series(value: unknown, where: string): MetricSeries {
   const s = object(value, where);
   const timestamps = list(s.timestamps, `${where}.timestamps`).map((t, i) => timestamp(t, `${where}.timestamps[${i}]`));
   const values = list(s.values, `${where}.values`).map((v, i) => {
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new MetricSetError(`${where}.values[${i}] must be a number, got ${describe(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new MetricSetError(`${where}.values[${i}] must be a number, got ${describeValue(v)}`);
     return v;
   });
   if (timestamps.length !== values.length) {
@@ -180,38 +179,45 @@ function series(value: unknown, where: string): MetricSeries {
 
 function object(value: unknown, where: string): Json {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new MetricSetError(`${where} must be a JSON object, got ${describe(value)}`);
+    throw new MetricSetError(`${where} must be a JSON object, got ${describeValue(value)}`);
   }
   return value as Json;
 }
 
 function list(value: unknown, where: string): unknown[] {
-  if (!Array.isArray(value)) throw new MetricSetError(`${where} must be a list, got ${describe(value)}`);
+  if (!Array.isArray(value)) throw new MetricSetError(`${where} must be a list, got ${describeValue(value)}`);
   return value;
 }
 
 function text(value: unknown, where: string): string {
-  if (typeof value !== 'string' || value === '') throw new MetricSetError(`${where} must be a non-empty string, got ${describe(value)}`);
+  if (typeof value !== 'string' || value === '') throw new MetricSetError(`${where} must be a non-empty string, got ${describeValue(value)}`);
   return value;
 }
 
 function timestamp(value: unknown, where: string): string {
   if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
-    throw new MetricSetError(`${where} must be an ISO 8601 timestamp, got ${describe(value)}`);
+    throw new MetricSetError(`${where} must be an ISO 8601 timestamp, got ${describeValue(value)}`);
   }
   return value;
 }
 
 function wholeNumber(value: unknown, where: string, min: number): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new MetricSetError(`${where} must be a whole number of at least ${min}, got ${describe(value)}`);
+    throw new MetricSetError(`${where} must be a whole number of at least ${min}, got ${describeValue(value)}`);
   }
   return value;
 }
 
 function positiveNumber(value: unknown, where: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new MetricSetError(`${where} must be a number greater than 0, got ${describe(value)}`);
+    throw new MetricSetError(`${where} must be a number greater than 0, got ${describeValue(value)}`);
   }
   return value;
+}
+
+/** A JSON rendering short enough for an error message. */
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

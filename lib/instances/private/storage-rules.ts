@@ -1,5 +1,5 @@
-import type { TrainingInstance } from '../../instances/training-instance';
-import { GIB } from './units';
+import type { TrainingInstance } from '../training-instance';
+import { GIB } from '../../contract/units';
 
 /**
  * Room File-mode data leaves on the instance's storage: 10 % of the data plus 50 GiB. SageMaker keeps

@@ -1,4 +1,4 @@
-import type { Diagnosis } from './diagnose-job';
+import type { Diagnosis } from './diagnosis';
 import { duration } from './report-format';
 
 /** Short names of the verdicts, for headings. */

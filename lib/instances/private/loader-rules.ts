@@ -1,5 +1,5 @@
-import type { DataLoaderSizing } from '../../instances/data-loader-sizing';
-import type { PlanWarning } from '../io-plan';
+import type { DataLoaderSizing } from '../data-loader-sizing';
+import type { PlanWarning } from '../../planning/io-plan';
 
 /**
  * JPEG samples one loader worker (one CPU core) decodes and augments per second: the middle of the

@@ -1,0 +1,100 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { importCircles, importsOf, loadedBy, sourceFiles, valueGraph } from '../support/import-graph';
+
+// The layering rules of ARCHITECTURE.md "Layers", checked on the sources' import lines.
+
+const LIB = sourceFiles('lib');
+const LIB_GRAPH = valueGraph(LIB);
+
+/** The engines: they know nothing of Lambda, and the handlers and the CLI call them. */
+const ENGINES = ['lambda/packing/', 'lambda/diagnosis/'];
+/** The handler folders: `lambda/<handler>/index.ts`, each an adapter around an engine. */
+const HANDLERS = fs.readdirSync(path.join(__dirname, '..', '..', 'lambda'))
+  .filter((name) => fs.existsSync(path.join(__dirname, '..', '..', 'lambda', name, 'index.ts')))
+  .map((name) => `lambda/${name}/`);
+/**
+ * lambda/shard-planner/ still holds the handlers' shared kit: the event and environment checks
+ * (handler-input.ts, dataset-settings.ts) and the plan layout the other handlers import. It moves
+ * to a common place with the versioned dataset layout (issue 16); until then it is the one folder
+ * allowed past the adapter size.
+ */
+const ADAPTER_LINES_EXCEPTIONS = ['lambda/shard-planner/'];
+
+/** A construct module: one that loads the `constructs` package to extend its classes. */
+function isConstructModule(file: string): boolean {
+  return importsOf(file).some((edge) => edge.target === 'constructs' && !edge.typeOnly);
+}
+
+describe('import checks', () => {
+  test('find a circle and the files a module loads', () => {
+    // GIVEN: a → b → c → a, and d → a
+    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    // THEN
+    expect(importCircles(graph)).toEqual([['a', 'b', 'c']]);
+    expect(importCircles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect([...loadedBy(graph, ['d'])].sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  test('tell type-only imports from value imports', () => {
+    expect(importsOf('lib/instances/training-cluster.ts')).toEqual([
+      { target: 'aws-cdk-lib', typeOnly: true },
+      { target: 'lib/instances/training-instance.ts', typeOnly: true },
+    ]);
+    expect(importsOf('lib/private/validation.ts')).toContainEqual({ target: 'lib/private/errors.ts', typeOnly: false });
+  });
+});
+
+describe('layers', () => {
+  test('lib/ has no import circle other than type-only ones', () => {
+    expect(importCircles(LIB_GRAPH)).toEqual([]);
+  });
+
+  test('the planner (lib/planning) loads no construct module', () => {
+    // WHEN
+    const loaded = [...loadedBy(LIB_GRAPH, LIB.filter((file) => file.startsWith('lib/planning/')))];
+    // THEN
+    expect(loaded.filter(isConstructModule)).toEqual([]);
+  });
+
+  test('the contract (lib/contract) imports nothing outside itself', () => {
+    const outside = sourceFiles('lib/contract').flatMap((file) => importsOf(file)
+      .filter((edge) => !edge.target.startsWith('lib/contract/'))
+      .map((edge) => `${file} → ${edge.target}`));
+    expect(outside).toEqual([]);
+  });
+
+  test('lib/ imports neither lambda/ nor container/ (the handlers are bundled assets)', () => {
+    const crossing = LIB.flatMap((file) => importsOf(file)
+      .filter((edge) => edge.target.startsWith('lambda/') || edge.target.startsWith('container/'))
+      .map((edge) => `${file} → ${edge.target}`));
+    expect(crossing).toEqual([]);
+  });
+});
+
+describe('engines and adapters', () => {
+  test('bin/ imports the engines, never a handler folder', () => {
+    const crossing = sourceFiles('bin').flatMap((file) => importsOf(file)
+      .filter((edge) => edge.target.startsWith('lambda/') && !ENGINES.some((engine) => edge.target.startsWith(engine)))
+      .map((edge) => `${file} → ${edge.target}`));
+    expect(crossing).toEqual([]);
+  });
+
+  test('the engines import no handler folder', () => {
+    const crossing = ENGINES.flatMap((engine) => sourceFiles(engine.replace(/\/$/, ''))).flatMap((file) => importsOf(file)
+      .filter((edge) => HANDLERS.some((handler) => edge.target.startsWith(handler)))
+      .map((edge) => `${file} → ${edge.target}`));
+    expect(crossing).toEqual([]);
+  });
+
+  test('every handler folder is a thin adapter (300 lines at most)', () => {
+    // GIVEN
+    const lines = (folder: string) => sourceFiles(folder.replace(/\/$/, ''))
+      .reduce((sum, file) => sum + fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8').split('\n').length, 0);
+    // WHEN
+    const thick = HANDLERS.filter((folder) => !ADAPTER_LINES_EXCEPTIONS.includes(folder) && lines(folder) > 300);
+    // THEN
+    expect(HANDLERS).toEqual(expect.arrayContaining(['lambda/job-diagnoser/', 'lambda/shard-packer/']));
+    expect(thick).toEqual([]);
+  });
+});
