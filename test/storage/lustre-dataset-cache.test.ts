@@ -241,7 +241,7 @@ describe('LustreDatasetCache', () => {
         .toEqual({ 'Fn::Join': ['', ['s3://', { Ref: logicalId(context.stack, context.bucket) }, '/']] });
     });
 
-    test('link the shards and index files of a ShardedDataset at /shards and /index, not its working files', () => {
+    test('link the root of a ShardedDataset at /dataset: every version, their claims and the current manifest', () => {
       // GIVEN
       const context = cacheTestStack();
       const dataset = new ShardedDataset(context.stack, 'Packing', {
@@ -254,14 +254,11 @@ describe('LustreDatasetCache', () => {
       // THEN
       const bucketRef = { Ref: logicalId(context.stack, context.bucket) };
       const template = Template.fromStack(context.stack);
-      template.resourceCountIs('AWS::FSx::DataRepositoryAssociation', 2);
+      template.resourceCountIs('AWS::FSx::DataRepositoryAssociation', 1);
       template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', {
-        FileSystemPath: '/shards', DataRepositoryPath: { 'Fn::Join': ['', ['s3://', bucketRef, '/imagenet/shards/']] },
+        FileSystemPath: '/dataset', DataRepositoryPath: { 'Fn::Join': ['', ['s3://', bucketRef, '/imagenet/']] },
       });
-      template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', {
-        FileSystemPath: '/index', DataRepositoryPath: { 'Fn::Join': ['', ['s3://', bucketRef, '/imagenet/index/']] },
-      });
-      expect(cache.linkedPaths).toEqual(['/shards', '/index']);
+      expect(cache.linkedPaths).toEqual(['/dataset']);
     });
 
     test('render the imported file chunk size in MiB', () => {
