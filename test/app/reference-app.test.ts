@@ -86,7 +86,8 @@ describe('reference app', () => {
       InputMode: 'File',
       DataSource: { FileSystemDataSource: { FileSystemType: 'FSxLustre', FileSystemAccessMode: 'ro' } },
     });
-    expect(JSON.stringify(request.InputDataConfig[0].DataSource.FileSystemDataSource.DirectoryPath)).toMatch(/LustreMountName.*"\/shards"/);
+    // The cache's root: the dataset's root, whose manifest the reader follows.
+    expect(JSON.stringify(request.InputDataConfig[0].DataSource.FileSystemDataSource.DirectoryPath)).toMatch(/LustreMountName"\]\}\]\]\}$/);
     expect(request.VpcConfig.Subnets).toEqual([stack.resolve(stack.cache!.subnet.subnetId)]);
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::FSx::FileSystem', {
@@ -117,8 +118,8 @@ describe('reference app', () => {
     expect(request['TrainingJobName.$']).toBe("States.Format('pipeline-{}', $$.Execution.Name)");
     expect(stack.pipeline!.cache).toBe(stack.cache);
     const template = Template.fromStack(stack);
-    template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', { FileSystemPath: '/shards' });
-    template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', { FileSystemPath: '/index' });
+    template.resourceCountIs('AWS::FSx::DataRepositoryAssociation', 1);
+    template.hasResourceProperties('AWS::FSx::DataRepositoryAssociation', { FileSystemPath: '/dataset' });
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     template.resourceCountIs('AWS::SNS::Topic', 1);
     template.hasOutput('PipelineStateMachineArn', {});
