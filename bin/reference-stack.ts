@@ -26,7 +26,7 @@ export enum Scenario {
   PIPE = 'pipe',
   /** ml.g5.2xlarge × 1: File mode onto the instance's local NVMe. */
   NVME = 'nvme',
-  /** ml.p4d.24xlarge × 2: FastFile + ShardedByS3Key. */
+  /** ml.p4d.24xlarge × 2: FastFile over the root of a dataset packed beforehand, FullyReplicated. */
   FASTFILE = 'fastfile',
   /** The pipe job reading shards packed by a ShardedDataset (raw/ → packed/ in the same bucket). */
   PACKED = 'packed',

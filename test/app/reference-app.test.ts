@@ -43,7 +43,8 @@ describe('reference app', () => {
       ChannelName: 'train',
       InputMode: 'Pipe',
       ShuffleConfig: { Seed: 42 },
-      DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key', S3DataType: 'S3Prefix' } },
+      // The current version of the dataset packed beforehand, through its ManifestFile.
+      DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key', S3DataType: 'ManifestFile' } },
     });
     expect(request.HyperParameters.num_workers).toBe('11');
     expect(request.EnableInterContainerTrafficEncryption).toBe(true);
@@ -56,12 +57,12 @@ describe('reference app', () => {
     expect(request.HyperParameters.num_workers).toBe('7');
   });
 
-  test('fastfile: 2 × ml.p4d.24xlarge, FastFile + ShardedByS3Key', () => {
+  test('fastfile: 2 × ml.p4d.24xlarge, FastFile over the dataset\'s root, FullyReplicated (the loaders split the shards by rank)', () => {
     const request = renderedRequest(synthScenario(Scenario.FASTFILE)) as any;
     expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.p4d.24xlarge', InstanceCount: 2 });
     expect(request.InputDataConfig[0]).toMatchObject({
       InputMode: 'FastFile',
-      DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } },
+      DataSource: { S3DataSource: { S3DataType: 'S3Prefix', S3DataDistributionType: 'FullyReplicated' } },
     });
   });
 

@@ -34,7 +34,7 @@ describe('IShardedDataset.grantRead', () => {
   test.each([
     ['a ShardedDataset', (stack: Stack) => new ShardedDataset(stack, 'Packing', { sourceBucket: new s3.Bucket(stack, 'Raw') })],
     ['a dataset packed elsewhere', (stack: Stack) => ShardedDataset.fromAttributes(stack, 'Packed', { destinationBucket: new s3.Bucket(stack, 'Out') })],
-  ])('on %s lets the grantee read the shards, the index files and the manifest, not the plan', (_what, make) => {
+  ])('on %s lets the grantee read its versions, their claims and the current manifests, not the plan', (_what, make) => {
     // GIVEN
     const stack = testStack();
     const dataset = make(stack);
@@ -46,9 +46,11 @@ describe('IShardedDataset.grantRead', () => {
     const bucket = dataset.destinationBucket;
     expect(resourcesAllowed(stack, reader, 's3:GetObject*')).toEqual([
       stack.resolve(bucket.bucketArn),
-      objectArn(stack, bucket, 'packed/shards/*'),
-      objectArn(stack, bucket, 'packed/index/*'),
+      objectArn(stack, bucket, 'packed/versions/*'),
+      objectArn(stack, bucket, 'packed/published/*'),
       objectArn(stack, bucket, 'packed/manifest.json'),
+      objectArn(stack, bucket, 'packed/shards.manifest'),
+      objectArn(stack, bucket, 'packed/index.manifest'),
     ]);
     expect(JSON.stringify(resourcesAllowed(stack, reader, 's3:GetObject*'))).not.toContain('_plan');
   });
@@ -66,9 +68,10 @@ describe('IShardedDataset.grantRead', () => {
     dataset.grantRead(reader);
     // THEN
     expect(resourcesAllowed(stack, reader, 'kms:Decrypt')).toEqual([stack.resolve(key.keyArn)]);
-    expect(dataset.shardsPrefix).toBe('imagenet/v1/shards/');
-    expect(dataset.indexPrefix).toBe('imagenet/v1/index/');
+    expect(dataset.destinationPrefix).toBe('imagenet/v1/');
     expect(dataset.manifestKey).toBe('imagenet/v1/manifest.json');
+    expect(dataset.shardsManifestKey).toBe('imagenet/v1/shards.manifest');
+    expect(dataset.indexManifestKey).toBe('imagenet/v1/index.manifest');
   });
 
   test.each(['imagenet', '/imagenet/', 'imagenet//v1/'])('fromAttributes refuses the prefix %j', (destinationPrefix) => {
@@ -88,7 +91,7 @@ describe('ShardedDataset.grantPacking', () => {
     const grant = dataset.grantPacking(runner);
     // THEN
     expect(grant.success).toBe(true);
-    expect(resourcesAllowed(stack, runner, 's3:GetObject')).toEqual([objectArn(stack, dataset.destinationBucket, 'packed/_plan/tasks.json')]);
+    expect(resourcesAllowed(stack, runner, 's3:GetObject')).toEqual([objectArn(stack, dataset.destinationBucket, 'packed/_plan/*/tasks.json')]);
   });
 
   test('still takes a state machine of the packing steps', () => {
@@ -102,7 +105,7 @@ describe('ShardedDataset.grantPacking', () => {
     Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: stack.getLogicalId(machine.role.node.defaultChild as iam.CfnRole) }],
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({
-        Action: 's3:GetObject', Resource: objectArn(stack, dataset.destinationBucket, 'packed/_plan/tasks.json'),
+        Action: 's3:GetObject', Resource: objectArn(stack, dataset.destinationBucket, 'packed/_plan/*/tasks.json'),
       })]) },
     });
   });
