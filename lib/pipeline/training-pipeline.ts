@@ -8,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { checkDatasetConsumers } from './private/consumer-check';
 import { planDataPath } from './private/pipeline-plan';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
 import type { LoaderMetricNames} from './training-job-diagnosis';
@@ -253,6 +254,7 @@ export class TrainingPipeline extends Construct {
       },
       resultPath: '$.training',
     });
+    checkDatasetConsumers(this, dataset, this.trainingJob.cluster);
 
     this.notificationTopic = props.notificationTopic ?? new sns.Topic(this, 'Notifications', {
       displayName: 'cdk-training-io pipeline failures',
