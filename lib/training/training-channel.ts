@@ -6,6 +6,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { DATASET_LAYOUT } from '../contract/dataset-layout';
 import { ValidationError } from '../private/errors';
 import { LUSTRE_PORTS } from '../private/lustre-ports';
 import { acknowledgePrefixGrant } from '../private/nag';
@@ -412,7 +413,7 @@ function shardsChannel(channelName: string, dataset: IShardedDataset, options: S
 function versionManifestUri(bucket: s3.IBucket, prefix: string, manifestKey: string, versionPath?: string): string {
   if (versionPath === undefined) return `s3://${bucket.bucketName}/${manifestKey}`;
   const name = manifestKey.slice(manifestKey.lastIndexOf('/') + 1);
-  return sfn.JsonPath.format(`s3://${bucket.bucketName}/${prefix}versions/{}/${name}`, sfn.JsonPath.stringAt(versionPath));
+  return sfn.JsonPath.format(`s3://${bucket.bucketName}/${prefix}${DATASET_LAYOUT.versions}{}/${name}`, sfn.JsonPath.stringAt(versionPath));
 }
 
 class FileSystemChannel extends TrainingChannel {
