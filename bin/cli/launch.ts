@@ -96,6 +96,11 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
     const name = values.name ?? defaultName('launch');
     checkExecutionName(name);
     const input: PipelineExecutionInput = { force: values.force, hyperparameters: parseHyperparameters(values.hyperparameter ?? []) };
+    if (input.hyperparameters?.num_workers !== undefined) {
+      // The shards were packed for the cluster's loader workers: another count splits them unevenly.
+      err.write(`training-io launch: warning: num_workers=${input.hyperparameters.num_workers} replaces the loader workers the pipeline's `
+        + 'dataset was packed for; some readers may get more shards than others (set loaderWorkers on the pipeline instead)\n');
+    }
     const { sfn } = createAwsClients(flags);
     return runPipeline(sfn, pipeline, name, input, { follow, poll, out, err, sleep });
   }

@@ -4,6 +4,7 @@ the training toolkit, unlike the SM_* variables), and where torchrun-style launc
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional
@@ -68,18 +69,59 @@ def hyperparameter(name: str, default: Optional[str] = None, input_dir: str = IN
     return default if value is None else str(value)
 
 
+# TrainingInstance.sizeDataLoaders' default budget of one loader worker (lib/instances/private/loader-memory.ts):
+# its own copy of the dataset object and two prefetched batches.
+DEFAULT_MEMORY_PER_WORKER_BYTES = 2 * 2**30
+
+
+@dataclass(frozen=True)
+class LoaderSizing:
+    """Loader workers and DALI threads per process."""
+
+    workers: int
+    dali_threads: int
+
+
+def size_loaders(vcpus: int, memory_bytes: int, processes: int,
+                 memory_per_worker_bytes: int = DEFAULT_MEMORY_PER_WORKER_BYTES) -> LoaderSizing:
+    """TrainingInstance.sizeDataLoaders' rule: vCPUs per process − 1 (the process needs a core), at
+    least 1, with the workers also capped so that workers × memory per worker fit in the memory per
+    process; DALI threads share the process's memory, so only the CPU rule. 8 processes on 96 vCPUs
+    get 11 workers each, not 95."""
+    if processes < 1 or processes > vcpus:
+        raise ValueError(f"processes per instance must be between 1 and the {vcpus} vCPUs, got {processes}")
+    if memory_bytes <= 0 or memory_per_worker_bytes <= 0:
+        raise ValueError(f"memory and memory per worker must be more than 0 bytes, got {memory_bytes} and {memory_per_worker_bytes}")
+    by_cpu = max(1, vcpus // processes - 1)
+    by_memory = max(1, math.floor(memory_bytes / processes / memory_per_worker_bytes))
+    return LoaderSizing(workers=min(by_cpu, by_memory), dali_threads=by_cpu)
+
+
+def _this_machine(environ: Optional[Dict[str, str]] = None) -> LoaderSizing:
+    """The rule on this machine, for this process's local world size; refuses to guess what it cannot read."""
+    vcpus = os.cpu_count()
+    try:
+        memory_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        memory_bytes = 0
+    if not vcpus or memory_bytes <= 0:
+        raise RuntimeError("cannot size the data loaders: this machine's vCPUs or memory are unknown; "
+                           "pass num_workers (TrainingJob sets it as a hyperparameter)")
+    return size_loaders(vcpus, memory_bytes, placement_from_env(environ).local_world_size)
+
+
 def sized_workers(input_dir: str = INPUT_DIR) -> int:
     """DataLoader workers per process: the `num_workers` hyperparameter TrainingJob sizes for the
-    instance (vCPUs per process − 1, capped by memory); outside a job, this machine's CPUs − 1."""
+    instance; outside a job, the same rule on this machine (size_loaders)."""
     value = hyperparameter("num_workers", input_dir=input_dir)
-    return int(value) if value is not None else max(1, (os.cpu_count() or 2) - 1)
+    return int(value) if value is not None else _this_machine().workers
 
 
 def sized_dali_threads(input_dir: str = INPUT_DIR) -> int:
     """DALI CPU threads per process: `dali_threads`, which TrainingJob passes with the DALI
-    container (the CPU rule without the memory cap: threads share memory), else as many as workers."""
-    value = hyperparameter("dali_threads", input_dir=input_dir)
-    return int(value) if value is not None else max(1, sized_workers(input_dir))
+    container, else as many as `num_workers`; outside a job, the CPU half of the same rule on this machine."""
+    value = hyperparameter("dali_threads", input_dir=input_dir) or hyperparameter("num_workers", input_dir=input_dir)
+    return int(value) if value is not None else _this_machine().dali_threads
 
 
 def placement_from_env(environ: Optional[Dict[str, str]] = None) -> Placement:

@@ -65,13 +65,8 @@ export function trainingSamples(set: JobMetricSet, window: Window): { samples: S
     hosts.push({
       host: host.host,
       samples: samples.length,
-      ...definedOnly({
-        gpuP95: percentileOf(samples, (s) => s.gpu, 0.95),
-        cpuP95: percentileOf(samples, (s) => s.cpu, 0.95),
-        gpuMemoryP95: percentileOf(samples, (s) => s.gpuMemory, 0.95),
-        memoryP95: percentileOf(samples, (s) => s.memory, 0.95),
-        diskP95: percentileOf(samples, (s) => s.disk, 0.95),
-      }),
+      ...definedOnly({ gpuP95: percentileOf(samples, (s) => s.gpu, 0.95) }),
+      ...hostMeasuresP95(samples),
     });
   }
   return { samples: all, hosts };
@@ -84,13 +79,8 @@ export function summarize(samples: Sample[]): UtilizationSummary {
     samples: samples.length,
     gpuP50: percentileOf(samples, (s) => s.gpu, 0.5)!,
     gpuP95: percentileOf(samples, (s) => s.gpu, 0.95)!,
-    ...definedOnly({
-      cpuP50: percentileOf(samples, (s) => s.cpu, 0.5),
-      cpuP95: percentileOf(samples, (s) => s.cpu, 0.95),
-      gpuMemoryP95: percentileOf(samples, (s) => s.gpuMemory, 0.95),
-      memoryP95: percentileOf(samples, (s) => s.memory, 0.95),
-      diskP95: percentileOf(samples, (s) => s.disk, 0.95),
-    }),
+    ...definedOnly({ cpuP50: percentileOf(samples, (s) => s.cpu, 0.5) }),
+    ...hostMeasuresP95(samples),
     cpuBoundShare: round(cpuBound / samples.length, 3),
   };
 }
@@ -130,6 +120,16 @@ export function cacheSummary(set: JobMetricSet, window: Window): CacheSummary | 
     readMBpsP95: round(quantile(mbpsValues, 0.95)),
     busyShare: round(mean / cache.baselineMBps, 3),
   };
+}
+
+/** The 95th percentiles of CPU, GPU memory, host memory and disk, those the samples have. */
+function hostMeasuresP95(samples: Sample[]): { cpuP95?: number; gpuMemoryP95?: number; memoryP95?: number; diskP95?: number } {
+  return definedOnly({
+    cpuP95: percentileOf(samples, (s) => s.cpu, 0.95),
+    gpuMemoryP95: percentileOf(samples, (s) => s.gpuMemory, 0.95),
+    memoryP95: percentileOf(samples, (s) => s.memory, 0.95),
+    diskP95: percentileOf(samples, (s) => s.disk, 0.95),
+  });
 }
 
 function scaled(value: number | undefined, divisor: number): number | undefined {

@@ -1,30 +1,32 @@
 import { randomBytes } from 'node:crypto';
+import { DATASET_LAYOUT } from '../../lib/contract/dataset-layout';
 
 /**
  * The keys of a packed dataset, relative to its root: the one definition (ARCHITECTURE.md
- * "Dataset layout"; the Python reader's copy is container/shardio/layout.py). A dataset is a series
+ * "Dataset layout"; the names come from lib/contract/dataset-layout.ts, and the Python reader's
+ * copy is container/shardio/layout.py). A dataset is a series
  * of immutable versions; `published/` holds the claims that made each one current, in order.
  */
 
 /** The current version's manifest, a copy rewritten at each publish. */
-export const MANIFEST_KEY = 'manifest.json';
+export const MANIFEST_KEY = DATASET_LAYOUT.manifest;
 /** Where the versions' objects live, one folder each. */
-export const VERSIONS_PREFIX = 'versions/';
+export const VERSIONS_PREFIX = DATASET_LAYOUT.versions;
 /** The claims, one per published version, named by sequence number. */
-export const PUBLISHED_PREFIX = 'published/';
+export const PUBLISHED_PREFIX = DATASET_LAYOUT.published;
 /** Working files of the runs, one folder per version being made. Outside `versions/`: never read as data. */
-export const PLAN_ROOT = '_plan/';
+export const PLAN_ROOT = DATASET_LAYOUT.plan;
 /** SageMaker ManifestFile channels (S3 only), at the root for the current version and in each version's folder. */
-export const SHARDS_CHANNEL_MANIFEST = 'shards.manifest';
-export const INDEX_CHANNEL_MANIFEST = 'index.manifest';
+export const SHARDS_CHANNEL_MANIFEST = DATASET_LAYOUT.shardsChannel;
+export const INDEX_CHANNEL_MANIFEST = DATASET_LAYOUT.indexChannel;
 
 /**
  * Folders inside a version's folder. A shard writer is given a sink rooted at the version's folder
  * and writes these keys; {@link VersionLayout.rebase} makes them keys of the dataset.
  */
-export const SHARDS_FOLDER = 'shards/';
-export const INDEX_FOLDER = 'index/';
-export const MEMBERS_FOLDER = 'members/';
+export const SHARDS_FOLDER = DATASET_LAYOUT.shardsFolder;
+export const INDEX_FOLDER = DATASET_LAYOUT.indexFolder;
+export const MEMBERS_FOLDER = DATASET_LAYOUT.membersFolder;
 
 const SEQUENCE_DIGITS = 8;
 const VERSION_ID = /^v(\d{8})-([0-9a-f]{8})$/;
@@ -50,7 +52,7 @@ export function claimKey(sequence: number): string {
 
 /** The sequence number a claim key names, or undefined for any other key. */
 export function claimSequence(key: string): number | undefined {
-  const match = /^published\/(\d{8})\.json$/.exec(key);
+  const match = new RegExp(`^${PUBLISHED_PREFIX}(\\d{${SEQUENCE_DIGITS}})\\.json$`).exec(key);
   return match ? Number(match[1]) : undefined;
 }
 

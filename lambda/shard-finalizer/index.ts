@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { PACKER_METRICS } from '../../lib/contract/metric-names';
 import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
 import { readLocation, readRetentionDays } from '../shard-planner/dataset-settings';
@@ -17,8 +18,8 @@ export async function handler(event: ShardFinalizerEvent): Promise<ShardFinalize
   const parsed = parseFinalizerEvent(event);
   try {
     const result = await finalizeShards(parsed, sink, retentionDays);
-    metrics.addMetric('Records', MetricUnit.Count, result.records);
-    metrics.addMetric('Failures', MetricUnit.Count, result.failures);
+    metrics.addMetric(PACKER_METRICS.records, MetricUnit.Count, result.records);
+    metrics.addMetric(PACKER_METRICS.failures, MetricUnit.Count, result.failures);
     metrics.addMetric('Shards', MetricUnit.Count, result.shards);
     logger.info('dataset complete', { ...result });
     return result;

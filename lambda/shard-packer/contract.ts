@@ -24,11 +24,5 @@ export const SHARD_PACKER_ENVIRONMENT = [
   ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix, ENV.format, ENV.readConcurrency,
 ] as const;
 
-/** The metrics each packer publishes (namespace `cdk-training-io`, dimension `service` = `shard-packer`). */
-export const SHARD_PACKER_METRICS = {
-  records: 'Records',
-  recordsPerSecond: 'RecordsPerSecond',
-  inputMegabytesPerSecond: 'InputMegabytesPerSecond',
-  failures: 'Failures',
-  s3Retries: 'S3Retries',
-} as const;
+/** The metrics each packer publishes: one definition, in the contract (the dashboard reads them too). */
+export { PACKER_METRICS as SHARD_PACKER_METRICS } from '../../lib/contract/metric-names';

@@ -12,7 +12,8 @@ export interface PipelineExecutionInput {
 
   /**
    * Hyperparameters for this run's job, over the ones the construct sets (string values, as
-   * SageMaker takes them), e.g. `{ "epochs": "5" }`.
+   * SageMaker takes them), e.g. `{ "epochs": "5" }`. A `num_workers` here replaces the loader
+   * workers the dataset's shard count was sized for (`training-io launch` warns).
    *
    * @default - the construct's hyperparameters
    */

@@ -8,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { checkDatasetConsumers } from './private/consumer-check';
 import { planDataPath } from './private/pipeline-plan';
 import { createPipelineDashboard } from './private/pipeline-dashboard';
 import type { LoaderMetricNames} from './training-job-diagnosis';
@@ -163,6 +164,8 @@ export interface TrainingPipelineProps {
 /** Routes a state's errors to the failure notification, naming the step. */
 type CatchFailure = (state: { addCatch(handler: sfn.IChainable, props?: sfn.CatchProps): unknown }, step: string) => void;
 
+/** Where the state carries the dataset version the planner planned (or found current): the packing steps' `$.plan`. */
+const PLANNED_VERSION = '$.plan.datasetVersion';
 const DEFAULT_INDEX_CHANNEL = 'index';
 /** The channel the reference `train.py` evaluates on. */
 const VALIDATION_CHANNEL = 'validation';
@@ -228,8 +231,9 @@ export class TrainingPipeline extends Construct {
       // The cache mirrors the dataset's root: both channels see it, and the reader follows its manifest.
       ? [TrainingChannel.fromDatasetCache(channelName, this.cache, DATASET_CACHE_DIRECTORY),
         TrainingChannel.fromDatasetCache(indexChannelName, this.cache, DATASET_CACHE_DIRECTORY)]
-      : [TrainingChannel.fromShards(channelName, dataset, dataPath.shardsChannel),
-        TrainingChannel.fromShardIndex(indexChannelName, dataset)];
+      // Pinned to the version this execution packed (or found current): a publish meanwhile cannot switch the job's data.
+      : [TrainingChannel._fromShardsOfVersion(channelName, dataset, dataPath.shardsChannel ?? {}, PLANNED_VERSION),
+        TrainingChannel._fromShardIndexOfVersion(indexChannelName, dataset, PLANNED_VERSION)];
 
     if (props.validationDataset) {
       channels.push(TrainingChannel.fromShards(VALIDATION_CHANNEL, props.validationDataset, { distribution: S3DataDistribution.FULLY_REPLICATED }));
@@ -250,6 +254,7 @@ export class TrainingPipeline extends Construct {
       },
       resultPath: '$.training',
     });
+    checkDatasetConsumers(this, dataset, this.trainingJob.cluster);
 
     this.notificationTopic = props.notificationTopic ?? new sns.Topic(this, 'Notifications', {
       displayName: 'cdk-training-io pipeline failures',

@@ -9,6 +9,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
+import { DATASET_LAYOUT } from '../contract/dataset-layout';
 import { PACKING_ENV } from '../contract/handler-environment';
 import { MIB } from '../contract/units';
 import { resolveCluster } from '../instances/private/cluster-rules';
@@ -286,18 +287,19 @@ const MIN_MEMORY_MIB = 128;
 const MAX_MEMORY_MIB = 10240;
 const MAX_PACKER_CONCURRENCY = 1024;
 const MAX_MAP_CONCURRENCY = 10000;
-const PLAN_PREFIX = '_plan/';
+const PLAN_PREFIX = DATASET_LAYOUT.plan;
 const DEFAULT_DESTINATION_PREFIX = 'packed/';
 
 /** Where a dataset packed under a prefix keeps its current manifests (ARCHITECTURE.md "Dataset layout"; lambda/packing/dataset-layout.ts). */
 function datasetKeys(destinationPrefix: string): Omit<ImportedDatasetKeys, 'destinationBucket'> {
   return {
     destinationPrefix,
-    shardsPrefix: `${destinationPrefix}shards/`,
-    indexPrefix: `${destinationPrefix}index/`,
-    manifestKey: `${destinationPrefix}manifest.json`,
-    shardsManifestKey: `${destinationPrefix}shards.manifest`,
-    indexManifestKey: `${destinationPrefix}index.manifest`,
+    // Where datasets packed before versions kept them (the deprecated prefixes).
+    shardsPrefix: `${destinationPrefix}${DATASET_LAYOUT.shardsFolder}`,
+    indexPrefix: `${destinationPrefix}${DATASET_LAYOUT.indexFolder}`,
+    manifestKey: `${destinationPrefix}${DATASET_LAYOUT.manifest}`,
+    shardsManifestKey: `${destinationPrefix}${DATASET_LAYOUT.shardsChannel}`,
+    indexManifestKey: `${destinationPrefix}${DATASET_LAYOUT.indexChannel}`,
   };
 }
 

@@ -2,9 +2,11 @@ import type { Channel } from '@aws-sdk/client-sagemaker';
 import type { Size} from 'aws-cdk-lib';
 import { Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { DATASET_LAYOUT } from '../contract/dataset-layout';
 import { ValidationError } from '../private/errors';
 import { LUSTRE_PORTS } from '../private/lustre-ports';
 import { acknowledgePrefixGrant } from '../private/nag';
@@ -259,13 +261,25 @@ export abstract class TrainingChannel {
    * @param dataset the packed dataset, e.g. a `ShardedDataset`; the job's role is granted read on its prefix
    */
   public static fromShards(channelName: string, dataset: IShardedDataset, options: S3ChannelOptions = {}): TrainingChannel {
-    validateShardChannelOptions(channelName, options);
-    if (options.inputMode === InputMode.FAST_FILE && options.distribution === S3DataDistribution.SHARDED_BY_S3_KEY) {
-      throw new ValidationError('ShardedFastFileDataset',
-        `channel '${channelName}': FastFile mode reads a dataset through its root prefix (FastFile takes no ManifestFile), where `
-        + 'ShardedByS3Key would split the objects of every version; use File or Pipe mode with ShardedByS3Key, or FastFile with FullyReplicated');
-    }
-    return new S3Channel(channelName, dataset.destinationBucket, dataset.destinationPrefix, options, dataset.shardsManifestKey);
+    return shardsChannel(channelName, dataset, options);
+  }
+
+  /**
+   * `fromShards` pinned to the version a state machine execution names at `versionPath` (e.g.
+   * `$.plan.datasetVersion`): the version's own ManifestFile, which no later publish changes.
+   * @internal
+   */
+  public static _fromShardsOfVersion(channelName: string, dataset: IShardedDataset, options: S3ChannelOptions, versionPath: string): TrainingChannel {
+    return shardsChannel(channelName, dataset, options, versionPath);
+  }
+
+  /**
+   * `fromShardIndex` pinned to the version a state machine execution names at `versionPath`.
+   * @internal
+   */
+  public static _fromShardIndexOfVersion(channelName: string, dataset: IShardedDataset, versionPath: string): TrainingChannel {
+    return new S3Channel(channelName, dataset.destinationBucket, dataset.destinationPrefix,
+      { inputMode: InputMode.FILE, distribution: S3DataDistribution.FULLY_REPLICATED }, dataset.indexManifestKey, versionPath);
   }
 
   /**
@@ -338,10 +352,14 @@ export abstract class TrainingChannel {
  */
 class S3Channel extends TrainingChannel {
   constructor(channelName: string, private readonly bucket: s3.IBucket, private readonly prefix: string,
-    private readonly options: S3ChannelOptions, private readonly manifestKey?: string) {
+    private readonly options: S3ChannelOptions, private readonly manifestKey?: string, private readonly versionPath?: string) {
     super(channelName);
     validatePipeOnlyOptions(channelName, options);
     validateShuffleSeed(channelName, options.shuffleSeed);
+  }
+
+  private manifestUri(): string {
+    return versionManifestUri(this.bucket, this.prefix, this.manifestKey!, this.versionPath);
   }
 
   public _bind(context: ChannelBindContext): ChannelConfig {
@@ -362,7 +380,7 @@ class S3Channel extends TrainingChannel {
         DataSource: {
           S3DataSource: {
             S3DataType: listed ? 'ManifestFile' : 'S3Prefix',
-            S3Uri: `s3://${this.bucket.bucketName}/${listed ? this.manifestKey : this.prefix}`,
+            S3Uri: listed ? this.manifestUri() : `s3://${this.bucket.bucketName}/${this.prefix}`,
             S3DataDistributionType: distribution,
           },
         },
@@ -379,6 +397,23 @@ class S3Channel extends TrainingChannel {
       datasetSize: this.options.datasetSize,
     };
   }
+}
+
+function shardsChannel(channelName: string, dataset: IShardedDataset, options: S3ChannelOptions, versionPath?: string): TrainingChannel {
+  validateShardChannelOptions(channelName, options);
+  if (options.inputMode === InputMode.FAST_FILE && options.distribution === S3DataDistribution.SHARDED_BY_S3_KEY) {
+    throw new ValidationError('ShardedFastFileDataset',
+      `channel '${channelName}': FastFile mode reads a dataset through its root prefix (FastFile takes no ManifestFile), where `
+      + 'ShardedByS3Key would split the objects of every version; use File or Pipe mode with ShardedByS3Key, or FastFile with FullyReplicated');
+  }
+  return new S3Channel(channelName, dataset.destinationBucket, dataset.destinationPrefix, options, dataset.shardsManifestKey, versionPath);
+}
+
+/** The channel manifest of the current version, or of the version the execution names (`versions/<id>/<name>`, dataset-layout.ts). */
+function versionManifestUri(bucket: s3.IBucket, prefix: string, manifestKey: string, versionPath?: string): string {
+  if (versionPath === undefined) return `s3://${bucket.bucketName}/${manifestKey}`;
+  const name = manifestKey.slice(manifestKey.lastIndexOf('/') + 1);
+  return sfn.JsonPath.format(`s3://${bucket.bucketName}/${prefix}${DATASET_LAYOUT.versions}{}/${name}`, sfn.JsonPath.stringAt(versionPath));
 }
 
 class FileSystemChannel extends TrainingChannel {

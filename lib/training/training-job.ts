@@ -23,6 +23,8 @@ import { TrainingNetwork } from './training-network';
 import type { DataLoaderSizing } from '../instances/data-loader-sizing';
 import type { TrainingInstance } from '../instances/training-instance';
 import { loaderWorkersWarning } from '../instances/private/loader-rules';
+import type { TrainingCluster } from '../instances/training-cluster';
+import { clusterOfJob, givenLoaderWorkers } from './private/job-cluster';
 import { describeFileModeFit, fileModeFootprintBytes, fitsFileMode } from '../instances/private/storage-rules';
 import { ValidationError } from '../private/errors';
 import { acknowledge, acknowledgePrefixGrant } from '../private/nag';
@@ -125,8 +127,17 @@ export interface TrainingJobOptions {
   readonly memoryPerLoaderWorker?: Size;
 
   /**
-   * Data-loader workers per training process, passed as the `num_workers` hyperparameter.
+   * Data-loader workers per training process, passed as the `num_workers` hyperparameter: the
+   * `loaderWorkers` of `TrainingCluster` and of the I/O plan.
    *
+   * @default - sized from the instance: vCPUs per process − 1, capped by memory
+   */
+  readonly loaderWorkers?: number;
+
+  /**
+   * Data-loader workers per training process.
+   *
+   * @deprecated use `loaderWorkers`, the name `TrainingCluster` and the I/O plan use
    * @default - sized from the instance: vCPUs per process − 1, capped by memory
    */
   readonly dataLoaderWorkers?: number;
@@ -392,6 +403,8 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   public readonly instance: TrainingInstance;
   /** Instances in the job. */
   public readonly instanceCount: number;
+  /** The instances × processes × loader workers the job trains with, sized where not given. */
+  public readonly cluster: TrainingCluster;
   /** Key prefix of the model artifacts in the output bucket: each job writes under `<outputPrefix><job name>/`. */
   public readonly outputPrefix: string;
   /** The hyperparameters the job sets: `num_workers`, the code's `sagemaker_*`, then `hyperparameters`. */
@@ -498,10 +511,22 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         'bake the code into the image, or drop the entrypoint', this);
     }
 
-    const workers = props.dataLoaderWorkers ?? this.dataLoaderSizing.loaderWorkers;
-    const workersWarning = props.dataLoaderWorkers === undefined || Token.isUnresolved(workers)
+    const givenWorkers = givenLoaderWorkers(props);
+    const workers = givenWorkers ?? this.dataLoaderSizing.loaderWorkers;
+    const workersWarning = givenWorkers === undefined || Token.isUnresolved(workers)
       ? undefined : loaderWorkersWarning(this.dataLoaderSizing, workers);
     if (workersWarning) Annotations.of(this).addWarningV2(`cdk-training-io:${workersWarning.code}`, workersWarning.message);
+    if (props.hyperparameters?.num_workers !== undefined) {
+      Annotations.of(this).addWarningV2('cdk-training-io:numWorkersOverridden',
+        `hyperparameters.num_workers (${props.hyperparameters.num_workers}) replaces the ${workers} loader workers the job `
+        + 'sizes or is given, which the dataset\'s consumers and the I/O plan count on; set loaderWorkers instead');
+    }
+    this.cluster = {
+      ...clusterOfJob(props),
+      instanceCount: this.instanceCount,
+      processesPerInstance: this.dataLoaderSizing.processesPerInstance,
+      loaderWorkers: workers,
+    };
     const launcher = props.launcher ?? TrainingLauncher.SCRIPT;
     if (launcher !== TrainingLauncher.SCRIPT && !code) {
       throw new ValidationError('LauncherWithoutCode',

@@ -101,6 +101,18 @@ describe('training-io launch: the pipeline', () => {
     ].join('\n'));
   });
 
+  test('warns when the execution overrides num_workers, and starts it anyway', async () => {
+    // GIVEN
+    serveExecution(['Plan'], { status: 'SUCCEEDED' });
+    // WHEN
+    const { code, stderr } = await launch('--state-machine', STATE_MACHINE, '--no-follow', '--hyperparameter', 'num_workers=4');
+    const quiet = await launch('--state-machine', STATE_MACHINE, '--no-follow', '--hyperparameter', 'epochs=4');
+    // THEN
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/warning: num_workers=4 replaces the loader workers the pipeline's dataset was packed for.*set loaderWorkers/);
+    expect(quiet.stderr).not.toMatch(/num_workers/);
+  });
+
   test('a failed execution exits 1 with its error and cause', async () => {
     serveExecution(['ApplyDefaults', 'Plan', 'NotifyFailure'], { status: 'FAILED', error: 'States.TaskFailed', cause: 'shard part-00001 has no result' });
     const { code, stderr } = await launch('--state-machine', STATE_MACHINE);

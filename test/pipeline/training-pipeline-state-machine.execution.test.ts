@@ -223,14 +223,17 @@ describe('TrainingPipeline state machine, executed against local S3, SageMaker, 
     expect(execution).toMatchObject({ status: 'SUCCEEDED', output: { trainingJobName: 'pipeline-uncached' } });
     expect(execution.states).toEqual([...START, ...PACK, ...TRAIN, 'Diagnose', 'Done']);
     expect(operations().filter((operation) => operation.startsWith('fsx'))).toEqual([]);
+    // The job reads the version this execution published, through that version's own channel manifests.
+    const version = (JSON.parse(await objectText(datasetBucket, `uncached/${MANIFEST_KEY}`)) as { datasetVersion: string }).datasetVersion;
+    expect(JSON.parse(await objectText(datasetBucket, `uncached/versions/${version}/shards.manifest`))).toHaveLength(1 + SHARDS);
     expect(created[0].InputDataConfig).toEqual(expect.arrayContaining([
       expect.objectContaining({
         ChannelName: 'train',
-        DataSource: { S3DataSource: { S3DataType: 'ManifestFile', S3Uri: `s3://${datasetBucket}/uncached/shards.manifest`, S3DataDistributionType: 'ShardedByS3Key' } },
+        DataSource: { S3DataSource: { S3DataType: 'ManifestFile', S3Uri: `s3://${datasetBucket}/uncached/versions/${version}/shards.manifest`, S3DataDistributionType: 'ShardedByS3Key' } },
       }),
       expect.objectContaining({
         ChannelName: 'index',
-        DataSource: { S3DataSource: { S3DataType: 'ManifestFile', S3Uri: `s3://${datasetBucket}/uncached/index.manifest`, S3DataDistributionType: 'FullyReplicated' } },
+        DataSource: { S3DataSource: { S3DataType: 'ManifestFile', S3Uri: `s3://${datasetBucket}/uncached/versions/${version}/index.manifest`, S3DataDistributionType: 'FullyReplicated' } },
       }),
     ]));
     expect(JSON.parse(await objectText(outputBucket, 'training-output/pipeline-uncached/diagnosis/report.json')))

@@ -127,7 +127,9 @@ describe('TrainingPipeline: the state machine', () => {
     const channel = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig[0];
     expect(channel).toMatchObject({ ChannelName: 'train', DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } } });
     expect(channel.DataSource.S3DataSource.S3DataType).toBe('ManifestFile');
-    expect(JSON.stringify(channel.DataSource.S3DataSource.S3Uri)).toContain('/packed/shards.manifest');
+    // Pinned to the version the execution planned: its own ManifestFile, which a later publish does not change.
+    expect(channel.DataSource.S3DataSource.S3Uri).toBeUndefined();
+    expect(JSON.stringify(channel.DataSource.S3DataSource['S3Uri.$'])).toMatch(/States\.Format\('s3:\/\/.*\/packed\/versions\/\{\}\/shards\.manifest', \$\.plan\.datasetVersion\)/);
   });
 
   test('the job reads the index files too, FullyReplicated in File mode, so that DALI can read the shards', () => {
@@ -138,7 +140,7 @@ describe('TrainingPipeline: the state machine', () => {
     const [, index] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
     expect(index).toMatchObject({ ChannelName: 'index', InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
     expect(index.DataSource.S3DataSource.S3DataType).toBe('ManifestFile');
-    expect(JSON.stringify(index.DataSource.S3DataSource.S3Uri)).toContain('/packed/index.manifest');
+    expect(JSON.stringify(index.DataSource.S3DataSource['S3Uri.$'])).toMatch(/\/packed\/versions\/\{\}\/index\.manifest', \$\.plan\.datasetVersion\)/);
     expect(ApiModel.load('sagemaker').validate('CreateTrainingJobRequest', built.stack.resolve(built.pipeline.trainingJob.renderRequest()))).toEqual([]);
   });
 

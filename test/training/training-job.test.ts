@@ -1405,34 +1405,63 @@ describe('TrainingJob', () => {
       expect(job.dataLoaderSizing.loaderWorkers).toEqual(11);
     });
 
-    test('uses dataLoaderWorkers for num_workers', () => {
+    test('uses loaderWorkers for num_workers, and says so in its cluster', () => {
       // GIVEN
       const { stack } = trainingTestStack();
 
       // WHEN
-      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, dataLoaderWorkers: 4 });
+      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 2, loaderWorkers: 4 });
 
       // THEN
       expect(requestOf(job).HyperParameters.num_workers).toEqual('4');
+      expect(job.cluster).toEqual({ instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 2, processesPerInstance: 4, loaderWorkers: 4 });
     });
 
-    test('lets the num_workers hyperparameter win', () => {
+    test('sizes the cluster\'s loader workers when none are given', () => {
+      const { stack } = trainingTestStack();
+      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE });
+      expect(job.cluster).toMatchObject({ instanceCount: 1, processesPerInstance: 4, loaderWorkers: 11 });
+    });
+
+    test('still takes the deprecated dataLoaderWorkers, but not with loaderWorkers', () => {
       // GIVEN
       const { stack } = trainingTestStack();
 
       // WHEN
-      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, dataLoaderWorkers: 4, hyperparameters: { num_workers: '2' } });
+      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, dataLoaderWorkers: 3 });
+
+      // THEN
+      expect(requestOf(job).HyperParameters.num_workers).toEqual('3');
+      expect(job.cluster.loaderWorkers).toEqual(3);
+      expect(() => newJob(stack, { loaderWorkers: 3, dataLoaderWorkers: 4 }, 'Both'))
+        .toThrow(/LoaderWorkersTwice.*give loaderWorkers or its deprecated name dataLoaderWorkers, not both, got 3 and 4/);
+    });
+
+    test('lets the num_workers hyperparameter win, with a warning to set loaderWorkers instead', () => {
+      // GIVEN
+      const { stack } = trainingTestStack();
+
+      // WHEN
+      const job = newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, loaderWorkers: 4, hyperparameters: { num_workers: '2' } });
 
       // THEN
       expect(requestOf(job).HyperParameters).toEqual({ num_workers: '2' });
+      Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('num_workers \\(2\\) replaces the 4 loader workers.*set loaderWorkers instead.*cdk-training-io:numWorkersOverridden'));
     });
 
-    test.each([-1, 1.5, 1025])('rejects %p data-loader workers', (dataLoaderWorkers) => {
+    test('gives no num_workers warning when the hyperparameters leave it alone', () => {
+      const { stack } = trainingTestStack();
+      newJob(stack, { hyperparameters: { epochs: '3' } });
+      Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('numWorkersOverridden'));
+    });
+
+    test.each([-1, 1.5, 1025])('rejects %p loader workers, under either name', (loaderWorkers) => {
       // GIVEN
       const { stack } = trainingTestStack();
 
       // WHEN / THEN
-      expect(() => newJob(stack, { dataLoaderWorkers })).toThrow(/InvalidDataLoaderWorkers/);
+      expect(() => newJob(stack, { loaderWorkers })).toThrow(/InvalidDataLoaderWorkers.*loaderWorkers must be a whole number between 0 and 1024/);
+      expect(() => newJob(stack, { dataLoaderWorkers: loaderWorkers }, 'Old')).toThrow(/InvalidDataLoaderWorkers.*dataLoaderWorkers must be/);
     });
 
     test.each<[number | undefined, string | undefined]>([
@@ -1440,12 +1469,12 @@ describe('TrainingJob', () => {
       [12, undefined],
       [13, 'loaderWorkersAboveCpus'],
       [undefined, undefined],
-    ])('warns about %p data-loader workers on the 12 vCPUs per process of ml.g4dn.12xlarge: %s', (dataLoaderWorkers, code) => {
+    ])('warns about %p data-loader workers on the 12 vCPUs per process of ml.g4dn.12xlarge: %s', (loaderWorkers, code) => {
       // GIVEN
       const { stack } = trainingTestStack();
 
       // WHEN
-      newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, dataLoaderWorkers });
+      newJob(stack, { instance: TrainingInstance.G4DN_12XLARGE, loaderWorkers });
 
       // THEN
       const annotations = Annotations.fromStack(stack);
@@ -1455,15 +1484,15 @@ describe('TrainingJob', () => {
       }
     });
 
-    test.each([0, 1024])('accepts %p data-loader workers', (dataLoaderWorkers) => {
+    test.each([0, 1024])('accepts %p data-loader workers', (loaderWorkers) => {
       // GIVEN
       const { stack } = trainingTestStack();
 
       // WHEN
-      const job = newJob(stack, { dataLoaderWorkers });
+      const job = newJob(stack, { loaderWorkers });
 
       // THEN
-      expect(requestOf(job).HyperParameters.num_workers).toEqual(String(dataLoaderWorkers));
+      expect(requestOf(job).HyperParameters.num_workers).toEqual(String(loaderWorkers));
     });
   });
 

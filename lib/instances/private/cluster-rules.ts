@@ -54,6 +54,11 @@ export function resolveCluster(cluster: TrainingCluster, field: string, scope?: 
     sizing,
     loaderWorkers,
     loaderMemoryBytes: sizing.processesPerInstance * loaderWorkers * memoryPerWorker.toBytes({ rounding: SizeRoundingBehavior.NONE }),
-    consumers: instanceCount * sizing.processesPerInstance * Math.max(1, loaderWorkers),
+    consumers: consumersOf(instanceCount, sizing.processesPerInstance, loaderWorkers),
   };
+}
+
+/** Readers that split the data: instances × processes × loader workers (a process without workers reads for itself). */
+export function consumersOf(instanceCount: number, processesPerInstance: number, loaderWorkers: number): number {
+  return instanceCount * processesPerInstance * Math.max(1, loaderWorkers);
 }

@@ -25,14 +25,14 @@ export function loaderWorkersWarning(sizing: DataLoaderSizing, loaderWorkers: nu
   if (loaderWorkers === 0) {
     return {
       code: 'noLoaderWorkers',
-      message: 'dataLoaderWorkers is 0: each training process reads and decodes its own batches between steps, so the GPU ' +
+      message: 'loaderWorkers is 0: each training process reads and decodes its own batches between steps, so the GPU ' +
         `waits for every batch; use ${sizing.loaderWorkers} (vCPUs per process − 1, capped by memory)`,
     };
   }
   if (loaderWorkers > sizing.vcpusPerProcess) {
     return {
       code: 'loaderWorkersAboveCpus',
-      message: `dataLoaderWorkers is ${loaderWorkers} per process, more than the ${sizing.vcpusPerProcess} vCPUs each of the ` +
+      message: `loaderWorkers is ${loaderWorkers} per process, more than the ${sizing.vcpusPerProcess} vCPUs each of the ` +
         `${sizing.processesPerInstance} processes has: the workers share cores and every one slows down; use ${sizing.loaderWorkers}`,
     };
   }

@@ -9,6 +9,7 @@ import { ReadRate } from '../../storage/read-rate';
 import type { S3ChannelOptions} from '../../training/training-channel';
 import { InputMode } from '../../training/input-mode';
 import { S3DataDistribution } from '../../training/s3-data-distribution';
+import { clusterOfJob } from '../../training/private/job-cluster';
 import type { TrainingJobOptions } from '../../training/training-job';
 
 /** What the pipeline decides about its data path, and why: each choice with its reason. */
@@ -46,10 +47,7 @@ export function planDataPath(scope: Construct, inputs: PipelinePlanInputs): Pipe
   const instanceCount = training.instanceCount ?? 1;
   const plan = inputs.datasetProfile ? IoPlanner.plan({
     dataset: inputs.datasetProfile,
-    cluster: {
-      instance: training.instance, instanceCount,
-      processesPerInstance: training.processesPerInstance, loaderWorkers: training.dataLoaderWorkers,
-    },
+    cluster: { ...clusterOfJob(training), instanceCount },
     epochs: epochsOf(training),
     // A pipeline's cache serves every execution's job: the data is read again and again.
     reusedAcrossJobs: inputs.datasetCache !== undefined,

@@ -1,4 +1,5 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { DATASET_LAYOUT } from '../../contract/dataset-layout';
 import type { IShardedDataset } from '../sharded-dataset';
 
 /** What aws-cdk-lib's `Bucket.grantRead` allows, on the bucket and the keys given. */
@@ -18,8 +19,8 @@ export function grantDatasetRead(dataset: IShardedDataset, grantee: iam.IGrantab
     actions: READ_ACTIONS,
     resourceArns: [
       bucket.bucketArn,
-      bucket.arnForObjects(`${dataset.destinationPrefix}versions/*`),
-      bucket.arnForObjects(`${dataset.destinationPrefix}published/*`),
+      bucket.arnForObjects(`${dataset.destinationPrefix}${DATASET_LAYOUT.versions}*`),
+      bucket.arnForObjects(`${dataset.destinationPrefix}${DATASET_LAYOUT.published}*`),
       bucket.arnForObjects(dataset.manifestKey),
       bucket.arnForObjects(dataset.shardsManifestKey),
       bucket.arnForObjects(dataset.indexManifestKey),

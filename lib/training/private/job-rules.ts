@@ -23,7 +23,7 @@ export function validateJobProps(scope: Construct, props: TrainingJobProps): voi
   validateChannelCount(scope, props);
   validateStopping(scope, props);
   validateWholeNumber(scope, 'InvalidRetryAttempts', 'retryAttempts', props.retryAttempts, 1, 30);
-  validateWholeNumber(scope, 'InvalidDataLoaderWorkers', 'dataLoaderWorkers', props.dataLoaderWorkers, 0, 1024);
+  validateLoaderWorkers(scope, props);
   validateKeepAlive(scope, props);
   validateJobNamePrefix(scope, props.jobNamePrefix);
   validateOutputPrefix(scope, props.outputPrefix);
@@ -216,4 +216,13 @@ function validateTags(scope: Construct, tags: { [key: string]: string } | undefi
       throw new ValidationError('InvalidTags', `tag ${key} must be at most 256 characters, got ${value.length}`, scope);
     }
   }
+}
+
+function validateLoaderWorkers(scope: Construct, props: TrainingJobProps): void {
+  if (props.loaderWorkers !== undefined && props.dataLoaderWorkers !== undefined) {
+    throw new ValidationError('LoaderWorkersTwice',
+      `give loaderWorkers or its deprecated name dataLoaderWorkers, not both, got ${props.loaderWorkers} and ${props.dataLoaderWorkers}`, scope);
+  }
+  validateWholeNumber(scope, 'InvalidDataLoaderWorkers', props.loaderWorkers !== undefined ? 'loaderWorkers' : 'dataLoaderWorkers',
+    props.loaderWorkers ?? props.dataLoaderWorkers, 0, 1024);
 }
