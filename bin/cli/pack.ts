@@ -104,14 +104,13 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const onS3 = source.kind === 's3' || output.kind === 's3';
   const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
 
-  // Local to local is disk- and CPU-bound: a writer per core, this thread and a worker thread for
-  // each other core. With S3 the network is the limit: shards are written in this process, a few
-  // at once, each with many reads in flight.
+  // Local to local is disk- and CPU-bound: a worker thread per core. With S3 the network is the
+  // limit: shards are written in this process, a few at once, each with many reads in flight.
   const s3 = onS3 ? await import('./s3-storage') : undefined;
   const client = s3?.createS3Client(s3Flags);
   const threads = Math.max(1, os.availableParallelism());
   const pool = source.kind === 'local' && output.kind === 'local'
-    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency }, threads - 1, { callingThreadWrites: true })
+    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency }, threads)
     : undefined;
   const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();

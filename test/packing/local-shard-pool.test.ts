@@ -3,11 +3,10 @@ import * as path from 'node:path';
 import { shardFormat } from '../../lambda/packing/formats';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
-import { packDataset } from '../../lambda/packing/pack';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
 import { writeShard } from '../../lambda/packing/shard-writer';
 import { listAll } from '../../lambda/packing/io/storage';
-import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
+import { seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 
 const folder = temporaryFolders();
 
@@ -25,8 +24,8 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.close()));
 });
 
-function poolFor(sourceDir: string, outputDir: string, threads = 2, callingThreadWrites = false): LocalShardPool {
-  const pool = new LocalShardPool({ sourceDir, outputDir, format: 'tfrecord', readConcurrency: 4 }, threads, { callingThreadWrites });
+function poolFor(sourceDir: string, outputDir: string, threads = 2): LocalShardPool {
+  const pool = new LocalShardPool({ sourceDir, outputDir, format: 'tfrecord', readConcurrency: 4 }, threads);
   pools.push(pool);
   return pool;
 }
@@ -91,52 +90,6 @@ describe('LocalShardPool', () => {
     expect(pooled).toEqual(here);
     expect(handled).toBe(40);
     expect(fs.readFileSync(path.join(pooledDir, pooled.shard.key))).toEqual(fs.readFileSync(path.join(hereDir, here.shard.key)));
-  });
-
-  test.each([0, 1, 3])('with the calling thread writing too and %i worker(s), a run writes the bytes of a run without a pool', async (workers) => {
-    // GIVEN
-    const dir = sourceFolder();
-    const pooledDir = folder('pool-out');
-    const hereDir = folder('here-out');
-    const pool = poolFor(dir, pooledDir, workers, true);
-    pool.start();
-    const settings = { format: 'tfrecord' as const, seed: 7, shardCount: 6 };
-
-    // WHEN the listing's stats and the shards go to the workers and this thread, as in the CLI
-    await packDataset({
-      ...settings,
-      source: new LocalDirectorySource(dir, { statFiles: pool.statFiles }),
-      sink: new LocalDirectorySink(pooledDir),
-      parallelShards: workers + 1,
-      writeShard: (shard, onFiles) => pool.write(shard, onFiles),
-    });
-    await packDataset({ ...settings, source: new LocalDirectorySource(dir), sink: new LocalDirectorySink(hereDir) });
-
-    // THEN every shard, index and the manifest are the same bytes, and no worker was added
-    const written = listFiles(hereDir);
-    expect(listFiles(pooledDir)).toEqual(written);
-    expect(written).toContain('manifest.json');
-    for (const file of written) expect(fs.readFileSync(path.join(pooledDir, file))).toEqual(fs.readFileSync(path.join(hereDir, file)));
-    expect(threadsOf(pool)).toHaveLength(workers);
-  });
-
-  test('with its one worker busy, a pool whose calling thread writes writes the next shard in this thread', async () => {
-    // GIVEN a worker busy with a stat of many paths
-    const dir = sourceFolder();
-    const files = await listAll(new LocalDirectorySource(dir));
-    const [shard] = planShards(files, { seed: 3, shardCount: 1 }).shards;
-    const pool = poolFor(dir, folder('pool-out'), 1, true);
-    const busy = pool.statFiles(Array.from({ length: 200_000 }, (_, i) => `missing-${i}`));
-
-    // WHEN
-    const reports: number[] = [];
-    const result = await pool.write(shard, (_bytes, count) => reports.push(count));
-
-    // THEN this thread reported each file as it went (a worker reports them in batches of up to 256)
-    expect(reports).toEqual(Array.from({ length: 40 }, () => 1));
-    expect(result.shard.records).toBe(40);
-    expect(threadsOf(pool)).toHaveLength(1);
-    await busy;
   });
 
   test('a worker that stops during a task fails that task, naming it, and the next task gets a new worker', async () => {

@@ -1,7 +1,7 @@
 // Worker thread of LocalShardPool: stats files for the listing and writes the shards it is sent,
 // reporting progress in batches.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { StartedWorkerData, WorkerMessage, WorkerRequest } from './local-shard-pool';
+import type { LocalShardWorkerData, WorkerMessage, WorkerRequest } from './local-shard-pool';
 import { shardFormat } from '../formats';
 import { LocalDirectorySink, LocalDirectorySource } from '../io/local-directory';
 import { writeShard } from '../shard-writer';
@@ -10,7 +10,7 @@ import { fromShardMessage } from './shard-message';
 /** Progress is posted every this many files: a message per 5 KB file would cost more than the file. */
 const PROGRESS_BATCH = 256;
 
-const data = workerData as StartedWorkerData;
+const data = workerData as LocalShardWorkerData;
 const source = new LocalDirectorySource(data.sourceDir);
 const sink = new LocalDirectorySink(data.outputDir);
 const format = shardFormat(data.format);
@@ -21,7 +21,6 @@ port.on('message', (request: WorkerRequest) => {
   const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   if (request.kind === 'stat') {
     const stats = source.stat(request.keys);
-    Atomics.add(data.filesStatted, 0, request.keys.length);
     post({ id, kind: 'stats', stats }, [stats.buffer as ArrayBuffer]);
     return;
   }
