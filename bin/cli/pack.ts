@@ -26,7 +26,8 @@ TFRecord or MXNet RecordIO shards with index files and a manifest.json (written 
                                count is rounded up to a multiple of it
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
   --labels folder|none         label = first folder of the path, or no labels (default: folder)
-  --concurrency N              files read ahead per shard (default: 32, or 64 with S3)
+  --concurrency N              S3 objects read ahead per shard (default: 64); local files are
+                               read one at a time by each thread, a worker thread per core
   --allow-missing              exit 0 even when some files could not be read
                                (they are listed in the manifest's failures either way)
   --inventory S3URI            list an S3 source from its S3 Inventory report (CSV) instead of
