@@ -1,6 +1,8 @@
 // Benchmark: `training-io pack` (TFRecord and RecordIO) against GNU `tar cf` of the same folder,
 // warm page cache, same run, same disk, runs taking turns. Prints best and median wall time, MB/s,
-// the ratios pack/tar (target ≤ 1.0) and peak RSS (target ≤ 300 MB). Not a test: run
+// median CPU time (user + system: on a machine other jobs load, the wall times of one core and of
+// all say less than the CPU each run needed), the ratios pack/tar (target ≤ 0.7), peak RSS (target
+// ≤ 300 MB) and the load average before and after each dataset's runs. Not a test: run
 // `npm run bench:pack-local [-- --dir D --scale F --runs N --many FILES]`; `--many 1200000` adds a
 // set of that many 100–400 B files, for peak RSS beyond the 131,072 files planned in memory;
 // `--pinned` adds TFRecord runs pinned with `taskset` to CPU 0 and to every CPU, and the speed-up
@@ -57,24 +59,40 @@ function generate(spec: DatasetSpec, dir: string): number {
 
 interface Timing {
   readonly seconds: number;
+  /** User + system CPU seconds. */
+  readonly cpuSeconds: number;
   readonly peakRssMB: number;
 }
 
-/** Runs a command under GNU time: wall seconds and peak RSS in MB. */
+/** Runs a command under GNU time: wall seconds, CPU seconds and peak RSS in MB. */
 function timed(command: string, args: string[]): Timing {
   const report = path.join(os.tmpdir(), `training-io-bench-time-${process.pid}.txt`);
-  execFileSync('/usr/bin/time', ['-f', '%e %M', '-o', report, command, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const [seconds, kib] = execFileSync('cat', [report]).toString().trim().split(/\s+/).map(Number);
+  execFileSync('/usr/bin/time', ['-f', '%e %U %S %M', '-o', report, command, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const [seconds, user, system, kib] = execFileSync('cat', [report]).toString().trim().split(/\s+/).map(Number);
   rmSync(report, { force: true });
-  return { seconds, peakRssMB: kib / 1024 };
+  return { seconds, cpuSeconds: user + system, peakRssMB: kib / 1024 };
 }
 
-/** Best and median wall time of the runs, and the largest peak RSS. */
-function summarize(timings: Timing[]): { best: number; median: number; peakRssMB: number } {
-  const seconds = timings.map((t) => t.seconds).sort((a, b) => a - b);
-  const middle = Math.floor(seconds.length / 2);
-  const median = seconds.length % 2 ? seconds[middle] : (seconds[middle - 1] + seconds[middle]) / 2;
-  return { best: seconds[0], median, peakRssMB: Math.max(...timings.map((t) => t.peakRssMB)) };
+function medianOf(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Best and median wall time of the runs, median CPU time, and the largest peak RSS. */
+function summarize(timings: Timing[]): { best: number; median: number; cpu: number; peakRssMB: number } {
+  const seconds = timings.map((t) => t.seconds);
+  return {
+    best: Math.min(...seconds),
+    median: medianOf(seconds),
+    cpu: medianOf(timings.map((t) => t.cpuSeconds)),
+    peakRssMB: Math.max(...timings.map((t) => t.peakRssMB)),
+  };
+}
+
+/** The 1-minute load average, which says how much of the machine the runs had. */
+function load(): string {
+  return os.loadavg()[0].toFixed(1);
 }
 
 function main(): void {
@@ -126,6 +144,7 @@ function main(): void {
       })) : []),
     ];
     const timings = contenders.map((): Timing[] => []);
+    const loadBefore = load();
     for (let run = 0; run < runs; run++) {
       contenders.forEach((contender, i) => {
         timings[i].push(contender.run());
@@ -134,13 +153,13 @@ function main(): void {
         execFileSync('sync');
       });
     }
-    console.log(`\n${spec.name}: ${spec.files} files, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs})`);
+    console.log(`\n${spec.name}: ${spec.files} files, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs}; load average ${loadBefore} before, ${load()} after)`);
     const tar = summarize(timings[0]);
     contenders.forEach((contender, i) => {
-      const { best, median, peakRssMB } = summarize(timings[i]);
+      const { best, median, cpu, peakRssMB } = summarize(timings[i]);
       const ratios = i === 0 ? '' : `  ratio pack/tar best ${(best / tar.best).toFixed(2)}, median ${(median / tar.median).toFixed(2)}`;
       console.log(`  ${contender.name.padEnd(14)} best ${best.toFixed(2)} s (${(bytes / 1e6 / best).toFixed(0)} MB/s)  median ${median.toFixed(2)} s  ` +
-        `peak RSS ${peakRssMB.toFixed(0)} MB${ratios}`);
+        `CPU ${cpu.toFixed(2)} s  peak RSS ${peakRssMB.toFixed(0)} MB${ratios}`);
     });
     if (values.pinned) {
       const [one, all] = PINNINGS.map((_, i) => summarize(timings[timings.length - PINNINGS.length + i]));

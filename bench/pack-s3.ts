@@ -3,7 +3,8 @@
 // in one run: signed GETs (the engine's read path, S3SignedGet, with nothing else), the SDK's
 // GetObject, `packDataset` in this process, and the `training-io pack` CLI as a child process (its
 // start included), each at the packer's read concurrency. Prints objects/s, MB/s and client CPU per
-// object of each (medians of --runs), and the ratios to signed GETs (target: pack ≥ 0.8). Not a test:
+// object of each (medians of --runs), and the ratios to signed GETs (target: pack ≥ 0.8); then the CPU
+// of the CLI packing one class folder alone, which is mostly its fixed cost (its start). Not a test:
 // run `npm run bench:pack-s3 [-- --objects N --large-objects N --concurrency N --runs N]`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -79,10 +80,18 @@ async function pack(client: S3Client, bucket: string, set: string, readConcurren
   return { seconds, objects: manifest.records, bytes: manifest.source.bytes, cpuMicros: cpuMicros(cpu) };
 }
 
+/** What one `training-io pack` child packs: a prefix of the bucket, and its objects and bytes. */
+interface CliRun {
+  readonly prefix: string;
+  readonly objects: number;
+  readonly bytes: number;
+  readonly extraArgs?: string;
+}
+
 /** `training-io pack` as a child process; its CPU from bash's `times` (the children's user and system time). */
-async function packCli(endpoint: string, region: string, bucket: string, set: ObjectSet, bytes: number, readConcurrency: number, run: number): Promise<Measurement> {
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} pack s3://${bucket}/${set.name}/ s3://${bucket}/cli-${set.name}-${run}/ `
-    + `--endpoint-url ${endpoint} --region ${region} --concurrency ${readConcurrency} >/dev/null; status=$?; times; exit $status`;
+async function packCli(endpoint: string, region: string, bucket: string, what: CliRun, readConcurrency: number, run: number): Promise<Measurement> {
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} pack s3://${bucket}/${what.prefix}/ s3://${bucket}/cli-${what.prefix}-${run}/ `
+    + `--endpoint-url ${endpoint} --region ${region} --concurrency ${readConcurrency} ${what.extraArgs ?? ''} >/dev/null; status=$?; times; exit $status`;
   const started = process.hrtime.bigint();
   const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -97,7 +106,7 @@ async function packCli(endpoint: string, region: string, bucket: string, set: Ob
     const [, minutes, secs] = /(\d+)m([\d.]+)s/.exec(t)!;
     return Number(minutes) * 60 + Number(secs);
   });
-  return { seconds, objects: set.count, bytes, cpuMicros: (children[0] + children[1]) * 1e6 };
+  return { seconds, objects: what.objects, bytes: what.bytes, cpuMicros: (children[0] + children[1]) * 1e6 };
 }
 
 function elapsed(started: bigint): number {
@@ -180,7 +189,7 @@ async function main(): Promise<void> {
           const m = way === 'signed GET' ? await gets(keys, concurrency, async (key) => (await signed.read(bucket, key, undefined, undefined)).length)
             : way === 'SDK GetObject' ? await gets(keys, concurrency, (key) => sdkGetObject(client, bucket, key))
               : way === 'pack (in process)' ? await pack(client, bucket, set.name, concurrency, run)
-                : await packCli(server.endpoint, server.region, bucket, set, totalBytes, concurrency, run);
+                : await packCli(server.endpoint, server.region, bucket, { prefix: set.name, objects: set.count, bytes: totalBytes }, concurrency, run);
           measured.get(way)!.push(m);
         }
       }
@@ -192,6 +201,17 @@ async function main(): Promise<void> {
         process.stdout.write(`${way.padEnd(20)} ${s.objectsPerSecond.toFixed(0).padStart(9)} ${s.megabytesPerSecond.toFixed(1).padStart(7)} `
           + `${s.cpuMsPerObject.toFixed(3).padStart(13)}  ${(s.objectsPerSecond / ceiling.objectsPerSecond).toFixed(2)}\n`);
       }
+      // The CLI's fixed cost apart: one class folder packed alone, its start included.
+      const folder = `${set.name}/class-000`;
+      const inFolder = keys.filter((key) => key.startsWith(`${folder}/`));
+      const small: Measurement[] = [];
+      for (let run = 0; run < runs; run++) {
+        small.push(await packCli(server.endpoint, server.region, bucket,
+          { prefix: folder, objects: inFolder.length, bytes: inFolder.reduce((sum, key) => sum + objects[key].length, 0), extraArgs: '--labels none' },
+          concurrency, run));
+      }
+      process.stdout.write(`pack CLI of ${inFolder.length} objects (one class folder): ${(median(small.map((m) => m.cpuMicros)) / 1e6).toFixed(2)} s of CPU in all `
+        + '(its start, the listing and one shard)\n');
     }
     process.stdout.write('\ntargets: pack ÷ signed GET ≥ 0.8; pack CLI CPU per 5 KB object (process start included) ≤ 0.4 ms\n');
   } finally {

@@ -41,6 +41,38 @@ describe('training-io pack and verify', () => {
     expect(verified).toEqual({ code: 0, stdout: expect.stringMatching(/^ok: 3 shards, 12 records, /), stderr: '' });
   });
 
+  test.each(['tfrecord', 'recordio'])('%s: a pack on one core (this thread alone) writes the bytes of a pack on four (worker threads)', async (format) => {
+    // GIVEN
+    const source = sourceFolder(40);
+    const oneCore = path.join(folder('out'), 'one-core');
+    const fourCores = path.join(folder('out'), 'four-cores');
+    // The core module object itself: the CLI sizes its threads from it.
+    // eslint-disable-next-line @typescript-eslint/consistent-type-imports, @typescript-eslint/no-require-imports -- spied on, so not a namespace copy
+    const nodeOs: typeof import('node:os') = require('node:os');
+    const cores = jest.spyOn(nodeOs, 'availableParallelism');
+
+    // WHEN
+    const codes: number[] = [];
+    let coresAsked = 0;
+    try {
+      cores.mockReturnValue(1);
+      codes.push((await runCli('pack', source, oneCore, '--format', format, '--shards', '4', '--seed', '3')).code);
+      cores.mockReturnValue(4);
+      codes.push((await runCli('pack', source, fourCores, '--format', format, '--shards', '4', '--seed', '3')).code);
+    } finally {
+      coresAsked = cores.mock.calls.length;
+      cores.mockRestore();
+    }
+
+    // THEN
+    expect(codes).toEqual([0, 0]);
+    expect(coresAsked).toBeGreaterThanOrEqual(2);
+    const written = listFiles(oneCore);
+    expect(written.filter((file) => file.startsWith('shards/'))).toHaveLength(4);
+    expect(listFiles(fourCores)).toEqual(written);
+    for (const file of written) expect(fs.readFileSync(path.join(fourCores, file))).toEqual(fs.readFileSync(path.join(oneCore, file)));
+  });
+
   test('progress goes to stderr as plain lines when it is not a terminal', async () => {
     // GIVEN
     const source = sourceFolder(6);
