@@ -1,9 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
+import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
+import { datasetObjects, expectSameObjects, withoutVersionIds } from '../support/dataset-objects';
 
 const folder = temporaryFolders();
 
@@ -67,10 +70,11 @@ describe('training-io pack and verify', () => {
     // THEN
     expect(codes).toEqual([0, 0]);
     expect(coresAsked).toBeGreaterThanOrEqual(2);
-    const written = listFiles(oneCore);
-    expect(written.filter((file) => file.startsWith('shards/'))).toHaveLength(4);
-    expect(listFiles(fourCores)).toEqual(written);
-    for (const file of written) expect(fs.readFileSync(path.join(fourCores, file))).toEqual(fs.readFileSync(path.join(oneCore, file)));
+    // The same shards, indexes and manifest; only the versions' random ids differ.
+    const written = await datasetObjects(new LocalDirectorySink(oneCore));
+    expect([...written.keys()].filter((key) => key.startsWith('shards/'))).toHaveLength(4);
+    expectSameObjects(await datasetObjects(new LocalDirectorySink(fourCores)), written);
+    expect(withoutVersionIds(readManifest(fourCores))).toEqual(withoutVersionIds(readManifest(oneCore)));
   });
 
   test('progress goes to stderr as plain lines when it is not a terminal', async () => {
@@ -229,3 +233,30 @@ describe('training-io pack and verify', () => {
     expect(stderr).toContain('Usage: training-io verify <dataset>');
   });
 });
+
+describe('training-io pack on a disk that fills', () => {
+  const REPO = path.join(__dirname, '..', '..');
+
+  test('a write the file system refuses (EFBIG under `ulimit -f`, as ENOSPC would) names the file, leaves no partial file and publishes nothing; a rerun with room publishes', async () => {
+    // GIVEN a source whose one shard outgrows the 16 KiB a file may have in this process
+    const source = sourceFolder(40);
+    const output = folder('out');
+
+    // WHEN the CLI runs under the limit (a real refusal by the kernel, not an injected one)
+    const child = spawnSync('bash', ['-c', `ulimit -f 16 && exec "${process.execPath}" -r ts-node/register/transpile-only bin/training-io.ts pack "$0" "$1"`, source, output],
+      { cwd: REPO, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'tsconfig.dev.json') } });
+
+    // THEN
+    expect(child.status).toBe(1);
+    expect(child.stderr).toMatch(new RegExp(`${escapeRegExp(output)}/versions/v\\d{8}-[0-9a-f]{8}/shards/part-00000-of-00001\\.tfrecord: EFBIG`));
+    expect(listFiles(output).filter((key) => key.endsWith('.partial') || key.startsWith('published/') || key === MANIFEST_KEY)).toEqual([]);
+    const rerun = await runCli('pack', source, output);
+    expect(rerun.code).toBe(0);
+    expect(readManifest(output).records).toBe(40);
+    expect(listFiles(output).filter((key) => key.endsWith('.partial'))).toEqual([]);
+  }, 120_000);
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
