@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 
@@ -71,6 +72,19 @@ export interface ManifestSizing {
   readonly multipleOfConsumers: boolean;
   /** Shards reused from earlier versions, by reference. */
   readonly reusedShards: number;
+}
+
+/**
+ * The sizing a run records: the effective target (the default applied) unless an exact count was
+ * asked for, so that the CLI and the construct, which may leave the default implicit or render it,
+ * record the same thing.
+ */
+export function effectiveSizing(targetShardBytes: number | undefined, shardCount: number | undefined, consumers: number | undefined) {
+  return {
+    targetShardBytes: shardCount !== undefined ? null : targetShardBytes ?? DEFAULT_TARGET_SHARD_BYTES,
+    shardCount: shardCount ?? null,
+    consumers: consumers ?? 1,
+  };
 }
 
 /** What a run is asked to make, compared with a version to tell whether it is up to date. */

@@ -8,7 +8,7 @@ import { ListingCollector } from './listing/listing-collector';
 import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
 import type { Manifest, ManifestShard, PackRequest } from './manifest';
-import { isUpToDate, sourceFingerprint } from './manifest';
+import { effectiveSizing, isUpToDate, sourceFingerprint } from './manifest';
 import { parseMembers, serializeMembers } from './members';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
@@ -103,7 +103,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
-    const sizing = { targetShardBytes: options.targetShardBytes ?? null, shardCount: options.shardCount ?? null, consumers: options.consumers ?? 1 };
+    const sizing = effectiveSizing(options.targetShardBytes, options.shardCount, options.consumers);
     const request: PackRequest = {
       sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
     };

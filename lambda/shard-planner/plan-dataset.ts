@@ -3,7 +3,7 @@ import { shardFormat } from '../packing/formats';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { listAll } from '../packing/io/storage';
 import type { PackRequest } from '../packing/manifest';
-import { isUpToDate, sourceFingerprint } from '../packing/manifest';
+import { effectiveSizing, isUpToDate, sourceFingerprint } from '../packing/manifest';
 import { serializeMembers } from '../packing/members';
 import { readMembers } from '../packing/pack';
 import { planIncremental } from '../packing/planning/incremental-plan';
@@ -52,7 +52,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const current = await currentVersion(sink);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
-  const sizing = { targetShardBytes: settings.targetShardBytes ?? null, shardCount: settings.shardCount ?? null, consumers: settings.consumers };
+  const sizing = effectiveSizing(settings.targetShardBytes, settings.shardCount, settings.consumers);
   const request: PackRequest = { sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder' };
   if (current && !options.force && isUpToDate(current.manifest, request, fingerprint)) {
     const manifest = current.manifest;

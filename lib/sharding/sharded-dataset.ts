@@ -8,7 +8,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
+import { DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
 import { DATASET_LAYOUT } from '../contract/dataset-layout';
 import { PACKING_ENV } from '../contract/handler-environment';
 import { MIB } from '../contract/units';
@@ -384,7 +384,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       [env.format]: format,
       [env.seed]: String(this.seed),
       [env.labels]: props.labels ?? RecordLabels.FOLDER,
-      ...(props.targetShardSize ? { [env.targetShardBytes]: numberVariable(props.targetShardSize.toBytes()) } : {}),
+      // The effective target, always rendered (the default when neither a size nor a count is given).
+      ...(props.shardCount === undefined ? { [env.targetShardBytes]: numberVariable(props.targetShardSize?.toBytes() ?? DEFAULT_SHARD_BYTES) } : {}),
       ...(props.shardCount !== undefined ? { [env.shardCount]: numberVariable(props.shardCount) } : {}),
       [env.consumers]: numberVariable(this.consumers),
       ...(props.sourceInventory ? { [env.inventoryBucket]: props.sourceInventory.bucket.bucketName, [env.inventoryKey]: props.sourceInventory.prefix } : {}),

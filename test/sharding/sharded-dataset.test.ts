@@ -163,6 +163,16 @@ describe('ShardedDataset', () => {
     expect(() => dataset({ versionRetention })).toThrow(message);
   });
 
+  test('the planner is always told the effective target shard size (64 MiB unless given), and none with an exact count', () => {
+    const plannerEnvironment = (extra: object) => {
+      const functions = dataset(extra).template.findResources('AWS::Lambda::Function');
+      return Object.values(functions).map((fn: any) => fn.Properties.Environment?.Variables ?? {}).find((vars: any) => 'CONSUMERS' in vars);
+    };
+    expect(plannerEnvironment({})).toMatchObject({ TARGET_SHARD_BYTES: String(64 * 1024 * 1024) });
+    expect(plannerEnvironment({ targetShardSize: Size.mebibytes(16) })).toMatchObject({ TARGET_SHARD_BYTES: String(16 * 1024 * 1024) });
+    expect(plannerEnvironment({ shardCount: 8 })).not.toHaveProperty('TARGET_SHARD_BYTES');
+  });
+
   test('the finalizer is told the version retention in days (7 unless given)', () => {
     const finalizerEnvironment = (extra: object) => {
       const functions = dataset(extra).template.findResources('AWS::Lambda::Function');

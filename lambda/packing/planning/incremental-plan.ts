@@ -1,5 +1,6 @@
 import type { ListedFile } from '../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
+import { effectiveSizing } from '../manifest';
 import { sortByKeyInCodePointOrder } from './key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { MIN_TARGET_SHARD_BYTES, planShards } from './plan-shards';
@@ -99,7 +100,9 @@ function changedSetting(manifest: Manifest, options: PlanOptions & { readonly fo
   if (options.shardCount !== undefined) return 'an exact shard count was asked for';
   if (manifest.sizing.shardCount !== null) return 'the previous version was packed to an exact shard count';
   if (manifest.sizing.consumers !== consumers) return `the consumers changed (${manifest.sizing.consumers} → ${consumers})`;
-  if (manifest.sizing.targetShardBytes !== (options.targetShardBytes ?? null)) return 'the target shard size changed';
+  if (manifest.sizing.targetShardBytes !== effectiveSizing(options.targetShardBytes, options.shardCount, consumers).targetShardBytes) {
+    return 'the target shard size changed';
+  }
   const labelled = Object.keys(manifest.labels).length > 0;
   if (labelled !== ((options.labels ?? 'folder') === 'folder')) return 'the labelling changed';
   return undefined;

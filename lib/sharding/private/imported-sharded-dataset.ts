@@ -4,16 +4,8 @@ import { Construct } from 'constructs';
 import { grantDatasetRead } from './dataset-read-grant';
 import type { IShardedDataset } from '../sharded-dataset';
 
-/** Where the objects of a dataset packed elsewhere are. */
-export interface ImportedDatasetKeys {
-  readonly destinationBucket: s3.IBucket;
-  readonly destinationPrefix: string;
-  readonly shardsPrefix: string;
-  readonly indexPrefix: string;
-  readonly manifestKey: string;
-  readonly shardsManifestKey: string;
-  readonly indexManifestKey: string;
-}
+/** Where the objects of a dataset packed elsewhere are: what an IShardedDataset says of itself. */
+export type ImportedDatasetKeys = Omit<IShardedDataset, 'grantRead'>;
 
 /** A dataset packed outside this app (the `training-io pack` CLI, another stack): `ShardedDataset.fromAttributes`. */
 export class ImportedShardedDataset extends Construct implements IShardedDataset {
