@@ -1,4 +1,4 @@
-import { versionOfKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
+import { PLAN_ROOT, versionOfKey, VERSIONS_PREFIX, VersionLayout, versionSequence } from './dataset-layout';
 import type { PackingSink } from './io/storage';
 import type { Manifest } from './manifest';
 import { publishedVersions, readVersionManifest } from './publish';
@@ -8,7 +8,7 @@ export const DEFAULT_RETENTION_DAYS = 7;
 
 /** What a prune removed. */
 export interface PruneResult {
-  /** Versions whose folders were emptied of what no kept version references. */
+  /** Versions whose folders were emptied of what no kept version references, abandoned ones included. */
   readonly prunedVersions: string[];
   readonly deletedObjects: number;
   /** Versions kept: the current one and those current within the retention period. */
@@ -19,8 +19,12 @@ export interface PruneResult {
  * Deletes the objects of versions that stopped being current more than `retentionMs` ago, except
  * those a kept version still references (an incremental repack reuses shards by reference). The
  * current version and every version current within the period are kept, so a running job finishes
- * on the version it started with. Folders of versions never published (a run in progress, or one
- * that failed) are left alone: a run in progress has no claim yet.
+ * on the version it started with.
+ *
+ * Folders of versions never published are deleted too once their sequence number is taken (the
+ * run that wrote them crashed, or lost the race to publish: it can never publish that number),
+ * with their working files under `_plan/`. A run in progress plans the next number, which no claim
+ * has yet: its folder is left alone.
  */
 export async function pruneVersions(sink: PackingSink, retentionMs: number, now: Date = new Date()): Promise<PruneResult> {
   const published = await publishedVersions(sink);
@@ -33,18 +37,26 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now:
   for (const id of kept) {
     for (const key of referencedKeys(await readVersionManifest(sink, id))) referenced.add(key);
   }
-  const prunable = new Set(published.map((version) => version.datasetVersion).filter((id) => !kept.includes(id)));
-  const stale = (await sink.list(VERSIONS_PREFIX)).filter((key) => {
+  const publishedIds = new Set(published.map((version) => version.datasetVersion));
+  const newest = published[published.length - 1].sequence;
+  const folders = await sink.list(VERSIONS_PREFIX);
+  const abandoned = new Set(folders.map(versionOfKey).filter((id): id is string =>
+    id !== undefined && !publishedIds.has(id) && versionSequence(id)! <= newest));
+  const prunable = new Set([...publishedIds].filter((id) => !kept.includes(id)));
+  for (const id of abandoned) prunable.add(id);
+  const stale = folders.filter((key) => {
     const version = versionOfKey(key);
     return version !== undefined && prunable.has(version) && !referenced.has(key);
   });
+  const workingFiles = (await sink.list(PLAN_ROOT)).filter((key) => abandoned.has(key.slice(PLAN_ROOT.length).split('/', 1)[0]));
+  await deleteAll(sink, workingFiles);
   // The version's own manifest last: a half-pruned version still says what it was.
   const manifests = new Set([...prunable].map((id) => new VersionLayout(id).manifestKey));
   await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
   await deleteAll(sink, stale.filter((key) => manifests.has(key)));
   return {
     prunedVersions: [...prunable].filter((id) => stale.some((key) => versionOfKey(key) === id)),
-    deletedObjects: stale.length,
+    deletedObjects: stale.length + workingFiles.length,
     keptVersions: kept,
   };
 }

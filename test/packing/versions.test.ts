@@ -174,7 +174,10 @@ describe('publishing', () => {
     // THEN the root names version 2; version 1 is whole and verifies, as the job reads it
     expect(second.manifest.sizing.reusedShards).toBe(0);
     expect(JSON.parse(fs.readFileSync(path.join(outDir, MANIFEST_KEY), 'utf8')).datasetVersion).toBe(second.manifest.datasetVersion);
-    expect(versionObjects(outDir, first.manifest.datasetVersion)).toEqual(held);
+    // Buffers compared with equals(): jest's deep equality walks them byte by byte.
+    const now = versionObjects(outDir, first.manifest.datasetVersion);
+    expect([...now.keys()]).toEqual([...held.keys()]);
+    for (const [key, bytes] of held) expect({ key, same: now.get(key)!.equals(bytes) }).toEqual({ key, same: true });
     expect((await verifyDataset(new LocalDirectorySink(outDir), { version: first.manifest.datasetVersion })).problems).toEqual([]);
   });
 
@@ -200,5 +203,27 @@ describe('publishing', () => {
     expect(left.filter((key) => key.includes('/shards/'))).toEqual([...reused].filter((key) => key.includes(first.manifest.datasetVersion)).sort());
     expect(left).not.toContain(`versions/${first.manifest.datasetVersion}/manifest.json`);
     expect((await verifyDataset(sink)).problems).toEqual([]);
+  });
+
+  test('a crashed run\'s folders go at the next prune once its number is taken; a run in progress on the next number is left alone', async () => {
+    // GIVEN version 1 published, the leftovers of a run that also made a version 1 and crashed, and a run making version 2
+    const sourceDir = folder('src');
+    writeFiles(sourceDir, files(0, 200));
+    const outDir = folder('out');
+    const sink = new LocalDirectorySink(outDir);
+    const first = await pack(sourceDir, outDir);
+    const crashed = { 'versions/v00000001-0badf00d/shards/part-00000-of-00001.tfrecord': 'partial run', '_plan/v00000001-0badf00d/tasks.json': '[]' };
+    const inProgress = { 'versions/v00000002-0123abcd/shards/part-00000-of-00001.tfrecord': 'being written', '_plan/v00000002-0123abcd/tasks.json': '[]' };
+    writeFiles(outDir, { ...crashed, ...inProgress });
+
+    // WHEN
+    const pruned = await pruneVersions(sink, 86_400_000);
+
+    // THEN
+    expect(pruned.prunedVersions).toEqual(['v00000001-0badf00d']);
+    const left = listFiles(outDir);
+    for (const key of Object.keys(crashed)) expect(left).not.toContain(key);
+    for (const key of Object.keys(inProgress)) expect(left).toContain(key);
+    expect((await verifyDataset(sink, { version: first.manifest.datasetVersion })).problems).toEqual([]);
   });
 });
