@@ -5,7 +5,7 @@ import { sortByKeyInCodePointOrder } from './planning/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
 import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
-import { publishVersion } from './publish';
+import { publishVersion, throwIfClaimedByAnother } from './publish';
 
 /** What the shards of a run produced, in shard order. */
 export interface FinalizeInput {
@@ -63,6 +63,8 @@ export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
   const problem = checkTotals(manifest);
   if (problem) throw new IncompleteDatasetError(`not publishing ${layout.id}: ${problem}`);
 
+  // A run that lost the race to publish says so before anything else (the winner may have pruned its objects).
+  await throwIfClaimedByAnother(input.sink, layout.id, input.previousVersion);
   if (input.format === 'recordio') await writeGlobalIndex(input.sink, layout.globalIndexKey, input.shards);
   await checkObjectsPresent(input.sink, manifest);
   await input.sink.put(layout.manifestKey, serializeManifest(manifest));

@@ -16,7 +16,7 @@ import { planIncremental } from './planning/incremental-plan';
 import type { LabelMode, PlannedShard } from './planning/plan-types';
 import type { PruneResult } from './prune';
 import { DEFAULT_RETENTION_DAYS, pruneVersions } from './prune';
-import { currentVersion } from './publish';
+import { currentVersion, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
 import { writeShard } from './shard-writer';
 
@@ -159,6 +159,8 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       return { manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune };
     } catch (error) {
       await removeUnpublished(options.sink, layout);
+      // Lost the race to publish: that is the error to report, whatever failed first (the winner prunes the loser's objects).
+      await throwIfClaimedByAnother(options.sink, layout.id, current?.datasetVersion ?? null);
       throw error;
     }
   } finally {

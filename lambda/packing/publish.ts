@@ -78,16 +78,27 @@ export async function readVersionManifest(sink: DatasetStore, datasetVersion: st
  */
 export async function publishVersion(sink: PackingSink, manifest: Manifest, now: Date = new Date()): Promise<void> {
   const claim: VersionClaim = { datasetVersion: manifest.datasetVersion, publishedAt: now.toISOString() };
-  const key = claimKey(manifest.sequence);
-  if (!await sink.createIfAbsent(key, Buffer.from(`${JSON.stringify(claim)}\n`))) {
-    const winner = await readClaim(sink, manifest.sequence);
-    if (winner.datasetVersion !== manifest.datasetVersion) {
-      throw new ConcurrentPublishError(`${sink.uri}: another run published version ${winner.datasetVersion} as number ${manifest.sequence} `
-        + `(${winner.publishedAt}) while this run made ${manifest.datasetVersion} from ${manifest.previousVersion ?? 'nothing'}: `
-        + 'nothing of this run was published; pack again to build on the new version');
-    }
+  if (!await sink.createIfAbsent(claimKey(manifest.sequence), Buffer.from(`${JSON.stringify(claim)}\n`))) {
+    await throwIfClaimedByAnother(sink, manifest.datasetVersion, manifest.previousVersion);
   }
   await copyNewestToRoot(sink);
+}
+
+/**
+ * Throws ConcurrentPublishError when another run has published the sequence number of `datasetVersion`:
+ * this run can then never publish, whatever else went wrong (the winner may have pruned its objects).
+ */
+export async function throwIfClaimedByAnother(sink: DatasetStore, datasetVersion: string, previousVersion: string | null): Promise<void> {
+  const sequence = new VersionLayout(datasetVersion).sequence;
+  const winner = await readClaim(sink, sequence).catch((error: unknown) => {
+    if (isObjectNotFound(error)) return undefined;
+    throw error;
+  });
+  if (winner && winner.datasetVersion !== datasetVersion) {
+    throw new ConcurrentPublishError(`${sink.uri}: another run published version ${winner.datasetVersion} as number ${sequence} `
+      + `(${winner.publishedAt}) while this run made ${datasetVersion} from ${previousVersion ?? 'nothing'}: `
+      + 'nothing of this run was published; pack again to build on the new version');
+  }
 }
 
 /**

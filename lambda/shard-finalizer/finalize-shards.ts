@@ -3,7 +3,7 @@ import { finalizeDataset } from '../packing/finalize';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
 import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
-import { readVersionManifest } from '../packing/publish';
+import { readVersionManifest, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
 import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
@@ -39,6 +39,8 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   // Invoked again after it published (a retry whose first answer was lost): the version is done.
   const published = await publishedVersion(sink, run.version);
   if (published) return resultOf(published, run.version, 0);
+  // Another run took this version's number: say that, not what its pruning removed from under this run.
+  await throwIfClaimedByAnother(sink, event.datasetVersion, null);
   const plan = parseJsonObject<PlanSummary>(run.planKey, await sink.get(run.planKey));
   if (plan.datasetVersion !== event.datasetVersion || plan.source?.fingerprint !== event.fingerprint || plan.shardCount !== event.shardCount) {
     throw new HandlerInputError(

@@ -163,4 +163,21 @@ describe('shard handlers: plan → pack → finalize over local folders', () => 
     const { plan, sink } = await run(sourceDir, outDir);
     await expect(finalizeShards({ ...finalizerEvent(plan), fingerprint: 'other' }, sink, 7)).rejects.toThrow(/is not the plan of this run/);
   });
+
+  test('two executions planned from the same version: the first publishes and prunes the other\'s leftovers; the other fails as having lost the race', async () => {
+    const sourceDir = tempDir();
+    const outDir = tempDir();
+    writeFiles(sourceDir, { 'cat/1.jpg': 100, 'dog/1.jpg': 100 });
+    // Both plan before either publishes.
+    const first = await run(sourceDir, outDir, true);
+    const second = await run(sourceDir, outDir, true);
+    expect([first.plan.datasetVersion, second.plan.datasetVersion].map((id) => id.slice(0, 9))).toEqual(['v00000001', 'v00000001']);
+    for (const task of tasksOf(outDir, first.plan)) await packShard(task, { source: first.source, sink: first.sink, format: 'tfrecord', readConcurrency: 2 });
+    await finalizeShards(finalizerEvent(first.plan), first.sink, 7);
+
+    // The second's plan went with the first's prune: its finalizer says why it cannot publish, not what is missing.
+    expect(await second.sink.list(`_plan/${second.plan.datasetVersion}/`)).toEqual([]);
+    await expect(finalizeShards(finalizerEvent(second.plan), second.sink, 7))
+      .rejects.toThrow(new RegExp(`another run published version ${first.plan.datasetVersion} as number 1 .* this run made ${second.plan.datasetVersion}`));
+  });
 });
