@@ -1,3 +1,6 @@
+import type { PackingSink } from './io/storage';
+import { mapLimited } from './limited';
+import type { ManifestShard } from './manifest';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 
 /**
@@ -57,4 +60,12 @@ function isMember(entry: unknown): entry is [string, number, number, number, num
     && Number.isSafeInteger(entry[2]) && entry[2] >= -1
     && Number.isSafeInteger(entry[3]) && entry[3] >= 0
     && (entry.length === 4 || (typeof entry[4] === 'number' && Number.isFinite(entry[4])));
+}
+
+/** Member lists read at once (S3 reads are latency-bound). */
+const MEMBER_READS_AT_ONCE = 16;
+
+/** The member lists of a version's shards, in shard order. */
+export function readMembers(sink: Pick<PackingSink, 'get'>, shards: readonly ManifestShard[]): Promise<PlannedRecord[][]> {
+  return mapLimited(shards, MEMBER_READS_AT_ONCE, async (shard) => parseMembers(shard.membersKey, await sink.get(shard.membersKey)));
 }

@@ -4,12 +4,13 @@ import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
 import type { ListedFile, PackingSink, PackingSource } from './io/storage';
+import { DELETES_AT_ONCE, mapLimited } from './limited';
 import { ListingCollector } from './listing/listing-collector';
 import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
 import type { Manifest, ManifestShard, PackRequest } from './manifest';
 import { effectiveSizing, isUpToDate, sourceFingerprint } from './manifest';
-import { parseMembers, serializeMembers } from './members';
+import { readMembers, serializeMembers } from './members';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
@@ -168,23 +169,6 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   }
 }
 
-/** Member lists read at once (S3 reads are latency-bound). */
-const MEMBER_READS_AT_ONCE = 16;
-
-/** The member lists of a version's shards, in shard order. */
-export async function readMembers(sink: PackingSink, shards: readonly ManifestShard[]) {
-  const members = new Array<ReturnType<typeof parseMembers>>(shards.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < shards.length) {
-      const i = next++;
-      members[i] = parseMembers(shards[i].membersKey, await sink.get(shards[i].membersKey));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(MEMBER_READS_AT_ONCE, shards.length) }, worker));
-  return members;
-}
-
 function incrementalListingPlan(plan: IncrementalPlan, files: readonly ListedFile[]): ListingPlan {
   return {
     seed: plan.seed, labelMap: plan.labelMap, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes,
@@ -200,7 +184,7 @@ function rebase(shard: ManifestShard, layout: VersionLayout): ManifestShard {
 /** Best effort: the objects of a version that was not published go, so a failed run leaves nothing a reader could mistake. */
 async function removeUnpublished(sink: PackingSink, layout: VersionLayout): Promise<void> {
   try {
-    for (const key of await sink.list(layout.prefix)) await sink.delete(key);
+    await mapLimited(await sink.list(layout.prefix), DELETES_AT_ONCE, (key) => sink.delete(key));
   } catch {
     // The run's own error is what the caller needs; an unpublished folder is never read.
   }

@@ -1,5 +1,6 @@
 import { PLAN_ROOT, versionOfKey, VERSIONS_PREFIX, VersionLayout, versionSequence } from './dataset-layout';
 import type { PackingSink } from './io/storage';
+import { DELETES_AT_ONCE, mapLimited } from './limited';
 import type { Manifest } from './manifest';
 import { publishedVersions, readVersionManifest } from './publish';
 
@@ -71,12 +72,6 @@ function referencedKeys(manifest: Manifest): string[] {
   ];
 }
 
-const DELETES_AT_ONCE = 16;
-
 async function deleteAll(sink: PackingSink, keys: readonly string[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < keys.length) await sink.delete(keys[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(DELETES_AT_ONCE, keys.length) }, worker));
+  await mapLimited(keys, DELETES_AT_ONCE, (key) => sink.delete(key));
 }

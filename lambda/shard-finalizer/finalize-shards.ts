@@ -1,5 +1,6 @@
 import { claimKey, versionSequence, VersionLayout } from '../packing/dataset-layout';
 import { finalizeDataset } from '../packing/finalize';
+import { DELETES_AT_ONCE, mapLimited } from '../packing/limited';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
 import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
@@ -53,15 +54,7 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
     throw new HandlerInputError(`${run.tasksKey} lists ${Array.isArray(tasks) ? tasks.length : 'no'} shards, ${run.planKey} ${plan.shardCount}`);
   }
 
-  const results = new Array<PackedShardResult>(tasks.length);
-  let next = 0;
-  const reader = async () => {
-    while (next < tasks.length) {
-      const position = next++;
-      results[position] = await readResult(sink, run, tasks[position]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, tasks.length) }, reader));
+  const results = await mapLimited(tasks, READ_CONCURRENCY, (task) => readResult(sink, run, task));
 
   const shards: ManifestShard[] = [...plan.reused, ...results.map((result) => result.shard)];
   const failures: ManifestFailure[] = results.flatMap((result) => result.failures);
@@ -70,7 +63,7 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
     source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures,
   });
   // Published: the run's working files and the versions past their retention go.
-  for (const key of await sink.list(run.version.planPrefix)) await sink.delete(key);
+  await mapLimited(await sink.list(run.version.planPrefix), DELETES_AT_ONCE, (key) => sink.delete(key));
   const pruned = await pruneVersions(sink, retentionDays * 86_400_000);
   return resultOf(manifest, run.version, pruned.prunedVersions.length);
 }

@@ -4,8 +4,8 @@ import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { listAll } from '../packing/io/storage';
 import type { PackRequest } from '../packing/manifest';
 import { effectiveSizing, isUpToDate, sourceFingerprint } from '../packing/manifest';
-import { serializeMembers } from '../packing/members';
-import { readMembers } from '../packing/pack';
+import { readMembers, serializeMembers } from '../packing/members';
+import { mapLimited } from '../packing/limited';
 import { planIncremental } from '../packing/planning/incremental-plan';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
@@ -95,7 +95,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   };
   // Member lists go in the new version's folder: the version keeps them for the next repack.
   const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));
-  await forEachLimited(plan.shards, options.writeConcurrency ?? 8, (shard) => sink.put(layout.membersKey(shard.name), serializeMembers(shard.records)));
+  await mapLimited(plan.shards, options.writeConcurrency ?? 8, (shard) => sink.put(layout.membersKey(shard.name), serializeMembers(shard.records)));
   await sink.put(run.planKey, Buffer.from(`${JSON.stringify(summary)}\n`));
   await sink.put(run.tasksKey, Buffer.from(JSON.stringify(tasks)));
   return {
@@ -111,12 +111,4 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     seed: summary.seed,
     format: summary.format,
   };
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, action: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await action(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
