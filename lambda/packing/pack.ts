@@ -1,5 +1,5 @@
 import * as os from 'node:os';
-import { membersKeyInVersion, newVersionId, VersionLayout } from './dataset-layout';
+import { newVersionId, VersionLayout } from './dataset-layout';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
@@ -10,7 +10,7 @@ import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
 import type { Manifest, ManifestShard, PackRequest } from './manifest';
 import { effectiveSizing, isUpToDate, sourceFingerprint } from './manifest';
-import { readMembers, serializeMembers } from './members';
+import { readMembers } from './members';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
@@ -19,12 +19,12 @@ import type { PruneResult } from './prune';
 import { DEFAULT_RETENTION_DAYS, pruneVersions } from './prune';
 import { currentVersion, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
-import { writeShard } from './shard-writer';
+import { writeShardWithMembers } from './shard-writer';
 
 /**
- * Writes one planned shard under `prefix` (the new version's folder) and reports each input file
- * handled (its bytes, and how many files the report covers). The default writes in this process;
- * the CLI passes a worker-thread pool.
+ * Writes one planned shard, its index and its member list under `prefix` (the new version's
+ * folder; see writeShardWithMembers) and reports each input file handled (its bytes, and how many
+ * files the report covers). The default writes in this process; the CLI passes a worker-thread pool.
  */
 export type ShardWriteFunction = (shard: PlannedShard, prefix: string, onFiles: (bytes: number, files: number) => void) => Promise<ShardResult>;
 
@@ -197,7 +197,7 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
   report();
 
   const versionSink = options.sink.scoped(layout.prefix);
-  const write: ShardWriteFunction = options.writeShard ?? ((shard, _prefix, onFiles) => writeShard(shard, {
+  const write: ShardWriteFunction = options.writeShard ?? ((shard, _prefix, onFiles) => writeShardWithMembers(shard, {
     source: options.source,
     sink: versionSink,
     format,
@@ -236,8 +236,6 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
           progress.bytesDone += bytes;
           report();
         });
-        // The version keeps what each shard holds: the next repack compares it with the source.
-        await versionSink.put(membersKeyInVersion(shard.name), serializeMembers(shard.records));
       } catch (error) {
         failure ??= { error };
         return;

@@ -6,6 +6,7 @@ import { isUnreadableInput } from './io/unreadable-input';
 import type { ManifestFailure, ManifestShard } from './manifest';
 import { INDEX_FOLDER, membersKeyInVersion, SHARDS_FOLDER } from './dataset-layout';
 import { crc32cBase64 } from './manifest';
+import { serializeMembers } from './members';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 
@@ -66,6 +67,18 @@ export async function writeShard(planned: PlannedShard, options: ShardWriterOpti
     if (abortError === undefined) throw error;
     throw new Error(`${describe(error)}; aborting ${key} failed too: ${describe(abortError)}`, { cause: error });
   }
+}
+
+/**
+ * {@link writeShard}, then the shard's member list, which the version keeps so that the next repack
+ * can tell which shards changed. For runs that plan and write in one go (the CLI): the Lambda
+ * planner writes every member list before its packers start. Written where the shard was, so that
+ * with worker threads the thread that wrote the shard serializes its list, not the planning thread.
+ */
+export async function writeShardWithMembers(planned: PlannedShard, options: ShardWriterOptions): Promise<ShardResult> {
+  const result = await writeShard(planned, options);
+  await options.sink.put(membersKeyInVersion(planned.name), serializeMembers(planned.records));
+  return result;
 }
 
 function describe(error: unknown): string {

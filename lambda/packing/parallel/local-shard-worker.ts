@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { LocalShardWorkerData, WorkerMessage, WorkerRequest } from './local-shard-pool';
 import { shardFormat } from '../formats';
 import { LocalDirectorySink, LocalDirectorySource } from '../io/local-directory';
-import { writeShard } from '../shard-writer';
+import { writeShardWithMembers } from '../shard-writer';
 import { fromShardMessage } from './shard-message';
 
 /** Progress is posted every this many files: a message per 5 KB file would cost more than the file. */
@@ -27,7 +27,7 @@ port.on('message', (request: WorkerRequest) => {
   let files = 0;
   let bytes = 0;
   // Inside the promise: a message that cannot be read fails its task, not the worker.
-  Promise.resolve(request.shard).then((message) => writeShard(fromShardMessage(message), {
+  Promise.resolve(request.shard).then((message) => writeShardWithMembers(fromShardMessage(message), {
     source, sink: sink.scoped(request.prefix), format,
     readConcurrency: data.readConcurrency,
     onFile: (size) => {

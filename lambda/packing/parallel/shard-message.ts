@@ -12,12 +12,12 @@ export interface ShardMessage {
   readonly bytes: number;
   /** Keys joined by NUL, which no local file name contains. */
   readonly keys: string;
-  /** `size, label, recordId` per record. */
+  /** `size, label, recordId, modified` per record (modified NaN when not known). */
   readonly numbers: Float64Array;
 }
 
 const SEPARATOR = '\0';
-const FIELDS = 3;
+const FIELDS = 4;
 
 export function toShardMessage(shard: PlannedShard): ShardMessage {
   const { records } = shard;
@@ -29,6 +29,7 @@ export function toShardMessage(shard: PlannedShard): ShardMessage {
     numbers[FIELDS * i] = record.size;
     numbers[FIELDS * i + 1] = record.label;
     numbers[FIELDS * i + 2] = record.recordId;
+    numbers[FIELDS * i + 3] = record.modified ?? NaN;
   }
   return { index: shard.index, name: shard.name, bytes: shard.bytes, keys: keys.join(SEPARATOR), numbers };
 }
@@ -41,7 +42,11 @@ export function fromShardMessage(message: ShardMessage): PlannedShard {
   }
   const records = new Array<PlannedRecord>(count);
   for (let i = 0; i < count; i++) {
-    records[i] = { key: keys[i], size: message.numbers[FIELDS * i], label: message.numbers[FIELDS * i + 1], recordId: message.numbers[FIELDS * i + 2] };
+    const modified = message.numbers[FIELDS * i + 3];
+    records[i] = {
+      key: keys[i], size: message.numbers[FIELDS * i], label: message.numbers[FIELDS * i + 1], recordId: message.numbers[FIELDS * i + 2],
+      ...(Number.isNaN(modified) ? {} : { modified }),
+    };
   }
   return { index: message.index, name: message.name, bytes: message.bytes, records };
 }
