@@ -109,7 +109,8 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
     };
     const held = collector.takeInMemory();
-    if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, sourceFingerprint(held))) {
+    const fingerprintOf = (files: readonly ListedFile[]) => collector.inOrderFingerprint() ?? sourceFingerprint(files);
+    if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, fingerprintOf(held))) {
       return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
     }
     let fullRepackReason: string | undefined;
@@ -128,7 +129,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     } else if (current) {
       fullRepackReason = 'a full repack was asked for';
     }
-    const plan: ListingPlan = incremental ? incrementalListingPlan(incremental, held!) : planListing(collector, {
+    const plan: ListingPlan = incremental ? incrementalListingPlan(incremental, () => fingerprintOf(held!)) : planListing(collector, {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
       consumers: options.consumers, labels: options.labels, recordBytes,
     }, PLAN_LIMITS, undefined, held);
@@ -169,10 +170,10 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   }
 }
 
-function incrementalListingPlan(plan: IncrementalPlan, files: readonly ListedFile[]): ListingPlan {
+function incrementalListingPlan(plan: IncrementalPlan, fingerprint: () => string): ListingPlan {
   return {
     seed: plan.seed, labelMap: plan.labelMap, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes,
-    shardCount: plan.shards.length, groups: [plan.shards], fingerprint: () => sourceFingerprint(files),
+    shardCount: plan.shards.length, groups: [plan.shards], fingerprint,
   };
 }
 

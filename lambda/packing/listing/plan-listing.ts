@@ -42,7 +42,7 @@ export function planListing(
   taken?: ListedFile[],
 ): ListingPlan {
   const held = taken ?? collector.takeInMemory();
-  if (held) return planInMemory(held, options, limits);
+  if (held) return planInMemory(held, options, limits, collector.inOrderFingerprint());
 
   const settings = checkOptions(options);
   const fileCount = collector.count;
@@ -52,12 +52,14 @@ export function planListing(
     fileCount, settings.seed, firstShardCount(fileCount, requested, settings.consumers), settings.consumers, limits, settings.recordBytes,
   );
   // Too few files per shard for groups: planned whole, as planShards would (memory then grows with the listing).
-  if (!grouped) return planInMemory([...collector.sorted()], options, limits);
+  if (!grouped) return planInMemory([...collector.sorted()], options, limits, collector.inOrderFingerprint());
 
   const groupFiles = Array.from({ length: Math.min(grouped.groupCount, openGroupFiles) },
     (_, i) => new EntryFileWriter(collector.scratchFile(`group-${i}`), GROUP_FILE_BUFFER_BYTES));
   const groupSizes = new Float64Array(grouped.groupCount);
-  const hasher = new FingerprintHasher();
+  // Hashed again in key order only when the listing did not come in that order.
+  const inOrderFingerprint = collector.inOrderFingerprint();
+  const hasher = inOrderFingerprint === undefined ? new FingerprintHasher() : undefined;
   const classNames = new Set<string>();
   let classPrefix: string | undefined;
   let previous: string | undefined;
@@ -65,7 +67,7 @@ export function planListing(
     for (const file of collector.sorted()) {
       if (file.key === previous) throw duplicateKey(file.key);
       previous = file.key;
-      hasher.add(file);
+      hasher?.add(file);
       if (settings.labels === 'folder' && (classPrefix === undefined || !file.key.startsWith(classPrefix))) {
         const name = className(file.key);
         classNames.add(name);
@@ -78,7 +80,7 @@ export function planListing(
   } finally {
     for (const writer of groupFiles) writer.close();
   }
-  const fingerprint = hasher.digest();
+  const fingerprint = inOrderFingerprint ?? hasher!.digest();
 
   const filesOf = (group: number): ListedFile[] => {
     const entries = readEntryFile(groupFiles[group % groupFiles.length].path, GROUP_FILE_BUFFER_BYTES);
@@ -111,7 +113,8 @@ export function planListing(
   };
 }
 
-function planInMemory(files: ListedFile[], options: PlanOptions, limits: PlanLimits): ListingPlan {
+/** `fingerprint`: the listing's, when the collector hashed it as it came; else computed from `files` when asked. */
+function planInMemory(files: ListedFile[], options: PlanOptions, limits: PlanLimits, fingerprint: string | undefined): ListingPlan {
   const plan = planShards(files, options, limits);
   let listing: ListedFile[] | undefined = files;
   return {
@@ -122,7 +125,7 @@ function planInMemory(files: ListedFile[], options: PlanOptions, limits: PlanLim
     shardCount: plan.shards.length,
     groups: [plan.shards],
     fingerprint: () => {
-      const fingerprint = sourceFingerprint(listing!);
+      fingerprint ??= sourceFingerprint(listing!);
       listing = undefined;
       return fingerprint;
     },

@@ -103,6 +103,42 @@ describe('ListingCollector', () => {
   });
 });
 
+describe('ListingCollector: the fingerprint of a listing in key order', () => {
+  // Keys whose code-point order differs from their code-unit order: U+FFFF sorts before an emoji.
+  const inKeyOrder = () => byKey([...listed(2000), { key: 'z/\uffff.jpg', size: 1, modified: 1 }, { key: 'z/😀.jpg', size: 2, modified: 2 }]);
+
+  test.each([
+    ['held in memory', 10_000],
+    ['sorted through runs on disk', 500],
+  ])('is hashed as the files come, %s: the fingerprint of the sorted listing', (_where, runFiles) => {
+    // GIVEN
+    const files = inKeyOrder();
+
+    // WHEN
+    const collector = collect(files, runFiles);
+
+    // THEN
+    expect(files.slice(-2).map((file) => file.key)).toEqual(['z/\uffff.jpg', 'z/😀.jpg']);
+    expect(collector.inOrderFingerprint()).toBe(sourceFingerprint(files));
+    // Asked again, the same (the hasher is spent once).
+    expect(collector.inOrderFingerprint()).toBe(sourceFingerprint(files));
+    collector.dispose();
+  });
+
+  test('one key out of order leaves the fingerprint to the caller, and the plan still gets the right one', () => {
+    // GIVEN: the last two keys swapped
+    const files = inKeyOrder();
+    files.push(...files.splice(-2, 1));
+
+    // WHEN
+    const collector = collect(files, 10_000);
+
+    // THEN
+    expect(collector.inOrderFingerprint()).toBeUndefined();
+    expect(planListing(collector, { seed: 1, targetShardBytes: 4 * MIB, labels: 'none' }).fingerprint()).toBe(sourceFingerprint(files));
+  });
+});
+
 describe('planListing', () => {
   const options: PlanOptions = { seed: 42, targetShardBytes: 4 * MIB, consumers: 2 };
 
