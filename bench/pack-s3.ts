@@ -1,9 +1,11 @@
 // Benchmark: `training-io pack` from S3 to S3 against the GET ceiling of the same objects on the same
 // local S3 server (OpenStack Swift, or s3rver without python3-swift: test/support/s3-server-kind.ts),
 // in one run: signed GETs (the engine's read path, S3SignedGet, with nothing else), the SDK's
-// GetObject, `packDataset` in this process, and the `training-io pack` CLI as a child process (its
-// start included), each at the packer's read concurrency. Prints objects/s, MB/s and client CPU per
-// object of each (medians of --runs), and the ratios to signed GETs (target: pack ≥ 0.8); then the CPU
+// GetObject, signed GETs whose bytes are written back as one object (a copy: the least a packer
+// must do, reading and writing every byte, on a server that shares this machine's CPUs), `packDataset`
+// in this process, and the `training-io pack` CLI as a child process (its start included), each at the
+// packer's read concurrency. Prints objects/s, MB/s and client CPU per object of each (medians of
+// --runs), and the ratios to signed GETs (target: pack ≥ 0.8) and to the copy; then the CPU
 // of the CLI packing one class folder alone, which is mostly its fixed cost (its start). Not a test:
 // run `npm run bench:pack-s3 [-- --objects N --large-objects N --concurrency N --runs N]`.
 import { spawn } from 'node:child_process';
@@ -39,8 +41,11 @@ interface Measurement {
   readonly cpuMicros: number;
 }
 
-type Way = 'signed GET' | 'SDK GetObject' | 'pack (in process)' | 'pack CLI (process)';
-const WAYS: Way[] = ['signed GET', 'SDK GetObject', 'pack (in process)', 'pack CLI (process)'];
+type Way = 'signed GET' | 'SDK GetObject' | 'signed GET → PUT' | 'pack (in process)' | 'pack CLI (process)';
+const WAYS: Way[] = ['signed GET', 'SDK GetObject', 'signed GET → PUT', 'pack (in process)', 'pack CLI (process)'];
+
+/** Bytes gathered before each write of the copy, as the shard writer's output block. */
+const COPY_BLOCK_BYTES = 4 * 1024 * 1024;
 
 /** Runs `get` for every key, `concurrency` at a time. */
 async function gets(keys: string[], concurrency: number, get: (key: string) => Promise<number>): Promise<Measurement> {
@@ -56,6 +61,39 @@ async function gets(keys: string[], concurrency: number, get: (key: string) => P
   const cpu = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, worker));
   return { seconds: elapsed(started), objects: keys.length, bytes, cpuMicros: cpuMicros(cpu) };
+}
+
+/**
+ * Signed GETs of every key whose bytes go, in the order they arrive, into one multipart upload
+ * through the engine's S3 sink (4 MiB blocks, the sink's part size and parts in flight): what
+ * copying the objects costs, without planning, framing or indexes.
+ */
+async function copy(client: S3Client, bucket: string, keys: string[], concurrency: number, run: number): Promise<Measurement> {
+  const signed = signedGetFor(client);
+  const sink = new S3Sink({ client, bucket, prefix: `copied-${run}/` });
+  const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
+  const writer = await sink.create('all.bin');
+  let block: Buffer[] = [];
+  let blockBytes = 0;
+  let writing = Promise.resolve();
+  const measured = await gets(keys, concurrency, async (key) => {
+    const data = await signed.read(bucket, key, undefined, undefined);
+    block.push(data);
+    blockBytes += data.length;
+    if (blockBytes >= COPY_BLOCK_BYTES) {
+      const full = Buffer.concat(block);
+      block = [];
+      blockBytes = 0;
+      writing = writing.then(() => writer.write([full]));
+      await writing;
+    }
+    return data.length;
+  });
+  await writing;
+  if (blockBytes > 0) await writer.write([Buffer.concat(block)]);
+  await writer.complete();
+  return { ...measured, seconds: elapsed(started), cpuMicros: cpuMicros(cpu) };
 }
 
 async function sdkGetObject(client: S3Client, bucket: string, key: string): Promise<number> {
@@ -188,18 +226,21 @@ async function main(): Promise<void> {
         for (const way of order) {
           const m = way === 'signed GET' ? await gets(keys, concurrency, async (key) => (await signed.read(bucket, key, undefined, undefined)).length)
             : way === 'SDK GetObject' ? await gets(keys, concurrency, (key) => sdkGetObject(client, bucket, key))
+              : way === 'signed GET → PUT' ? await copy(client, bucket, keys, concurrency, run)
               : way === 'pack (in process)' ? await pack(client, bucket, set.name, concurrency, run)
                 : await packCli(server.endpoint, server.region, bucket, { prefix: set.name, objects: set.count, bytes: totalBytes }, concurrency, run);
           measured.get(way)!.push(m);
         }
       }
       const ceiling = summarize(measured.get('signed GET')!);
+      const copied = summarize(measured.get('signed GET → PUT')!);
       process.stdout.write(`\n${set.count} objects × ${set.minBytes / 1024}–${set.maxBytes / 1024} KB (${(totalBytes / 1e6).toFixed(1)} MB) in ${CLASSES} classes\n`);
-      process.stdout.write(`${'way'.padEnd(20)} ${'objects/s'.padStart(9)} ${'MB/s'.padStart(7)} ${'CPU ms/object'.padStart(13)}  ÷ signed GET (objects/s)\n`);
+      process.stdout.write(`${'way'.padEnd(20)} ${'objects/s'.padStart(9)} ${'MB/s'.padStart(7)} ${'CPU ms/object'.padStart(13)}  ÷ signed GET  ÷ copy (objects/s)\n`);
       for (const way of WAYS) {
         const s = summarize(measured.get(way)!);
         process.stdout.write(`${way.padEnd(20)} ${s.objectsPerSecond.toFixed(0).padStart(9)} ${s.megabytesPerSecond.toFixed(1).padStart(7)} `
-          + `${s.cpuMsPerObject.toFixed(3).padStart(13)}  ${(s.objectsPerSecond / ceiling.objectsPerSecond).toFixed(2)}\n`);
+          + `${s.cpuMsPerObject.toFixed(3).padStart(13)}  ${(s.objectsPerSecond / ceiling.objectsPerSecond).toFixed(2).padStart(12)}  `
+          + `${(s.objectsPerSecond / copied.objectsPerSecond).toFixed(2).padStart(6)}\n`);
       }
       // The CLI's fixed cost apart: one class folder packed alone, its start included.
       const folder = `${set.name}/class-000`;
