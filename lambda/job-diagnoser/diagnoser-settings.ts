@@ -1,4 +1,4 @@
-import { HandlerInputError, stringField, eventObject } from '../shard-planner/handler-input';
+import { HandlerInputError, stringField, eventObject } from '../handler-kit/handler-input';
 import type { InstanceHardware } from '../diagnosis/collect-metrics';
 import { DIAGNOSER_ENV } from '../../lib/contract/handler-environment';
 import { LOADER_METRICS } from '../../lib/contract/metric-names';

@@ -1,4 +1,4 @@
-import { ENV } from '../shard-planner/dataset-settings';
+import { ENV } from '../handler-kit/dataset-settings';
 
 /** The finalizer's event: taken from the planner's result. */
 export interface ShardFinalizerEvent {

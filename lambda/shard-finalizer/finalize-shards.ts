@@ -7,9 +7,9 @@ import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manife
 import { readVersionManifest, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
-import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
-import type { PackedShardResult, PlanSummary, ShardTask } from '../shard-planner/plan-layout';
-import { parseJsonObject, RunFiles } from '../shard-planner/plan-layout';
+import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
+import type { PackedShardResult, PlanSummary, ShardTask } from '../handler-kit/plan-layout';
+import { parseJsonObject, RunFiles } from '../handler-kit/plan-layout';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 
 const HANDLER = 'shard-finalizer';

@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PACKER_METRICS } from '../../lib/contract/metric-names';
 import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
-import { readLocation, readRetentionDays } from '../shard-planner/dataset-settings';
+import { readLocation, readRetentionDays } from '../handler-kit/dataset-settings';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
 

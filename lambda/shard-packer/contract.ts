@@ -1,5 +1,5 @@
-import { ENV } from '../shard-planner/dataset-settings';
-import type { ShardTask } from '../shard-planner/plan-layout';
+import { ENV } from '../handler-kit/dataset-settings';
+import type { ShardTask } from '../handler-kit/plan-layout';
 import type { Manifest } from '../packing/manifest';
 
 /** The packer's event: one item of the Map, as the planner wrote it. */

@@ -4,7 +4,7 @@ import { engineS3Client } from '../packing/io/s3-client';
 import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
-import { readFormat, readLocation, readReadConcurrency } from '../shard-planner/dataset-settings';
+import { readFormat, readLocation, readReadConcurrency } from '../handler-kit/dataset-settings';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 import { SHARD_PACKER_METRICS } from './contract';
 import { packShard, parsePackerEvent } from './pack-shard';

@@ -2,11 +2,11 @@ import { shardFormat } from '../packing/formats';
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { writeShard } from '../packing/shard-writer';
-import { eventObject, HandlerInputError, integerField, stringField } from '../shard-planner/handler-input';
+import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
 import { versionOfKey, VersionLayout } from '../packing/dataset-layout';
 import { MemberListError, parseMembers, plannedShardOf } from '../packing/members';
-import type { PackedShardResult } from '../shard-planner/plan-layout';
-import { RunFiles } from '../shard-planner/plan-layout';
+import type { PackedShardResult } from '../handler-kit/plan-layout';
+import { RunFiles } from '../handler-kit/plan-layout';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 
 const HANDLER = 'shard-packer';

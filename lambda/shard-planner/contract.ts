@@ -1,8 +1,8 @@
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { Manifest } from '../packing/manifest';
-import { ENV } from './dataset-settings';
+import { ENV } from '../handler-kit/dataset-settings';
 
-export { ShardTask } from './plan-layout';
+export { ShardTask } from '../handler-kit/plan-layout';
 
 /** The planner's event: the execution's input. */
 export interface ShardPlannerEvent {

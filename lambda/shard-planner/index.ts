@@ -4,8 +4,8 @@ import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
 import type { ShardPlannerEvent, ShardPlannerResult } from './contract';
-import { readInventory, readLocation, readPlanSettings } from './dataset-settings';
-import { booleanField, eventObject } from './handler-input';
+import { readInventory, readLocation, readPlanSettings } from '../handler-kit/dataset-settings';
+import { booleanField, eventObject } from '../handler-kit/handler-input';
 import { planDataset } from './plan-dataset';
 
 const logger = new Logger();

@@ -11,9 +11,9 @@ import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
 import { currentVersion } from '../packing/publish';
 import type { ShardPlannerResult } from './contract';
-import type { BucketLocation, PlanSettings } from './dataset-settings';
-import type { PlanSummary, ShardTask } from './plan-layout';
-import { RunFiles } from './plan-layout';
+import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
+import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
+import { RunFiles } from '../handler-kit/plan-layout';
 
 /** What the planner works on. */
 export interface PlanDatasetOptions {

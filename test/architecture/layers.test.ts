@@ -13,13 +13,8 @@ const ENGINES = ['lambda/packing/', 'lambda/diagnosis/'];
 const HANDLERS = fs.readdirSync(path.join(__dirname, '..', '..', 'lambda'))
   .filter((name) => fs.existsSync(path.join(__dirname, '..', '..', 'lambda', name, 'index.ts')))
   .map((name) => `lambda/${name}/`);
-/**
- * lambda/shard-planner/ still holds the handlers' shared kit: the event and environment checks
- * (handler-input.ts, dataset-settings.ts) and the plan layout the other handlers import. It moves
- * to a common place with the versioned dataset layout (issue 16); until then it is the one folder
- * allowed past the adapter size.
- */
-const ADAPTER_LINES_EXCEPTIONS = ['lambda/shard-planner/'];
+/** What the handlers share: event and environment checks, the packing run's working files. Not a handler (no index.ts). */
+const HANDLER_KIT = 'lambda/handler-kit/';
 
 /** A construct module: one that loads the `constructs` package to extend its classes. */
 function isConstructModule(file: string): boolean {
@@ -92,9 +87,26 @@ describe('engines and adapters', () => {
     const lines = (folder: string) => sourceFiles(folder.replace(/\/$/, ''))
       .reduce((sum, file) => sum + fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8').split('\n').length, 0);
     // WHEN
-    const thick = HANDLERS.filter((folder) => !ADAPTER_LINES_EXCEPTIONS.includes(folder) && lines(folder) > 300);
+    const thick = HANDLERS.filter((folder) => lines(folder) > 300);
     // THEN
-    expect(HANDLERS).toEqual(expect.arrayContaining(['lambda/job-diagnoser/', 'lambda/shard-packer/']));
+    expect(HANDLERS).toEqual(expect.arrayContaining(['lambda/job-diagnoser/', 'lambda/shard-packer/', 'lambda/shard-planner/']));
     expect(thick).toEqual([]);
+  });
+
+  test('the handler kit is shared by handlers and imports none of them, nor does one handler import another', () => {
+    // GIVEN
+    const kit = sourceFiles(HANDLER_KIT.replace(/\/$/, ''));
+    // WHEN
+    const kitCrossing = kit.flatMap((file) => importsOf(file)
+      .filter((edge) => HANDLERS.some((handler) => edge.target.startsWith(handler)))
+      .map((edge) => `${file} → ${edge.target}`));
+    const handlerCrossing = HANDLERS.flatMap((handler) => sourceFiles(handler.replace(/\/$/, '')).flatMap((file) => importsOf(file)
+      .filter((edge) => HANDLERS.some((other) => other !== handler && edge.target.startsWith(other)))
+      .map((edge) => `${file} → ${edge.target}`)));
+    // THEN
+    expect(HANDLERS).not.toContain(HANDLER_KIT);
+    expect(kit.length).toBeGreaterThan(0);
+    expect(kitCrossing).toEqual([]);
+    expect(handlerCrossing).toEqual([]);
   });
 });

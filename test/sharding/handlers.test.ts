@@ -9,10 +9,10 @@ import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout
 import { parseMembers } from '../../lambda/packing/members';
 import { finalizeShards, parseFinalizerEvent } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard, parsePackerEvent } from '../../lambda/shard-packer/pack-shard';
-import { readInventory, readLocation, readPlanSettings } from '../../lambda/shard-planner/dataset-settings';
+import { readInventory, readLocation, readPlanSettings } from '../../lambda/handler-kit/dataset-settings';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
-import type { ShardTask } from '../../lambda/shard-planner/plan-layout';
-import { RunFiles } from '../../lambda/shard-planner/plan-layout';
+import type { ShardTask } from '../../lambda/handler-kit/plan-layout';
+import { RunFiles } from '../../lambda/handler-kit/plan-layout';
 import type { ShardPlannerResult } from '../../lambda/shard-planner/contract';
 
 const MEMBERS = 'versions/v00000001-0123abcd/members/part-00000-of-00002.jsonl';
