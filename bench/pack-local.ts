@@ -1,9 +1,11 @@
 // Benchmark: `training-io pack` (TFRecord and RecordIO) against GNU `tar cf` of the same folder,
 // warm page cache, same run, same disk, runs taking turns. Every contender writes a new output:
 // the previous archive or output folder is removed before the run, untimed (overwriting a 570 MB
-// archive made tar pay for freeing the old one: 1.6 s against 1.17 s here). A last row reads every
-// file with one `cat` per CPU (`xargs -P`) and writes nothing: the machine's ceiling for reading
-// the files, which the issue's target (pack ≤ 0.7 × tar) was set from. Prints best and median wall time, MB/s,
+// archive made tar pay for freeing the old one: 1.6 s against 1.17 s here). The last two rows read
+// every file and write nothing: one `cat` per CPU (`xargs -P`), the machine's ceiling for reading
+// the files, which the issue's target (pack ≤ 0.7 × tar) was set from; and Node's floor
+// (bench/read-floor.ts: a stat and a read of each file on one worker thread per CPU, nothing else),
+// which no pack written in Node can beat. Prints best and median wall time, MB/s,
 // median CPU time (user + system: on a machine other jobs load, the wall times of one core and of
 // all say less than the CPU each run needed), the ratios pack/tar (target ≤ 0.7), peak RSS (target
 // ≤ 300 MB) and the load average before and after each dataset's runs. Not a test: run
@@ -37,6 +39,7 @@ const PINNINGS = [
 ];
 
 const CLI = path.join(__dirname, '..', 'bin', 'training-io.js');
+const READ_FLOOR = path.join(__dirname, 'read-floor.js');
 
 /** Deterministic incompressible bytes (xorshift32), so runs compare and nothing compresses away. */
 function generate(spec: DatasetSpec, dir: string): number {
@@ -159,6 +162,7 @@ function main(): void {
         name: `${os.availableParallelism()} × cat`,
         run: () => timed('sh', ['-c', `find . -type f -print0 | xargs -0 -P ${os.availableParallelism()} -n ${CAT_FILES_PER_PROCESS} cat > /dev/null`], source),
       },
+      { name: 'node stat+read floor', run: () => timed(process.execPath, [READ_FLOOR, source]) },
     ];
     const timings = contenders.map((): Timing[] => []);
     const loadBefore = load();
