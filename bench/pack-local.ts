@@ -183,7 +183,7 @@ function main(): void {
         `CPU ${cpu.toFixed(2)} s  peak RSS ${peakRssMB.toFixed(0)} MB${ratios}`);
     });
     if (values.pinned) {
-      const [one, all] = PINNINGS.map((_, i) => summarize(timings[timings.length - PINNINGS.length + i]));
+      const [one, all] = PINNINGS.map(({ name }) => summarize(timings[contenders.findIndex((contender) => contender.name === `pack tfrecord ${name}`)]));
       console.log(`  speed-up ${PINNINGS[1].name} over ${PINNINGS[0].name}: best ${(one.best / all.best).toFixed(2)}×, median ${(one.median / all.median).toFixed(2)}×`);
     }
     rmSync(tarFile, { force: true });
