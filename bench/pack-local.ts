@@ -11,7 +11,7 @@
 // ≤ 300 MB) and the load average before and after each dataset's runs. Not a test: run
 // `npm run bench:pack-local [-- --dir D --scale F --runs N --many FILES]`; `--many 1200000` adds a
 // set of that many 100–400 B files, for peak RSS beyond the 131,072 files planned in memory;
-// `--pinned` adds TFRecord runs pinned with `taskset` to CPU 0 and to every CPU, and the speed-up
+// `--pinned` adds TFRecord runs (and floor runs) pinned with `taskset` to CPU 0 and to every CPU, and the speed-ups
 // of all cores over one (the CLI sizes its worker threads from the CPUs it may run on).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -163,6 +163,10 @@ function main(): void {
         run: () => timed('sh', ['-c', `find . -type f -print0 | xargs -0 -P ${os.availableParallelism()} -n ${CAT_FILES_PER_PROCESS} cat > /dev/null`], source),
       },
       { name: 'node stat+read floor', run: () => timed(process.execPath, [READ_FLOOR, source]) },
+      ...(values.pinned ? PINNINGS.map(({ name, cpus }) => ({
+        name: `node floor ${name}`,
+        run: () => timed('taskset', ['-c', cpus, process.execPath, READ_FLOOR, source]),
+      })) : []),
     ];
     const timings = contenders.map((): Timing[] => []);
     const loadBefore = load();
@@ -183,8 +187,11 @@ function main(): void {
         `CPU ${cpu.toFixed(2)} s  peak RSS ${peakRssMB.toFixed(0)} MB${ratios}`);
     });
     if (values.pinned) {
-      const [one, all] = PINNINGS.map(({ name }) => summarize(timings[contenders.findIndex((contender) => contender.name === `pack tfrecord ${name}`)]));
-      console.log(`  speed-up ${PINNINGS[1].name} over ${PINNINGS[0].name}: best ${(one.best / all.best).toFixed(2)}×, median ${(one.median / all.median).toFixed(2)}×`);
+      // The floor's own speed-up says how far the machine lets any Node reader scale.
+      for (const what of ['pack tfrecord', 'node floor']) {
+        const [one, all] = PINNINGS.map(({ name }) => summarize(timings[contenders.findIndex((contender) => contender.name === `${what} ${name}`)]));
+        console.log(`  speed-up of ${what}, ${PINNINGS[1].name} over ${PINNINGS[0].name}: best ${(one.best / all.best).toFixed(2)}×, median ${(one.median / all.median).toFixed(2)}×`);
+      }
     }
     rmSync(tarFile, { force: true });
   }
