@@ -1,5 +1,5 @@
-import type { ShardFormatName } from '../packing/formats/shard-format';
-import type { Manifest, ManifestShard, ManifestSizing } from '../packing/manifest';
+import type { FinalizeInput } from '../packing/finalize';
+import type { Manifest, ManifestShard } from '../packing/manifest';
 import { DatasetObjectError, parseJson } from '../packing/publish';
 import type { VersionLayout } from '../packing/dataset-layout';
 import { HandlerInputError } from './handler-input';
@@ -35,17 +35,12 @@ export interface ShardTask {
   readonly membersKey: string;
 }
 
-/** The contents of `_plan/<version>/plan.json`. */
-export interface PlanSummary {
+/**
+ * The contents of `_plan/<version>/plan.json`: what the finalizer is given about the version (the
+ * same fields as its input), the shards reused from earlier versions and the number of new ones.
+ */
+export interface PlanSummary extends Pick<FinalizeInput, 'datasetVersion' | 'previousVersion' | 'format' | 'seed' | 'source' | 'labels' | 'sizing'> {
   readonly version: 2;
-  readonly datasetVersion: string;
-  readonly previousVersion: string | null;
-  readonly format: ShardFormatName;
-  readonly seed: number;
-  readonly source: Manifest['source'];
-  /** Class name → label, names sorted; empty without labels. */
-  readonly labels: Record<string, number>;
-  readonly sizing: ManifestSizing;
   /** Shards of earlier versions kept by reference, before the new ones. */
   readonly reused: ManifestShard[];
   /** New shards the packers write. */
