@@ -4,7 +4,7 @@
 // archive made tar pay for freeing the old one: 1.6 s against 1.17 s here). The last two rows read
 // every file and write nothing: one `cat` per CPU (`xargs -P`), the machine's ceiling for reading
 // the files, which the issue's target (pack ≤ 0.7 × tar) was set from; and Node's floor
-// (bench/read-floor.ts: a stat and a read of each file on one worker thread per CPU, nothing else),
+// (bench/read-floor.ts: one worker thread per CPU lists its share of the folders, stats and reads each file, nothing else),
 // which no pack written in Node can beat. Prints best and median wall time, MB/s,
 // median CPU time (user + system: on a machine other jobs load, the wall times of one core and of
 // all say less than the CPU each run needed), the ratios pack/tar (target ≤ 0.7), peak RSS (target
