@@ -127,7 +127,7 @@ describe('a store that cannot be reached fails the run, never the files', () => 
     silent.destroy();
   }, 30_000);
 
-  testWhenServerCan('SignatureCheck', 'credentials the server refuses (403 SignatureDoesNotMatch) fail the run rather than listing every file', async () => {
+  testWhenServerCan('SignatureCheck', () => fixture.server, 'credentials the server refuses (403 SignatureDoesNotMatch) fail the run rather than listing every file', async () => {
     // GIVEN
     const wrongKey = engineS3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true,
       credentials: { accessKeyId: server.credentials.accessKeyId, secretAccessKey: 'not-the-secret' } });

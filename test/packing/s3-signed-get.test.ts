@@ -166,7 +166,7 @@ describe('signed GETs of the S3 source', () => {
     expect(await sink.get(MANIFEST_KEY).then(() => true, (error: unknown) => !isObjectNotFound(error))).toBe(false);
   });
 
-  testWhenServerCan('SignatureCheck', 'credentials come from the client\'s provider per request: a change shows in the next GET', async () => {
+  testWhenServerCan('SignatureCheck', () => fixture.server, 'credentials come from the client\'s provider per request: a change shows in the next GET', async () => {
     // GIVEN: expiring credentials, which the SDK asks its provider for again before each use; the test changes them.
     const { accessKeyId, secretAccessKey } = fixture.server.credentials;
     let secret = secretAccessKey;

@@ -243,7 +243,7 @@ describe('S3Sink', () => {
     expect((await out.get('shards/reused.rec')).equals(data)).toBe(true);
   });
 
-  testWhenServerCan('AbortMultipartUpload', 'abort leaves no object and no incomplete upload', async () => {
+  testWhenServerCan('AbortMultipartUpload', () => fixture.server, 'abort leaves no object and no incomplete upload', async () => {
     // GIVEN
     const out = sink('aborted/');
     const writer = await out.create('shards/a.tfrecord');
@@ -387,7 +387,7 @@ describe('packDataset from S3 to S3', () => {
       { prefix: `s3://${bucket}/packed/` }, `versions/${manifest.datasetVersion}/manifest.json`, ...manifest.shards.map((shard) => shard.indexKey)]);
   });
 
-  testWhenServerCan('ConditionalPut', 'two packs into one prefix at once: exactly one publishes (If-None-Match on the claim), the other fails, the dataset verifies', async () => {
+  testWhenServerCan('ConditionalPut', () => fixture.server, 'two packs into one prefix at once: exactly one publishes (If-None-Match on the claim), the other fails, the dataset verifies', async () => {
     // GIVEN
     const out = sink('racing/');
 
