@@ -3,13 +3,13 @@ import { newVersionId, VersionLayout } from './dataset-layout';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
-import type { ListedFile, PackingSink, PackingSource } from './io/storage';
+import type { PackingSink, PackingSource } from './io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import { ListingCollector } from './listing/listing-collector';
 import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
 import type { Manifest, ManifestShard, PackRequest } from './manifest';
-import { effectiveSizing, isUpToDate, sourceFingerprint } from './manifest';
+import { effectiveSizing, isUpToDate } from './manifest';
 import { readMembers } from './members';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
@@ -109,8 +109,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
     };
     const held = collector.takeInMemory();
-    const fingerprintOf = (files: readonly ListedFile[]) => collector.inOrderFingerprint() ?? sourceFingerprint(files);
-    if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, fingerprintOf(held))) {
+    if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, collector.fingerprintOf(held))) {
       return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
     }
     let fullRepackReason: string | undefined;
@@ -129,7 +128,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     } else if (current) {
       fullRepackReason = 'a full repack was asked for';
     }
-    const plan: ListingPlan = incremental ? incrementalListingPlan(incremental, () => fingerprintOf(held!)) : planListing(collector, {
+    const plan: ListingPlan = incremental ? incrementalListingPlan(incremental, () => collector.fingerprintOf(held!)) : planListing(collector, {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
       consumers: options.consumers, labels: options.labels, recordBytes,
     }, PLAN_LIMITS, undefined, held);

@@ -1,5 +1,5 @@
 import type { ListedFile } from '../io/storage';
-import { FingerprintHasher, sourceFingerprint } from '../manifest';
+import { FingerprintHasher } from '../manifest';
 import type { PlanLimits } from '../planning/grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from '../planning/grouped-plan';
 import { className, labelMapOf, labelsByMap } from '../planning/label-map';
@@ -42,7 +42,7 @@ export function planListing(
   taken?: ListedFile[],
 ): ListingPlan {
   const held = taken ?? collector.takeInMemory();
-  if (held) return planInMemory(held, options, limits, collector.inOrderFingerprint());
+  if (held) return planInMemory(held, options, limits, collector);
 
   const settings = checkOptions(options);
   const fileCount = collector.count;
@@ -52,7 +52,7 @@ export function planListing(
     fileCount, settings.seed, firstShardCount(fileCount, requested, settings.consumers), settings.consumers, limits, settings.recordBytes,
   );
   // Too few files per shard for groups: planned whole, as planShards would (memory then grows with the listing).
-  if (!grouped) return planInMemory([...collector.sorted()], options, limits, collector.inOrderFingerprint());
+  if (!grouped) return planInMemory([...collector.sorted()], options, limits, collector);
 
   const groupFiles = Array.from({ length: Math.min(grouped.groupCount, openGroupFiles) },
     (_, i) => new EntryFileWriter(collector.scratchFile(`group-${i}`), GROUP_FILE_BUFFER_BYTES));
@@ -113,8 +113,8 @@ export function planListing(
   };
 }
 
-/** `fingerprint`: the listing's, when the collector hashed it as it came; else computed from `files` when asked. */
-function planInMemory(files: ListedFile[], options: PlanOptions, limits: PlanLimits, fingerprint: string | undefined): ListingPlan {
+/** The fingerprint is the collector's (see ListingCollector.fingerprintOf), asked for once shards are under way. */
+function planInMemory(files: ListedFile[], options: PlanOptions, limits: PlanLimits, collector: ListingCollector): ListingPlan {
   const plan = planShards(files, options, limits);
   let listing: ListedFile[] | undefined = files;
   return {
@@ -125,7 +125,8 @@ function planInMemory(files: ListedFile[], options: PlanOptions, limits: PlanLim
     shardCount: plan.shards.length,
     groups: [plan.shards],
     fingerprint: () => {
-      fingerprint ??= sourceFingerprint(listing!);
+      // The listing is let go once fingerprinted; the collector keeps the result for a second call.
+      const fingerprint = collector.fingerprintOf(listing ?? []);
       listing = undefined;
       return fingerprint;
     },
