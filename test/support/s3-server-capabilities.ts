@@ -10,7 +10,7 @@ import { currentS3ServerKind } from './s3-server-kind';
 
 /**
  * What S3 does, the tests check, and s3rver does not (Swift does all of it): each with the reason a
- * check that needs it is skipped on s3rver. Everything else runs against both servers.
+ * check that needs it is not made on s3rver. Everything else runs against both servers.
  */
 const S3RVER_LACKS = {
   ConditionalPut: 's3rver ignores If-None-Match on PUT (it overwrites), so two runs would both publish',

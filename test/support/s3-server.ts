@@ -31,7 +31,7 @@ const SERVERS: Record<S3ServerKind, { command: () => [string, string[]]; credent
  * python3-swift cannot be had (see test/support/s3-server-kind.ts and s3-server/).
  */
 export interface S3TestServer {
-  /** Which server: the checks s3rver cannot honour are skipped there (test/support/s3-server-capabilities.ts). */
+  /** Which server: the checks s3rver cannot honour are not made there (test/support/s3-server-capabilities.ts). */
   readonly kind: S3ServerKind;
   /** Its name and version, e.g. `OpenStack Swift 2.30.1 (python3-swift)`. */
   readonly name: string;
