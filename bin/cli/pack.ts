@@ -231,6 +231,8 @@ function summary(result: PackResult, output: string, seconds: number): string {
     `source     ${manifest.source.uri}`,
     `           ${manifest.source.objects} files, ${mb(manifest.source.bytes)}`,
     `output     ${output}`,
+    ...(result.repairedRootCopies.length > 0
+      ? [`repaired   ${result.repairedRootCopies.join(', ')}: behind the newest claim (an earlier run stopped after publishing), now rewritten`] : []),
     `version    ${manifest.datasetVersion}${result.upToDate ? ', already current: the source and options did not change, nothing written' : ', published'}`,
     ...(result.upToDate ? [] : [
       `           ${reused > 0 ? `${reused} shard(s) reused from earlier versions, ` : ''}${mb(result.shardBytesWritten)} of shards written`

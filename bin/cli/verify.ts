@@ -1,16 +1,19 @@
 import { checkS3Flags, describeLocation, parseLocation } from './dataset-location';
 import { parseCommandArgs, UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
+import { syncRootCopies } from '../../lambda/packing/publish';
 import { verifyDataset } from '../../lambda/packing/verify';
 
-export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--allow-missing] [--endpoint-url URL] [--region R]
+export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--repair] [--allow-missing] [--endpoint-url URL] [--region R]
 
 Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): that manifest.json names
-the newest published version, each shard's size and CRC32C against it, every record's CRCs, ids
+the newest published version (and, on S3, that shards.manifest and index.manifest are its), each shard's size and CRC32C against it, every record's CRCs, ids
 and labels, every index file, RecordIO's index/all.idx, that records + failures account for every
 source file, and that no shard or index in the version's folders is left out of the manifest.
 
   --version V          check version V (v00000002-1a2b3c4d) instead of the current one
+  --repair             first bring the root's copies (manifest.json, shards.manifest, index.manifest) to
+                       the newest published version, as the next pack would (a run stopped after publishing)
   --allow-missing      exit 0 even when the manifest lists source files that could not be packed
   --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
   --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
@@ -34,6 +37,7 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
     strict: true,
     options: {
       'allow-missing': { type: 'boolean', default: false },
+      'repair': { type: 'boolean', default: false },
       'version': { type: 'string' },
       'endpoint-url': { type: 'string' },
       'region': { type: 'string' },
@@ -52,6 +56,10 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
   const client = s3?.createS3Client(s3Flags);
   try {
     const reader = dataset.kind === 'local' ? new LocalDirectorySink(dataset.dir) : s3!.openS3Sink(dataset, client!);
+    if (values.repair) {
+      const repaired = await syncRootCopies(reader);
+      out.write(repaired.length > 0 ? `repaired: ${repaired.join(', ')} now name the newest published version\n` : 'repair: the root\'s copies were current\n');
+    }
     const report = await verifyDataset(reader, { version: values.version });
     const failures = report.manifest?.failures ?? [];
     const missing = failures.length > 0 && !values['allow-missing'];

@@ -5,7 +5,9 @@ import { sortByKeyInCodePointOrder } from './planning/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
 import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
-import { publishVersion, throwIfClaimedByAnother } from './publish';
+import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
+import type { PruneResult } from './prune';
+import { pruneVersions } from './prune';
 
 /** What the shards of a run produced, in shard order. */
 export interface FinalizeInput {
@@ -22,8 +24,16 @@ export interface FinalizeInput {
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
   readonly shards: ManifestShard[];
   readonly failures: ManifestFailure[];
-  /** When the version is published (default: now). */
+  /** Versions that stopped being current longer ago than this, by the store's clock, are pruned after publishing. */
+  readonly retentionMs: number;
+  /** The packer's clock, written into the claim for people to read (default: now); retention never uses it. */
   readonly now?: Date;
+}
+
+/** A published version and what pruning removed. */
+export interface FinalizeResult {
+  readonly manifest: Manifest;
+  readonly prune: PruneResult;
 }
 
 /** The totals do not add up: some input is neither a record nor a listed failure. */
@@ -35,13 +45,29 @@ export class IncompleteDatasetError extends Error {
 }
 
 /**
- * Completes and publishes a dataset version: for RecordIO the one index over all its shards (read
- * back from the per-shard indexes, so it works the same after Lambda packers as after the CLI),
- * the version's manifest and channel manifests, a check that every object it lists is there, then
- * the atomic publish (publish.ts). Nothing is published unless records + failures account for
- * every source object.
+ * Completes, publishes and prunes a dataset version, for the CLI's pack and the Lambda finalizer
+ * alike: for RecordIO the one index over all its shards (read back from the per-shard indexes, so
+ * it works the same after Lambda packers as after the CLI), the version's manifest and channel
+ * manifests, a check that every object it lists is there, then the atomic publish (publish.ts) and
+ * the prune (prune.ts). Nothing is published unless records + failures account for every source
+ * object. An error before the claim is thrown as it is: the caller may delete the version's
+ * folder. At the claim or after it, the error is a ConcurrentPublishError (another run took the
+ * number: nothing of this run was published) or an AfterClaimError (delete nothing).
  */
-export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
+export async function finalizeDataset(input: FinalizeInput): Promise<FinalizeResult> {
+  const manifest = await prepareVersion(input);
+  await publishVersion(input.sink, manifest, input.now).catch((error: unknown) => {
+    if (error instanceof ConcurrentPublishError || error instanceof AfterClaimError) throw error;
+    throw new AfterClaimError(manifest.datasetVersion, false, 'confirming the claim', error);
+  });
+  const prune = await pruneVersions(input.sink, input.retentionMs).catch((error: unknown) => {
+    throw new AfterClaimError(manifest.datasetVersion, true, 'pruning old versions', error);
+  });
+  return { manifest, prune };
+}
+
+/** Everything before the claim: the version's objects written and checked, its manifest returned. */
+async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
   const layout = new VersionLayout(input.datasetVersion);
   const failures = sortByKeyInCodePointOrder([...input.failures]);
   const manifest: Manifest = {
@@ -74,7 +100,6 @@ export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
       layout.manifestKey, ...manifest.shards.map((shard) => shard.indexKey), ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : []),
     ]));
   }
-  await publishVersion(input.sink, manifest, input.now);
   return manifest;
 }
 

@@ -16,8 +16,8 @@ import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
 import type { LabelMode, PlannedShard } from './planning/plan-types';
 import type { PruneResult } from './prune';
-import { DEFAULT_RETENTION_DAYS, pruneVersions } from './prune';
-import { currentVersion, throwIfClaimedByAnother } from './publish';
+import { DEFAULT_RETENTION_DAYS } from './prune';
+import { AfterClaimError, ConcurrentPublishError, currentVersion, syncRootCopies, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
 
@@ -62,6 +62,8 @@ export interface PackOptions {
   readonly fullRepack?: boolean;
   /** Versions that stopped being current longer ago than this are pruned after publishing (default 7 days). */
   readonly retentionDays?: number;
+  /** The packer's clock, written into the claim for people (default: the system's); retention uses the store's clock. */
+  readonly clock?: () => Date;
 }
 
 /** What a packing run did. */
@@ -72,6 +74,8 @@ export interface PackResult {
   readonly upToDate: boolean;
   /** Why every file was packed again, when there was a version to build on. */
   readonly fullRepackReason?: string;
+  /** Root copies this run found behind the newest claim and rewrote before anything else (a run that stopped after its claim). */
+  readonly repairedRootCopies: string[];
   /** Bytes of the shards this run wrote (reused shards are not written). */
   readonly shardBytesWritten: number;
   readonly prune?: PruneResult;
@@ -91,15 +95,18 @@ export interface PackProgress {
  * Packs a source into a new version of the dataset and publishes it (ARCHITECTURE.md "Dataset
  * layout"): list → plan (incremental on the current version when it can be, else full) → write the
  * new shards, a few at once, each with bounded read-ahead, into the version's folder → finalize
- * (indexes, manifest, checks, the atomic publish) → prune old versions. Nothing of a published
- * version is changed. Inputs that cannot be read are listed in the manifest's failures, never
- * dropped; any other error fails the run and publishes nothing. Listings of more than 131,072
+ * (indexes, manifest, checks, the atomic publish) → prune old versions. First of all, root copies
+ * left behind the newest claim by a run that stopped after its claim are repaired. Nothing of a
+ * published version is changed. Inputs that cannot be read are listed in the manifest's failures,
+ * never dropped; any other error before the claim fails the run, publishes nothing and removes the
+ * run's folder; at the claim or after it, the run deletes nothing (ARCHITECTURE.md "Publishing protocol"). Listings of more than 131,072
  * files are sorted and planned through files in `scratchDirectory`, a group at a time (those are
  * packed in full: an incremental plan holds the listing in memory).
  */
 export async function packDataset(options: PackOptions): Promise<PackResult> {
   const format = shardFormat(options.format);
   const recordBytes = format.recordBytes.bind(format);
+  const repairedRootCopies = await syncRootCopies(options.sink);
   const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
@@ -110,7 +117,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     };
     const held = collector.takeInMemory();
     if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, collector.fingerprintOf(held))) {
-      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
+      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
     }
     let fullRepackReason: string | undefined;
     let incremental: IncrementalPlan | undefined;
@@ -133,14 +140,14 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       consumers: options.consumers, labels: options.labels, recordBytes,
     }, PLAN_LIMITS, undefined, held);
     if (!held && current && !options.fullRepack && isUpToDate(current.manifest, request, plan.fingerprint())) {
-      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0 };
+      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
     }
     const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
     try {
       const results = await writeShards(plan, options, format, layout);
       const reused = incremental?.reused ?? [];
       const written = results.shards.map((result) => rebase(result.shard, layout));
-      const manifest = await finalizeDataset({
+      const { manifest, prune } = await finalizeDataset({
         sink: options.sink,
         datasetVersion: layout.id,
         previousVersion: current?.datasetVersion ?? null,
@@ -155,13 +162,22 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         },
         shards: [...reused, ...written],
         failures: results.shards.flatMap((r) => r.failures),
+        retentionMs: (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000,
+        now: options.clock?.(),
       });
-      const prune = await pruneVersions(options.sink, (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000);
-      return { manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune };
+      return {
+        manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
+      };
     } catch (error) {
+      // At the claim or after it, the version may be published: nothing of it is deleted (the next publish prunes a loser's folder).
+      if (error instanceof AfterClaimError) throw error;
       await removeUnpublished(options.sink, layout);
+      if (error instanceof ConcurrentPublishError) throw error;
       // Lost the race to publish: that is the error to report, whatever failed first (the winner prunes the loser's objects).
-      await throwIfClaimedByAnother(options.sink, layout.id, current?.datasetVersion ?? null);
+      // The check is best effort: a store that does not answer must not hide the error that failed the run.
+      await throwIfClaimedByAnother(options.sink, layout.id, current?.datasetVersion ?? null).catch((check: unknown) => {
+        if (check instanceof ConcurrentPublishError) throw check;
+      });
       throw error;
     }
   } finally {

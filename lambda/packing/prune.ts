@@ -1,8 +1,10 @@
 import { PLAN_ROOT, versionOfKey, VERSIONS_PREFIX, VersionLayout, versionSequence } from './dataset-layout';
 import type { PackingSink } from './io/storage';
+import { isObjectNotFound } from './io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import type { Manifest } from './manifest';
-import { publishedVersions, readVersionManifest } from './publish';
+import type { ClaimedVersion } from './publish';
+import { DatasetObjectError, publishedVersions, readVersionManifest } from './publish';
 
 /** Seven days: longer than most training jobs, so a job finishes on the version it started with. */
 export const DEFAULT_RETENTION_DAYS = 7;
@@ -12,31 +14,50 @@ export interface PruneResult {
   /** Versions whose folders were emptied of what no kept version references, abandoned ones included. */
   readonly prunedVersions: string[];
   readonly deletedObjects: number;
-  /** Versions kept: the current one and those current within the retention period. */
+  /** Versions kept: the current one and those current within the retention period whose manifest is still there. */
   readonly keptVersions: string[];
 }
 
 /**
  * Deletes the objects of versions that stopped being current more than `retentionMs` ago, except
  * those a kept version still references (an incremental repack reuses shards by reference). The
- * current version and every version current within the period are kept, so a running job finishes
- * on the version it started with.
+ * rules (ARCHITECTURE.md "Publishing protocol"), as Delta Lake's VACUUM has them:
+ *
+ * - what is kept is computed from the claims and the manifests in the store, never from what a
+ *   run believes it wrote or kept: the newest claim's version, and every version that stopped
+ *   being current less than `retentionMs` ago;
+ * - ages are measured on the store's clock (the claims' `modifiedAt`), so packers whose clocks
+ *   disagree agree on them; `now` is the newest claim's time unless given;
+ * - a version whose manifest is gone was pruned by an earlier run (a shorter retention): it stays
+ *   pruned, even when a longer retention would keep it now;
+ * - a pruned version's manifest goes first, so a version is either whole or gone for a reader;
+ *   its other objects follow, and any later prune finishes what a stopped one left.
  *
  * Folders of versions never published are deleted too once their sequence number is taken (the
  * run that wrote them crashed, or lost the race to publish: it can never publish that number),
  * with their working files under `_plan/`. A run in progress plans the next number, which no claim
- * has yet: its folder is left alone.
+ * has yet: its folder is left alone. A version claimed after this prune listed the claims
+ * references only its own folder (a newer number: left alone) and what its base version
+ * references, and the base is at least the newest claim seen here, which is kept.
  */
-export async function pruneVersions(sink: PackingSink, retentionMs: number, now: Date = new Date()): Promise<PruneResult> {
+export async function pruneVersions(sink: PackingSink, retentionMs: number, now?: Date): Promise<PruneResult> {
   const published = await publishedVersions(sink);
   if (published.length === 0) return { prunedVersions: [], deletedObjects: 0, keptVersions: [] };
-  const kept = published.filter((_version, i) => {
-    const next = published[i + 1];
-    return !next || now.getTime() - Date.parse(next.publishedAt) < retentionMs;
-  }).map((version) => version.datasetVersion);
+  const clock = now?.getTime() ?? Math.max(...published.map((version) => version.claimedAt));
+  const retained = retainedVersions(published, retentionMs, clock);
+  const kept: string[] = [];
   const referenced = new Set<string>();
-  for (const id of kept) {
-    for (const key of referencedKeys(await readVersionManifest(sink, id))) referenced.add(key);
+  for (const version of retained) {
+    const manifest = await readVersionManifest(sink, version.datasetVersion).catch((error: unknown) => {
+      if (!isObjectNotFound(error) || version === published[published.length - 1]) throw error;
+      return undefined;
+    });
+    if (!manifest) continue;
+    kept.push(version.datasetVersion);
+    for (const key of referencedKeys(manifest)) referenced.add(key);
+  }
+  if (!kept.includes(published[published.length - 1].datasetVersion)) {
+    throw new DatasetObjectError(`${sink.uri}: the newest version ${published[published.length - 1].datasetVersion} cannot be read; nothing pruned`);
   }
   const publishedIds = new Set(published.map((version) => version.datasetVersion));
   const newest = published[published.length - 1].sequence;
@@ -50,16 +71,31 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now:
     return version !== undefined && prunable.has(version) && !referenced.has(key);
   });
   const workingFiles = (await sink.list(PLAN_ROOT)).filter((key) => abandoned.has(key.slice(PLAN_ROOT.length).split('/', 1)[0]));
-  await deleteAll(sink, workingFiles);
-  // The version's own manifest last: a half-pruned version still says what it was.
+  // The version's own manifest first: from then on no reader opens the version, whatever is left of it.
   const manifests = new Set([...prunable].map((id) => new VersionLayout(id).manifestKey));
-  await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
   await deleteAll(sink, stale.filter((key) => manifests.has(key)));
+  await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
+  await deleteAll(sink, workingFiles);
   return {
     prunedVersions: [...prunable].filter((id) => stale.some((key) => versionOfKey(key) === id)),
     deletedObjects: stale.length + workingFiles.length,
     keptVersions: kept,
   };
+}
+
+/**
+ * The versions within retention, oldest first: the newest claim's, and each one whose successor was
+ * claimed less than `retentionMs` before `clock`. A claim's time counts as no earlier than any
+ * claim before it, so a store whose clock stepped back never makes a version look older than it is.
+ */
+function retainedVersions(published: readonly ClaimedVersion[], retentionMs: number, clock: number): ClaimedVersion[] {
+  const stoppedAt: number[] = [];
+  let latest = -Infinity;
+  for (const version of published) {
+    latest = Math.max(latest, version.claimedAt);
+    stoppedAt.push(latest);
+  }
+  return published.filter((_version, i) => i === published.length - 1 || clock - stoppedAt[i + 1] < retentionMs);
 }
 
 /** Every object a version's readers open. */

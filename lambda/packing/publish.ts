@@ -1,13 +1,16 @@
 import type { PackingSink } from './io/storage';
 import { isObjectNotFound } from './io/storage';
 import type { Manifest } from './manifest';
-import { MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
+import { MANIFEST_FORMAT_VERSION } from './manifest';
 import {
   claimKey, claimSequence, INDEX_CHANNEL_MANIFEST, MANIFEST_KEY, PUBLISHED_PREFIX, SHARDS_CHANNEL_MANIFEST, VersionLayout,
 } from './dataset-layout';
 
 /** What reading a dataset's versions needs of a store. */
 export type DatasetStore = Pick<PackingSink, 'get' | 'list' | 'uri'>;
+
+/** What reading the claims with their times needs: the store's clock too. */
+export type ClaimStore = Pick<PackingSink, 'get' | 'list' | 'uri' | 'modifiedAt'>;
 
 /** `published/<sequence>.json`: which version that sequence number made current, and when. */
 export interface VersionClaim {
@@ -19,6 +22,15 @@ export interface VersionClaim {
 /** A published version with its claim. */
 export interface PublishedVersion extends VersionClaim {
   readonly sequence: number;
+}
+
+/** A published version with the time its claim was made by the store's clock. */
+export interface ClaimedVersion extends PublishedVersion {
+  /**
+   * When the store wrote the claim, in milliseconds since the epoch: the one clock that every run
+   * shares, whatever the packers' clocks say (`publishedAt` is the packer's, kept for people).
+   */
+  readonly claimedAt: number;
 }
 
 /** The current version and its manifest. */
@@ -34,6 +46,28 @@ export class ConcurrentPublishError extends Error {
   }
 }
 
+/**
+ * A run failed at its claim or after it. Nothing of its version may then be deleted by the run: the
+ * claim may have been made (its answer lost) or was made. The next pack, or `training-io verify
+ * --repair`, finishes the job: it brings the root's copies to the newest claim, and the next
+ * publish prunes what is left (a folder whose number another version took goes then).
+ */
+export class AfterClaimError extends Error {
+  constructor(
+    public readonly datasetVersion: string,
+    /** True when the claim is known to be made; false when its answer was lost. */
+    public readonly published: boolean,
+    step: string,
+    cause: unknown,
+  ) {
+    super(`${datasetVersion} ${published ? 'is published and current' : 'may or may not be published (the answer to its claim was lost)'}; `
+      + `then ${step} failed: ${(cause as Error)?.message ?? String(cause)}. Nothing of ${datasetVersion} was deleted; the next pack `
+      + `(or training-io verify --repair) ${published ? 'finishes the root copies, and the next publish the prune' : 'repairs the root copies if it was published'}`,
+    { cause });
+    this.name = 'AfterClaimError';
+  }
+}
+
 /** A dataset object that is not what this engine writes. */
 export class DatasetObjectError extends Error {
   constructor(message: string) {
@@ -42,19 +76,18 @@ export class DatasetObjectError extends Error {
   }
 }
 
-/** Every published version, oldest first (the claims under `published/`). */
-export async function publishedVersions(sink: DatasetStore): Promise<PublishedVersion[]> {
+/** Every published version, oldest first (the claims under `published/`), with the store's time of each claim. */
+export async function publishedVersions(sink: ClaimStore): Promise<ClaimedVersion[]> {
   const sequences = (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined).sort((a, b) => a - b);
-  return Promise.all(sequences.map(async (sequence) => ({ sequence, ...await readClaim(sink, sequence) })));
+  return Promise.all(sequences.map(async (sequence) => ({
+    sequence, ...await readClaim(sink, sequence), claimedAt: await sink.modifiedAt(claimKey(sequence)),
+  })));
 }
 
 /** The newest published version, or undefined when none is (a new dataset, or one packed before versions). */
 export async function currentVersion(sink: DatasetStore): Promise<CurrentVersion | undefined> {
-  const sequences = (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined);
-  if (sequences.length === 0) return undefined;
-  const sequence = Math.max(...sequences);
-  const claim = await readClaim(sink, sequence);
-  return { sequence, ...claim, manifest: await readVersionManifest(sink, claim.datasetVersion) };
+  const newest = await newestClaim(sink);
+  return newest && { ...newest, manifest: await readVersionManifest(sink, newest.datasetVersion) };
 }
 
 /** The manifest of a version, from its own folder. */
@@ -70,18 +103,22 @@ export async function readVersionManifest(sink: DatasetStore, datasetVersion: st
 
 /**
  * Makes a complete, checked version current, atomically: creates `published/<sequence>.json` only
- * if no run has (ARCHITECTURE.md "Dataset layout"). A claim already there that names this version
- * is this run's own (a retried call whose first answer was lost). Then copies the newest version's
- * manifest and channel manifests to the root.
+ * if no run has (ARCHITECTURE.md "Publishing protocol"). A claim already there that names this
+ * version is this run's own (a retried call whose first answer was lost). Then brings the root's
+ * copies up to the newest claim.
  *
- * @throws ConcurrentPublishError when another run published this sequence number first.
+ * @throws ConcurrentPublishError when another run published this sequence number first: then, and
+ *   only then, is it certain that this run published nothing. Any other error leaves it open
+ *   whether the claim was made, so the caller must delete nothing of the version.
  */
 export async function publishVersion(sink: PackingSink, manifest: Manifest, now: Date = new Date()): Promise<void> {
   const claim: VersionClaim = { datasetVersion: manifest.datasetVersion, publishedAt: now.toISOString() };
   if (!await sink.createIfAbsent(claimKey(manifest.sequence), Buffer.from(`${JSON.stringify(claim)}\n`))) {
     await throwIfClaimedByAnother(sink, manifest.datasetVersion, manifest.previousVersion);
   }
-  await copyNewestToRoot(sink);
+  await syncRootCopies(sink).catch((error: unknown) => {
+    throw new AfterClaimError(manifest.datasetVersion, true, 'copying it to the root', error);
+  });
 }
 
 /**
@@ -101,26 +138,56 @@ export async function throwIfClaimedByAnother(sink: DatasetStore, datasetVersion
   }
 }
 
+/** The root's copies of the current version: the channel manifests (S3 only) first, `manifest.json` last. */
+const ROOT_COPIES: ReadonlyArray<readonly [(layout: VersionLayout) => string, string]> = [
+  [(layout) => layout.shardsChannelKey, SHARDS_CHANNEL_MANIFEST],
+  [(layout) => layout.indexChannelKey, INDEX_CHANNEL_MANIFEST],
+  [(layout) => layout.manifestKey, MANIFEST_KEY],
+];
+
 /**
- * Writes the root's copies from the newest claim, again while a newer claim appears: two runs that
- * publish one after the other may copy in either order, and the last copy must be the newest.
+ * Brings the root's copies (`manifest.json`, and on S3 `shards.manifest` and `index.manifest`) to
+ * the newest claim's version, rewriting only those that differ, and again while a newer claim
+ * appears: two runs that publish one after the other may copy in either order, and the last copy
+ * must be the newest. A run that stopped between its claim and its copies left the root behind;
+ * every pack calls this before anything else, so the next one repairs it, and `verify --repair`
+ * does the same on demand. Returns the root keys it rewrote.
  */
-async function copyNewestToRoot(sink: PackingSink): Promise<void> {
+export async function syncRootCopies(sink: PackingSink): Promise<string[]> {
+  const rewritten = new Set<string>();
   for (;;) {
-    const current = await currentVersion(sink);
-    if (!current) return;
-    await sink.put(MANIFEST_KEY, serializeManifest(current.manifest));
-    const layout = new VersionLayout(current.datasetVersion);
-    for (const [from, to] of [[layout.shardsChannelKey, SHARDS_CHANNEL_MANIFEST], [layout.indexChannelKey, INDEX_CHANNEL_MANIFEST]]) {
-      const channel = await sink.get(from).catch((error: unknown) => {
-        if (isObjectNotFound(error)) return undefined;
-        throw error;
-      });
-      if (channel) await sink.put(to, channel);
+    const newest = await newestClaim(sink);
+    if (!newest) return [];
+    const layout = new VersionLayout(newest.datasetVersion);
+    for (const [versionKey, rootKey] of ROOT_COPIES) {
+      const wanted = await getIfPresent(sink, versionKey(layout));
+      // The channel manifests exist on S3 only; the version's manifest always does (finalize writes it before the claim).
+      if (!wanted) {
+        if (rootKey === MANIFEST_KEY) throw new DatasetObjectError(`${sink.uri}${layout.manifestKey}: missing, though claim ${claimKey(newest.sequence)} publishes it`);
+        continue;
+      }
+      const held = await getIfPresent(sink, rootKey);
+      if (held && held.equals(wanted)) continue;
+      await sink.put(rootKey, wanted);
+      rewritten.add(rootKey);
     }
-    const newest = (await currentVersion(sink))?.sequence;
-    if (newest === current.sequence) return;
+    if ((await newestClaim(sink))?.sequence === newest.sequence) return [...rewritten];
   }
+}
+
+/** The newest claim, without reading its version's manifest. */
+async function newestClaim(sink: DatasetStore): Promise<PublishedVersion | undefined> {
+  const sequences = (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined);
+  if (sequences.length === 0) return undefined;
+  const sequence = Math.max(...sequences);
+  return { sequence, ...await readClaim(sink, sequence) };
+}
+
+async function getIfPresent(sink: DatasetStore, key: string): Promise<Buffer | undefined> {
+  return sink.get(key).catch((error: unknown) => {
+    if (isObjectNotFound(error)) return undefined;
+    throw error;
+  });
 }
 
 async function readClaim(sink: DatasetStore, sequence: number): Promise<VersionClaim> {

@@ -8,7 +8,9 @@ import type { PackingSink } from './io/storage';
 import { isObjectNotFound } from './io/storage';
 import type { Manifest, ManifestShard } from './manifest';
 import { checkTotals, crc32cBase64, MANIFEST_FORMAT_VERSION } from './manifest';
-import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
+import {
+  INDEX_CHANNEL_MANIFEST, INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_CHANNEL_MANIFEST, SHARDS_FOLDER, VersionLayout, versionSequence,
+} from './dataset-layout';
 import { currentVersion } from './publish';
 
 /** What verification found. */
@@ -130,8 +132,24 @@ async function checkCurrent(dataset: DatasetReader, manifest: Manifest, problems
   });
   if (!current) {
     problems.push(`${MANIFEST_KEY}: names version ${manifest.datasetVersion}, but no version is published (published/ is empty)`);
-  } else if (current.datasetVersion !== manifest.datasetVersion) {
-    problems.push(`${MANIFEST_KEY}: names version ${manifest.datasetVersion}, but the newest published version is ${current.datasetVersion}`);
+    return;
+  }
+  if (current.datasetVersion !== manifest.datasetVersion) {
+    problems.push(`${MANIFEST_KEY}: names version ${manifest.datasetVersion}, but the newest published version is ${current.datasetVersion} `
+      + '(a run stopped after publishing: training-io verify --repair, or the next pack, rewrites the root\'s copies)');
+  }
+  // FastFile and FSx jobs read manifest.json, File and Pipe jobs the channel manifests: all must name one version.
+  const layout = new VersionLayout(current.datasetVersion);
+  for (const [versionKey, rootKey] of [[layout.shardsChannelKey, SHARDS_CHANNEL_MANIFEST], [layout.indexChannelKey, INDEX_CHANNEL_MANIFEST]]) {
+    const [wanted, held] = await Promise.all([versionKey, rootKey].map((key) => dataset.get(key).catch((error: unknown) => {
+      if (isObjectNotFound(error)) return undefined;
+      problems.push(`${key}: cannot be read (${(error as Error).message})`);
+      return undefined;
+    })));
+    if (wanted && !held?.equals(wanted)) {
+      problems.push(`${rootKey}: is not the channel manifest of the newest published version ${current.datasetVersion} (${versionKey}); `
+        + 'jobs that read it would train on another version than manifest.json names: training-io verify --repair, or the next pack, rewrites it');
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { DELETES_AT_ONCE, mapLimited } from '../packing/limited';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
 import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
-import { readVersionManifest, throwIfClaimedByAnother } from '../packing/publish';
+import { AfterClaimError, readVersionManifest, syncRootCopies, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
@@ -31,15 +31,23 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
 }
 
 /**
- * Reads every packer's result in shard order and completes the dataset (merged RecordIO index,
- * manifest last). Fails, writing no manifest, when the plan is not this run's, a shard has no
- * result, or records + failures do not account for every source object.
+ * Reads every packer's result in shard order and completes the dataset through the engine's
+ * finalize, publish and prune (the CLI's pack runs the same). Fails, writing no manifest, when the
+ * plan is not this run's, a shard has no result, or records + failures do not account for every
+ * source object. Invoked again after its claim (a retry after an error or a lost answer), it
+ * finishes what the first call left: the working files, the root's copies and the prune.
  */
 export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number): Promise<ShardFinalizerResult> {
   const run = new RunFiles(new VersionLayout(event.datasetVersion));
-  // Invoked again after it published (a retry whose first answer was lost): the version is done.
+  const retentionMs = retentionDays * 86_400_000;
   const published = await publishedVersion(sink, run.version);
-  if (published) return resultOf(published, run.version, 0);
+  if (published) {
+    await finishPublished(sink, run, published.datasetVersion);
+    const pruned = await pruneVersions(sink, retentionMs).catch((error: unknown) => {
+      throw new AfterClaimError(published.datasetVersion, true, 'pruning old versions', error);
+    });
+    return resultOf(published, run.version, pruned.prunedVersions.length);
+  }
   // Another run took this version's number: say that, not what its pruning removed from under this run.
   await throwIfClaimedByAnother(sink, event.datasetVersion, null);
   const plan = parseJsonObject<PlanSummary>(run.planKey, await sink.get(run.planKey));
@@ -58,14 +66,22 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
 
   const shards: ManifestShard[] = [...plan.reused, ...results.map((result) => result.shard)];
   const failures: ManifestFailure[] = results.flatMap((result) => result.failures);
-  const manifest = await finalizeDataset({
+  const { manifest, prune } = await finalizeDataset({
     sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
-    source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures,
+    source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures, retentionMs,
   });
-  // Published: the run's working files and the versions past their retention go.
-  await mapLimited(await sink.list(run.version.planPrefix), DELETES_AT_ONCE, (key) => sink.delete(key));
-  const pruned = await pruneVersions(sink, retentionDays * 86_400_000);
-  return resultOf(manifest, run.version, pruned.prunedVersions.length);
+  await finishPublished(sink, run, manifest.datasetVersion);
+  return resultOf(manifest, run.version, prune.prunedVersions.length);
+}
+
+/** After the claim: the run's working files go and the root's copies reach the newest claim. */
+async function finishPublished(sink: PackingSink, run: RunFiles, datasetVersion: string): Promise<void> {
+  try {
+    await mapLimited(await sink.list(run.version.planPrefix), DELETES_AT_ONCE, (key) => sink.delete(key));
+    await syncRootCopies(sink);
+  } catch (error) {
+    throw new AfterClaimError(datasetVersion, true, 'removing its working files and copying it to the root', error);
+  }
 }
 
 /** The version's manifest when its claim is published, else undefined. */

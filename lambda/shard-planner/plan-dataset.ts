@@ -9,7 +9,7 @@ import { mapLimited } from '../packing/limited';
 import { planIncremental } from '../packing/planning/incremental-plan';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
-import { currentVersion } from '../packing/publish';
+import { currentVersion, syncRootCopies } from '../packing/publish';
 import type { ShardPlannerResult } from './contract';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
 import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
@@ -49,6 +49,8 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const { source, sink, destination, settings } = options;
   const format = shardFormat(settings.format);
   const recordBytes = (key: string, size: number) => format.recordBytes(key, size);
+  // A run that stopped after its claim left the root behind: repaired before anything else, as the CLI's pack does.
+  await syncRootCopies(sink);
   const current = await currentVersion(sink);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);

@@ -30,6 +30,7 @@ function finalize(sink: LocalDirectorySink, shards: ManifestShard[]) {
     sink, datasetVersion: VERSION.id, previousVersion: null, format: 'recordio', seed: 1,
     source: { uri: 'file:///src/', objects, bytes: objects * 100, fingerprint: 'f' }, labels: {},
     sizing: { targetShardBytes: null, shardCount: shards.length, consumers: 1, multipleOfConsumers: true, reusedShards: 0 }, shards, failures: [],
+    retentionMs: 7 * 86_400_000,
   });
 }
 

@@ -177,6 +177,7 @@ function sinkWithCreate(inner: PackingSink, create: PackingSink['create']): Pack
     put: (key, data) => inner.put(key, data),
     createIfAbsent: (key, data) => inner.createIfAbsent(key, data),
     list: (prefix) => inner.list(prefix),
+    modifiedAt: (key) => inner.modifiedAt(key),
     delete: (key) => inner.delete(key),
     // A version's folder: its objects are created through `create` too, under their keys from the root.
     scoped: (prefix) => sinkWithCreate(inner.scoped(prefix), (key) => create(`${prefix}${key}`)),
@@ -235,6 +236,10 @@ class RecordingSink implements PackingSink {
 
   public list(prefix: string): Promise<string[]> {
     return this.inner.list(prefix);
+  }
+
+  public modifiedAt(key: string): Promise<number> {
+    return this.inner.modifiedAt(key);
   }
 
   public async delete(key: string): Promise<void> {

@@ -252,6 +252,13 @@ export class LocalDirectorySink implements PackingSink {
       .map((entry) => path.relative(this.root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
   }
 
+  public async modifiedAt(key: string): Promise<number> {
+    const stats = await fsp.stat(this.pathOf(key)).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new ObjectNotFoundError(`${this.uri}${key}`, error.code, error.message) : error;
+    });
+    return stats.mtimeMs;
+  }
+
   public delete(key: string): Promise<void> {
     return fsp.rm(this.pathOf(key), { force: true });
   }

@@ -119,6 +119,18 @@ export class S3Sink implements PackingSink {
     return keys;
   }
 
+  public async modifiedAt(key: string): Promise<number> {
+    const fullKey = this.prefix + key;
+    const uri = s3Uri(this.bucket, fullKey);
+    const head = await withS3Retry(uri, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: fullKey })), this.retry)
+      .catch((error: unknown) => {
+        if (!isS3NotFound(error)) throw error;
+        throw new ObjectNotFoundError(uri, s3ErrorCode(error) ?? 'NotFound', (error as Error).message);
+      });
+    if (!head.LastModified) throw new Error(`${uri}: HeadObject answered without LastModified`);
+    return head.LastModified.getTime();
+  }
+
   public async delete(key: string): Promise<void> {
     // One by one: DeleteObjects needs Content-MD5 on some S3 implementations, which current SDKs no longer send.
     const fullKey = this.prefix + key;

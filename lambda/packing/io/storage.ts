@@ -89,6 +89,12 @@ export interface PackingSink {
   get(key: string): Promise<Buffer>;
   /** Keys of the objects under a prefix of the dataset (e.g. `shards/`), at any depth. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * When the store last wrote an object, in milliseconds since the epoch, by the store's own clock
+   * (S3 `LastModified`, a file's mtime): what retention is measured on, so that packers whose
+   * clocks disagree still agree on the age of a version. Rejects with an ObjectNotFoundError when there is none.
+   */
+  modifiedAt(key: string): Promise<number>;
   /** Removes an object; no error when there is none. */
   delete(key: string): Promise<void>;
   /** The same store rooted at `prefix` (ending in `/`) under this root: a version's folder, for its shard writers. */
