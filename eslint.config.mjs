@@ -1,5 +1,5 @@
-// ESLint (flat config) with typescript-eslint, type-aware: the rules that catch what tsc does not,
-// in the spirit of aws-cdk-lib's own (no floating promises, type-only imports, no unused code).
+// ESLint (flat config) with typescript-eslint, type-aware: the rules that catch what tsc does not
+// (no floating promises, type-only imports, no unused code; docs/contributing.md "Conventions").
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -31,7 +31,7 @@ export default tseslint.config(
     },
   },
   {
-    // lib/ reports through Annotations and errors, never the console (STYLE.md).
+    // lib/ reports through Annotations and errors, never the console (docs/contributing.md "Conventions").
     files: ['lib/**/*.ts'],
     rules: { 'no-console': 'error' },
   },

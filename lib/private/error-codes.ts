@@ -1,14 +1,14 @@
 /** Where a code is raised, and what it refuses or warns about. */
 export interface CodeEntry {
-  /** The construct or class whose props it checks, as the README groups them. */
+  /** The construct or class whose props it checks, as docs/validation-codes.md groups them. */
   readonly subject: string;
   /** What it refuses (errors) or what costs GPU hours or money (warnings), in a line. */
   readonly meaning: string;
 }
 
 /**
- * Every code of a `ValidationError` (`[Code] message`): the one list, from which the README's
- * "Validated at synth time" section is generated (`node scripts/readme-error-codes.mjs`).
+ * Every code of a `ValidationError` (`[Code] message`): the one list, from which the tables
+ * of docs/validation-codes.md are generated (`npm run docs:codes`).
  */
 export const ERROR_CODES = {
   // TrainingJob

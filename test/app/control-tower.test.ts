@@ -6,9 +6,9 @@ import { controlTowerFailures } from '../support/control-tower';
 
 /**
  * What the AWS Control Tower proactive controls (the cfn-guard rules of @cdklabs/cdk-validator-cfnguard)
- * say of each reference scenario. The README's "Governed accounts" table states the same: change both.
+ * say of each reference scenario. The table of docs/governed-accounts.md states the same: change both.
  */
-/** Need a choice from the user: a KMS key, a server access logs bucket, object lock (see the README). */
+/** Need a choice from the user: a KMS key, a server access logs bucket, object lock (see docs/governed-accounts.md). */
 const USER_CHOICES = ['ct-cloudwatch-pr-3', 'ct-s3-pr-2', 'ct-s3-pr-9', 'ct-s3-pr-10'];
 /** The Lambdas of the packing scenarios run outside any VPC unless given one. */
 const WITH_LAMBDAS = ['ct-cloudwatch-pr-3', 'ct-lambda-pr-3', 'ct-s3-pr-2', 'ct-s3-pr-9', 'ct-s3-pr-10'];
@@ -29,7 +29,7 @@ const EXPECTED_FAILURES: Record<string, string[]> = {
 };
 
 describe('Control Tower proactive controls', () => {
-  test.each(Object.entries(EXPECTED_FAILURES))('scenario %s fails exactly the controls the README names', (scenario, expected) => {
+  test.each(Object.entries(EXPECTED_FAILURES))('scenario %s fails exactly the controls docs/governed-accounts.md names', (scenario, expected) => {
     // GIVEN
     const stack = new ReferenceTrainingStack(new App(), 'Reference', { scenario: scenario as Scenario });
     // WHEN

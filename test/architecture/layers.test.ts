@@ -16,6 +16,12 @@ const HANDLERS = fs.readdirSync(path.join(__dirname, '..', '..', 'lambda'))
 /** What the handlers share: event and environment checks, the packing run's working files. Not a handler (no index.ts). */
 const HANDLER_KIT = 'lambda/handler-kit/';
 
+/** What constructs and the planner share (ARCHITECTURE.md "Layers"): the contract, the enums in files of their own, the hardware vocabulary, lib/private. */
+const LEAVES = [
+  'lib/contract/', 'lib/instances/', 'lib/private/',
+  'lib/sharding/shard-format.ts', 'lib/training/input-mode.ts', 'lib/training/s3-data-distribution.ts',
+];
+
 /** A construct module: one that loads the `constructs` package to extend its classes. */
 function isConstructModule(file: string): boolean {
   return importsOf(file).some((edge) => edge.target === 'constructs' && !edge.typeOnly);
@@ -50,6 +56,16 @@ describe('layers', () => {
     const loaded = [...loadedBy(LIB_GRAPH, LIB.filter((file) => file.startsWith('lib/planning/')))];
     // THEN
     expect(loaded.filter(isConstructModule)).toEqual([]);
+  });
+
+  test('the planner (lib/planning) imports from lib/ only itself and the leaves, type-only imports included', () => {
+    // GIVEN: every import line of the planner into lib/
+    const beyondLeaves = LIB.filter((file) => file.startsWith('lib/planning/')).flatMap((file) => importsOf(file)
+      .filter((edge) => edge.target.startsWith('lib/') && !edge.target.startsWith('lib/planning/'))
+      .filter((edge) => !LEAVES.some((leaf) => edge.target.startsWith(leaf)))
+      .map((edge) => `${file} → ${edge.target}`));
+    // THEN
+    expect(beyondLeaves).toEqual([]);
   });
 
   test('the contract (lib/contract) imports nothing outside itself', () => {

@@ -15,7 +15,7 @@ import { installOffline, PACKAGE_JSON, packRepository, REPO_ROOT, run } from '..
  */
 
 /**
- * The examples synthesized from the installed tarball: the README's pipeline over an S3 prefix with
+ * The examples synthesized from the installed tarball: docs/pipeline.md's pipeline over an S3 prefix with
  * an FSx cache, and File mode with DALI. Between them they stage every asset of the package (each
  * handler bundle, the container code, the DALI Dockerfile), which a later test checks.
  */

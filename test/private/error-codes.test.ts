@@ -6,29 +6,30 @@ import { ERROR_CODES, WARNING_CODES } from '../../lib/private/error-codes';
 import { sourceFiles } from '../support/import-graph';
 
 const ROOT = path.join(__dirname, '..', '..');
-const SCRIPT = path.join(ROOT, 'scripts', 'readme-error-codes.mjs');
+const SCRIPT = path.join(ROOT, 'scripts', 'validation-codes-doc.mjs');
+const PAGE = path.join(ROOT, 'docs', 'validation-codes.md');
 
 /** The library's sources, without the table itself. */
 const LIB_TEXT = sourceFiles('lib').filter((file) => file !== 'lib/private/error-codes.ts')
   .map((file) => fs.readFileSync(path.join(ROOT, file), 'utf8')).join('\n');
 
-function checkReadme(readme: string): void {
-  execFileSync('node', [SCRIPT, '--check', '--readme', readme], { stdio: 'pipe' });
+function checkPage(page: string): void {
+  execFileSync('node', [SCRIPT, '--check', '--page', page], { stdio: 'pipe' });
 }
 
 describe('the table of error and warning codes', () => {
-  test('README.md\'s "Validated at synth time" tables are generated from it (`npm run readme:codes` updates them)', () => {
-    expect(() => checkReadme(path.join(ROOT, 'README.md'))).not.toThrow();
+  test('docs/validation-codes.md\'s tables are generated from it (`npm run docs:codes` updates them)', () => {
+    expect(() => checkPage(PAGE)).not.toThrow();
   });
 
-  test('a README whose tables lag behind the table is refused', () => {
-    // GIVEN: the README without its first error row
+  test('a page whose tables lag behind the table is refused', () => {
+    // GIVEN: the page without its first error row
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'error-codes-'));
-    const stale = path.join(dir, 'README.md');
+    const stale = path.join(dir, 'validation-codes.md');
     const [code] = Object.keys(ERROR_CODES);
-    fs.writeFileSync(stale, fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(new RegExp(`^\\| [^|]+ \\| \`${code}\` \\|.*\\n`, 'm'), ''));
+    fs.writeFileSync(stale, fs.readFileSync(PAGE, 'utf8').replace(new RegExp(`^\\| [^|]+ \\| \`${code}\` \\|.*\\n`, 'm'), ''));
     // THEN
-    expect(() => checkReadme(stale)).toThrow(/differ from lib\/private\/error-codes\.ts/);
+    expect(() => checkPage(stale)).toThrow(/differ from lib\/private\/error-codes\.ts/);
     fs.rmSync(dir, { recursive: true });
   });
 

@@ -1,16 +1,16 @@
-// Writes the README's "Validated at synth time" tables from the one table of codes,
-// lib/private/error-codes.ts. `node scripts/readme-error-codes.mjs` rewrites README.md;
-// `--check` only exits 1 when README.md differs (test/private/error-codes.test.ts runs it so).
+// Writes the tables of docs/validation-codes.md from the one table of codes,
+// lib/private/error-codes.ts. `node scripts/validation-codes-doc.mjs` (`npm run docs:codes`) rewrites
+// the page; `--check` only exits 1 when it differs (test/private/error-codes.test.ts runs it so).
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-// `--readme FILE` reads (and writes) another copy: the test checks that a stale one is caught.
-const readmeFlag = process.argv.indexOf('--readme');
-const readmePath = readmeFlag > 0 ? process.argv[readmeFlag + 1] : `${root}README.md`;
-const START = '<!-- error-codes:start (generated from lib/private/error-codes.ts by `node scripts/readme-error-codes.mjs`) -->';
+// `--page FILE` reads (and writes) another copy: the test checks that a stale one is caught.
+const pageFlag = process.argv.indexOf('--page');
+const pagePath = pageFlag > 0 ? process.argv[pageFlag + 1] : `${root}docs/validation-codes.md`;
+const START = '<!-- error-codes:start (generated from lib/private/error-codes.ts by `npm run docs:codes`) -->';
 const END = '<!-- error-codes:end -->';
 
 /** The module's exports, compiled in memory (it imports nothing). */
@@ -43,19 +43,19 @@ function renderSection({ ERROR_CODES, WARNING_CODES }) {
   ].join('\n');
 }
 
-const readme = readFileSync(readmePath, 'utf8');
-const start = readme.indexOf(START);
-const end = readme.indexOf(END);
+const page = readFileSync(pagePath, 'utf8');
+const start = page.indexOf(START);
+const end = page.indexOf(END);
 if (start < 0 || end < start) {
-  console.error(`${readmePath} has no "${START}" … "${END}" section`);
+  console.error(`${pagePath} has no "${START}" … "${END}" section`);
   process.exit(1);
 }
-const updated = readme.slice(0, start) + renderSection(await loadCodes()) + readme.slice(end + END.length);
+const updated = page.slice(0, start) + renderSection(await loadCodes()) + page.slice(end + END.length);
 if (process.argv.includes('--check')) {
-  if (updated !== readme) {
-    console.error(`${readmePath}: the "Validated at synth time" tables differ from lib/private/error-codes.ts; run \`node scripts/readme-error-codes.mjs\``);
+  if (updated !== page) {
+    console.error(`${pagePath}: the tables of codes differ from lib/private/error-codes.ts; run \`npm run docs:codes\``);
     process.exit(1);
   }
-} else if (updated !== readme) {
-  writeFileSync(readmePath, updated);
+} else if (updated !== page) {
+  writeFileSync(pagePath, updated);
 }
