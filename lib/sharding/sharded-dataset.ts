@@ -588,6 +588,15 @@ export class PackingSteps extends sfn.StateMachineFragment {
       }),
       resultPath: '$.dataset',
     });
+    // An error at or after the claim leaves a published version whose root copies, working files or
+    // prune are unfinished: a second call finishes them (lambda/shard-finalizer, ARCHITECTURE.md "Publishing protocol").
+    this.finalize.addRetry({
+      errors: ['AfterClaimError'],
+      interval: Duration.seconds(10),
+      backoffRate: 2,
+      maxAttempts: 3,
+      jitterStrategy: sfn.JitterType.FULL,
+    });
 
     this.alreadyPacked = new sfn.Pass(this, 'AlreadyPacked');
     const upToDate = new sfn.Choice(this, 'UpToDate')

@@ -1,3 +1,4 @@
+import { AfterClaimError } from '../../lambda/packing/publish';
 import { App, CfnParameter, Duration, Size, Stack, Token } from 'aws-cdk-lib';
 import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -219,6 +220,16 @@ describe('ShardedDataset', () => {
       expect.objectContaining({ ErrorEquals: ['Lambda.TooManyRequestsException'], BackoffRate: 2, JitterStrategy: 'FULL' }),
       expect.objectContaining({ ErrorEquals: ['States.TaskFailed', 'States.Timeout'], BackoffRate: 2, MaxAttempts: 3 }),
     ]));
+  });
+
+  test('retries the finalizer when it failed after its claim, so that the retry finishes the published version', () => {
+    const { template } = dataset();
+    const retries = renderedDefinition(template).States.Finalize.Retry;
+    expect(retries).toEqual(expect.arrayContaining([
+      expect.objectContaining({ ErrorEquals: ['AfterClaimError'], BackoffRate: 2, MaxAttempts: 3, JitterStrategy: 'FULL' }),
+    ]));
+    // The error's name, as Lambda reports it to Step Functions (errorType), is the class's.
+    expect(new AfterClaimError('v00000001-0123abcd', true, 'pruning', new Error('x')).name).toBe('AfterClaimError');
   });
 
   test('the Lambda payloads and the paths read from $.plan match the handlers\' contracts', () => {
