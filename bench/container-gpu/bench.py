@@ -37,7 +37,8 @@ from torch.utils.data import DataLoader, Dataset  # noqa: E402
 
 from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
-from shardio.images import CpuTrainTransform, GpuJpegDecoder, collate_encoded, encoded, normalize  # noqa: E402
+from shardio.batch_augment import GpuJpegDecoder  # noqa: E402
+from shardio.images import CpuTrainTransform, collate_encoded, encoded, normalize  # noqa: E402
 from train import Trainer  # noqa: E402
 
 GIB = 1024 ** 3
