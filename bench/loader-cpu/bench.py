@@ -12,7 +12,7 @@ transform, over several worker counts and epochs, against the decode floor measu
 Each configuration runs `--epochs` epochs on the same persistent workers; every epoch's rate is
 printed (an epoch boundary that costs shows as a slower later epoch) and the ratio of the
 per-worker rate to the floor. The shards are packed by the library's own CLI (dist/ when built,
-else ts-node). Run from the repository root, on any machine (the CI runner included):
+else ts-node: bench/bench_data.py). Run from the repository root, on any machine (the CI runner included):
 
     /usr/bin/python3 bench/loader-cpu/bench.py [--images 400] [--workers 1,2] [--epochs 2]
 """
@@ -22,7 +22,6 @@ import argparse
 import io
 import json
 import os
-import subprocess
 import sys
 import time
 from typing import Any, Callable, Dict, List
@@ -39,7 +38,7 @@ from torch.utils.data import DataLoader, Dataset  # noqa: E402
 from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
-from synthetic_jpegs import make_dataset  # noqa: E402
+from bench_data import make_dataset, pack  # noqa: E402
 
 SOURCES = ("files", "tfrecord", "recordio")
 
@@ -94,17 +93,6 @@ class FolderDataset(Dataset):
         path, label = self.files[index]
         with open(path, "rb") as handle:
             return self.transform(ImageRecord(image=handle.read(), label=label))
-
-
-def pack(source: str, output: str, fmt: str, consumers: int) -> None:
-    """Shards with the library's own packer: the built CLI, else the TypeScript through ts-node."""
-    if os.path.exists(os.path.join(output, "manifest.json")):
-        return
-    built = os.path.join(REPO, "dist", "bin", "training-io.js")
-    cli = ["node", built] if os.path.exists(built) else \
-        [os.path.join(REPO, "node_modules", ".bin", "ts-node"), "--transpile-only", os.path.join(REPO, "bin", "training-io.ts")]
-    subprocess.run([*cli, "pack", source, output, "--format", fmt, "--consumers", str(consumers)], check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 def loader_of(source: str, path: str, transform: Callable, workers: int, args: argparse.Namespace) -> Any:

@@ -1,11 +1,14 @@
-"""Synthetic JPEGs of ImageNet-like size and detail for the loader benchmarks (bench/loader-cpu,
-bench/container-gpu): `images` files over `classes` class folders, kept between runs."""
+"""The data of the loader benchmarks (bench/loader-cpu, bench/container-gpu): synthetic JPEGs of
+ImageNet-like size and detail, and shards of them packed by the library's own CLI."""
 from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
 import time
-from typing import Tuple
+from typing import List, Optional, Sequence, Tuple
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 
 def _one_thread() -> None:
@@ -52,3 +55,28 @@ def make_dataset(folder: str, images: int, classes: int) -> None:
         total = sum(pool.imap_unordered(_make_image, jobs, chunksize=16))
     open(done, "w").close()
     print(f"made {images} JPEGs, {total / images / 1e3:.0f} KB on average, in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def training_io_cli(cli: Optional[str] = None) -> List[str]:
+    """The command that runs `training-io`: `cli` (a built training-io.js), else the repository's
+    dist/ when built, else its TypeScript through ts-node."""
+    built = cli or os.path.join(REPO, "dist", "bin", "training-io.js")
+    if os.path.exists(built):
+        return ["node", built]
+    if cli:
+        raise SystemExit(f"{cli}: no such file (the built training-io CLI)")
+    return [os.path.join(REPO, "node_modules", ".bin", "ts-node"), "--transpile-only", os.path.join(REPO, "bin", "training-io.ts")]
+
+
+def pack(source: str, output: str, fmt: str, consumers: int, options: Sequence[str] = (), cli: Optional[str] = None) -> Optional[str]:
+    """Packs `source` into `output` (kept between runs); returns None, or why it could not (the CLI's
+    own message), for an option this CLI lacks."""
+    if os.path.exists(os.path.join(output, "manifest.json")):
+        return None
+    command = [*training_io_cli(cli), "pack", source, output, "--format", fmt, "--consumers", str(consumers), *options]
+    run = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        if options:
+            return run.stderr.strip().splitlines()[0] if run.stderr.strip() else f"exit {run.returncode}"
+        raise SystemExit(f"training-io pack failed (exit {run.returncode}): {run.stderr}")
+    return None
