@@ -140,7 +140,7 @@ export interface GpuDecodingAdvice {
   readonly loader: PlannedLoader;
   /** Samples per second the loader workers of one process can decode and augment on the CPU (an estimate by sample size). */
   readonly cpuSamplesPerSecondPerProcess: number;
-  /** Samples per second the same workers decode when the GPU augments (the hybrid path; an estimate). */
+  /** Samples per second the same workers decode alone, an estimate: the hybrid path, where the GPU augments. */
   readonly cpuDecodeOnlySamplesPerSecondPerProcess: number;
   /**
    * Samples per second each GPU consumes as the plan assumes: `samplesPerSecondPerDevice`, else
