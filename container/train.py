@@ -367,7 +367,7 @@ def _path(kind: str, args: argparse.Namespace, placement: Placement, device: tor
 
 def _choice(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement,
             device: torch.device, workers: int) -> LoaderChoice:
-    """The loader asked for, or for auto the one that keeps the GPU fed; a GPU path without a GPU is an error."""
+    """The loader asked for (DALI without a GPU is an error), or for auto the one that keeps the GPU fed."""
     kind = requested_kind(args.loader)
     if kind != "auto":
         if kind == "dali" and device.type != "cuda":
