@@ -1,6 +1,10 @@
 """Reference training entry point of cdk-training-io: a torchvision ResNet trained on the packed
-shards of a channel, through the PyTorch DataLoader (decoding in its workers, or on the GPU) or
-NVIDIA DALI, on one GPU or many (one process per GPU, on one host or several).
+shards of a channel, through the PyTorch DataLoader or NVIDIA DALI, on one GPU or many (one process
+per GPU, on one host or several). `--loader auto` picks the path that keeps the GPU fed
+(shardio/loader_choice.py) and logs why: `cpu` (the workers decode and augment), `hybrid` (the
+workers decode, the GPU augments the batch), `gpu` (the GPU decodes with nvJPEG and augments) or
+`dali`. Batch n+1 is copied, and for hybrid and gpu augmented, on a CUDA stream of its own while
+step n trains (shardio/prefetch.py).
 
 The SageMaker training toolkit runs it (`TrainingCode.reference()`, sagemaker_program=train.py)
 with the job's hyperparameters as `--name value`; TrainingJob sizes `num_workers` (and, with the
@@ -41,9 +45,13 @@ from shardio import interval_line, open_channel
 from shardio import placement_from_env, sized_workers, validation_line
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
 from shardio.dataset import ShardDataset, channel_data_loader, make_data_loader
-from shardio.images import CpuEvalTransform, CpuTrainTransform, GpuJpegDecoder, collate_encoded, encoded, normalize
+from shardio.batch_augment import BatchAugment, GpuJpegDecoder
+from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
+from shardio.images import normalize
+from shardio.loader_choice import ALIASES, KINDS, LoaderChoice, choose_loader, gpu_demand, requested_kind
+from shardio.prefetch import Prefetcher
 
-LOADERS = ("auto", "pytorch", "pytorch-gpu-decode", "dali")
+LOADERS = ("auto", *KINDS, *ALIASES)
 Prepare = Callable[[Any, Any], Tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -59,7 +67,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--image_size", type=int, default=224)
     parser.add_argument("--num_classes", type=int, default=None, help="default: the dataset manifest's classes")
     parser.add_argument("--loader", choices=LOADERS, default="auto",
-                        help="auto: DALI where installed (File-like channel with index files), else pytorch")
+                        help="auto: DALI where installed (File-like channel with index files), else the first of "
+                             "cpu, hybrid, gpu whose workers keep up with the GPU (the log says why)")
+    parser.add_argument("--gpu_samples_per_second", type=float, default=None,
+                        help="what this model trains per second on one GPU, for --loader auto (default: ResNet-50's on this GPU)")
     parser.add_argument("--num_workers", type=int, default=None, help="DataLoader workers per process (default: sized)")
     parser.add_argument("--dali_threads", type=int, default=None, help="DALI CPU threads per process (default: sized)")
     parser.add_argument("--channel", default="train")
@@ -217,7 +228,7 @@ def restore(args: argparse.Namespace, placement: Placement, device: torch.device
     restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
     model.load_state_dict(restored["training"]["model"])
     position = restored["loader"]
-    exact = hasattr(loader, "load_state_dict") and position.get("yielded") is not None
+    exact = getattr(loader, "resumable", False) and position.get("yielded") is not None
     if exact:
         loader.load_state_dict(position)
     if placement.rank == 0:
@@ -235,7 +246,7 @@ class Checkpoints:
 
     def save(self, epoch: int, step: int) -> None:
         """`epoch` is the one to resume in: the next one at an epoch's end."""
-        if hasattr(self.loader, "state_dict"):
+        if getattr(self.loader, "resumable", False):
             position = self.loader.state_dict()
             if position["epoch"] != epoch:  # an epoch's end: the next one from its start
                 position.update(epoch=epoch, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
@@ -308,56 +319,80 @@ def prepare_decoded(device: torch.device) -> Prepare:
 
 def make_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Tuple[Iterable, Prepare, str]:
     """The batches of this process, what turns one into (normalized images, labels) on the device,
-    and a description for the log."""
+    and a description for the log. Every PyTorch path hands over batches already prepared, one
+    ahead, by a Prefetcher."""
     channels = input_channels(args.input_dir)
     index_channel = _index_channel(args, channels)
-    kind = args.loader
-    if kind in ("auto", "dali"):
-        kind = _dali_or_pytorch(args, channels[args.channel].input_mode, index_channel, placement, device)
-    if kind == "dali":
+    input_mode = channels[args.channel].input_mode
+    workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
+    choice = _choice(args, input_mode, index_channel, placement, device, workers)
+    if choice.kind == "dali":
         from shardio.dali import dali_loader
 
         directory = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
                                  input_dir=args.input_dir)
         loader = dali_loader(directory, args.batch_size, placement=placement, num_threads=args.dali_threads,  # type: ignore[arg-type]
                              seed=args.seed, crop=args.image_size, input_dir=args.input_dir)
-        return loader, lambda images, labels: (images, labels), "dali"
+        return loader, _prepared, f"dali ({choice.reason})"
 
-    workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
-    gpu_decode = kind == "pytorch-gpu-decode"
-    if gpu_decode and device.type != "cuda":
-        raise ValueError("--loader pytorch-gpu-decode needs a GPU")
-    transform = encoded if gpu_decode else CpuTrainTransform(args.image_size)
+    transform, collate, prepare = _path(choice.kind, args, placement, device)
     loader = channel_data_loader(
         args.channel, args.batch_size,
-        transform=_Named(transform) if args.record_log else transform,
-        collate_fn=collate_encoded if gpu_decode else None,
+        transform=_Named(transform) if args.record_log else transform, collate_fn=collate,
         index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
         shuffle_buffer=args.shuffle_buffer,
-        placement=placement, input_dir=args.input_dir, resumable=channels[args.channel].input_mode != "Pipe",
+        placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
     )
-    kind = kind if channels[args.channel].input_mode != "Pipe" else f"pipe {kind}"
-    if gpu_decode:
-        decode = GpuJpegDecoder(args.image_size, device)
-        return loader, lambda images, labels: (decode(images), labels.to(device, non_blocking=True)), f"{kind} workers={workers}"
-    return loader, prepare_decoded(device), f"{kind} workers={workers}"
+    kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
+    return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"
 
 
-def _dali_or_pytorch(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement,
-                     device: torch.device) -> str:
-    """DALI when asked or, for auto, where it can run: installed, a GPU, files with their indexes."""
-    if args.loader == "dali":
-        return "dali"
-    if device.type != "cuda" or input_mode == "Pipe" or importlib.util.find_spec("nvidia") is None \
-            or importlib.util.find_spec("nvidia.dali") is None:
-        return "pytorch"
+def _prepared(images: Any, labels: Any) -> Tuple[Any, Any]:
+    return images, labels
+
+
+def _path(kind: str, args: argparse.Namespace, placement: Placement, device: torch.device) -> Tuple[Callable, Optional[Callable], Prepare]:
+    """(the workers' transform, their collate function, what makes a batch ready on the device) of a path."""
+    labels_to = lambda labels: labels.to(device, non_blocking=True)  # noqa: E731
+    seed = args.seed + placement.rank
+    if kind == "gpu":
+        decode = GpuJpegDecoder(args.image_size, device, seed)
+        return encoded, collate_encoded, lambda images, labels: (decode(images), labels_to(labels))
+    if kind == "hybrid":
+        augment = BatchAugment(args.image_size, seed)
+        return (CpuDecodeOnly(args.image_size), collate_padded,
+                lambda images, labels: (augment(images[0].to(device, non_blocking=True), images[1]), labels_to(labels)))
+    return CpuTrainTransform(args.image_size), None, prepare_decoded(device)
+
+
+def _choice(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement,
+            device: torch.device, workers: int) -> LoaderChoice:
+    """The loader asked for (DALI without a GPU is an error), or for auto the one that keeps the GPU fed."""
+    kind = requested_kind(args.loader)
+    if kind != "auto":
+        if kind == "dali" and device.type != "cuda":
+            raise ValueError(f"--loader {args.loader} needs a GPU; without one use auto, cpu, hybrid or gpu")
+        on_cpu = "; no GPU: its batch step runs on the CPU" if kind in ("hybrid", "gpu") and device.type != "cuda" else ""
+        return LoaderChoice(kind, f"as asked{on_cpu}")
+    cuda = device.type == "cuda"
+    return choose_loader(
+        has_gpu=cuda, workers=workers,
+        dali_usable=cuda and _dali_usable(args, input_mode, index_channel, placement),
+        demand=gpu_demand(torch.cuda.get_device_name(device) if cuda else "", args.gpu_samples_per_second),
+    )
+
+
+def _dali_usable(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement) -> bool:
+    """DALI is installed and can read the channel: files (not Pipe) with their indexes."""
+    if input_mode == "Pipe" or importlib.util.find_spec("nvidia") is None or importlib.util.find_spec("nvidia.dali") is None:
+        return False
     source = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
                           input_dir=args.input_dir)
-    return "dali" if isinstance(source, ShardDirectory) and source.indexed else "pytorch"
+    return isinstance(source, ShardDirectory) and source.indexed
 
 
 def set_epoch(loader: Any, epoch: int) -> None:
-    """Both loaders reshuffle per epoch; a DataLoader through its dataset."""
+    """Every loader reshuffles per epoch; a DataLoader through its dataset."""
     (loader.set_epoch if hasattr(loader, "set_epoch") else loader.dataset.set_epoch)(epoch)
 
 

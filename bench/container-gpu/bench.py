@@ -1,59 +1,88 @@
-"""GPU benchmark of the training container's loaders: ResNet-50 on one GPU for a fixed number of
-steps, fed four ways from the same synthetic JPEG dataset (ImageNet-like sizes):
+"""GPU benchmark of the training container's loader paths: ResNet-50 (AMP, channels-last) on one
+GPU for a fixed number of steps, fed every way train.py can feed it from the same synthetic JPEGs
+(~90 KB, ImageNet-like sizes), at several vCPU counts, each row against the GPU's own ceiling
+measured in the same run:
 
-  1. small files, 1 loader worker           (the baseline)
-  2. small files, sized workers             (vCPUs − 1, capped at 2 GiB of RAM each, as TrainingJob sizes them)
-  3. shards, sized workers                  (TFRecord shards packed by `training-io pack`, shardio.dataset)
-  4. shards, GPU decoding                   (DALI where installed, else torchvision's nvJPEG decoder)
+  ceiling                          the container's Trainer fed batches already on the GPU
+  small files, 1 worker            (at the first vCPU count only: it does not depend on it)
+  small files, W workers           cpu path: W = vCPUs − 1 (2 GiB of RAM each at most), as TrainingJob sizes them
+  shards, W workers, cpu           TFRecord shards packed by `training-io pack`, decoded and augmented in the workers
+  shards, W workers, hybrid        the workers decode only; the GPU crops, resizes, flips, normalizes the batch
+  shards, W workers, gpu           the GPU decodes (nvJPEG, one batched call) and augments the batch
+  shards, DALI                     where DALI is installed
+  shards resized 256, cpu / gpu    shards packed with `training-io pack --resize 256` (skipped, saying why, where
+                                   the CLI has no --resize)
 
-For each it prints samples/s, the fraction of step time spent waiting for data, the mean GPU
-utilization (nvidia-smi) and the ratios to the first. The practice this library is built on
-reports ~3x from workers alone (100 -> 300 images/s, GPU utilization 50% -> 95% on one V100).
+Every vCPU count runs in a child process pinned with `taskset -c 0-(n-1)`; each prints its rows as
+it goes. The parent writes results.json and results.png (samples/s of each row and the ceiling per
+vCPU count; needs matplotlib) to --out. The output format is in bench/container-gpu/README.md.
 
-Needs a GPU, PyTorch with torchvision >= 0.19 (batched GPU decoding), nvidia-smi, and Node.js with
-the package built (`npm ci && npm run build`) to pack the shards. Run from the repository root:
+    python3 bench/container-gpu/bench.py [--cpus 4,8,16] [--images 10000] [--steps 100] [--out DIR]
+    python3 bench/container-gpu/bench.py --dry-run     # the data side on the CPU: tiny, resnet18
 
-    python3 bench/container-gpu/bench.py [--images 10000] [--steps 200]
+Needs PyTorch with torchvision ≥ 0.19 (batched nvJPEG decoding) and Node.js with the package built
+(or --cli: a built training-io.js) to pack the shards. bench/container-gpu/device.sh runs it on the
+GPU machine.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "container"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # as torchrun sets: a thread per core per process otherwise
 
 import torch  # noqa: E402
 import torchvision  # noqa: E402
 from torch.utils.data import DataLoader, Dataset  # noqa: E402
 
+from bench_data import make_dataset, pack  # noqa: E402
 from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
+from shardio.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
-from shardio.images import CpuTrainTransform, GpuJpegDecoder, collate_encoded, encoded, normalize  # noqa: E402
+from shardio.images import CpuDecodeOnly, CpuTrainTransform, collate_encoded, collate_padded, encoded, normalize  # noqa: E402
+from shardio.prefetch import Prefetcher  # noqa: E402
 from train import Trainer  # noqa: E402
 
 GIB = 1024 ** 3
+CEILING = "ceiling"
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cpus", default="4,8,16", help="vCPU counts, comma-separated (those above this machine's are skipped)")
     parser.add_argument("--images", type=int, default=10_000)
     parser.add_argument("--classes", type=int, default=100)
-    parser.add_argument("--steps", type=int, default=200, help="measured steps per configuration")
-    parser.add_argument("--warmup", type=int, default=30, help="steps run first and not measured (cudnn autotune, worker start)")
+    parser.add_argument("--steps", type=int, default=100, help="measured steps per row")
+    parser.add_argument("--warmup", type=int, default=20, help="steps run first and not measured (cudnn autotune, worker start)")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--image-size", type=int, default=224)
     parser.add_argument("--arch", default="resnet50")
-    parser.add_argument("--workers", type=int, default=0, help="sized workers (default: vCPUs - 1, 2 GiB each at most)")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--dry-run", action="store_true",
+                        help="the data side on the CPU: 48 images, resnet18 on 64-pixel crops, 2 steps per row, --cpus 1,2")
+    parser.add_argument("--cli", default=None, help="a built training-io.js (default: dist/, else ts-node)")
     parser.add_argument("--work-dir", default=os.path.join("/tmp", "cdk-training-io-container-gpu"))
-    return parser.parse_args()
+    parser.add_argument("--out", default=None, help="where results.json and results.png go (default: --work-dir)")
+    parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)  # the vCPU count a child measures at
+    parser.add_argument("--first", action="store_true", help=argparse.SUPPRESS)  # the child that runs the 1-worker row
+    args = parser.parse_args(argv)
+    if args.dry_run:
+        args.device, args.images, args.classes, args.steps, args.warmup = "cpu", 48, 4, 2, 1
+        args.batch_size, args.image_size, args.arch = 8, 64, "resnet18"
+        args.cpus = "1,2" if args.cpus == "4,8,16" else args.cpus
+        args.work_dir = args.work_dir + "-dry-run"
+    args.out = args.out or args.work_dir
+    return args
 
 
 def sized_workers() -> int:
@@ -61,50 +90,6 @@ def sized_workers() -> int:
     cpus = len(os.sched_getaffinity(0))
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return max(1, min(cpus - 1, memory // (2 * GIB)))
-
-
-def _make_image(job: Tuple[str, int]) -> int:
-    """One JPEG of ImageNet-like size and detail: a smooth random field plus noise."""
-    path, seed = job
-    generator = torch.Generator().manual_seed(seed)
-    height = int(torch.randint(250, 481, (1,), generator=generator))
-    width = int(torch.randint(300, 641, (1,), generator=generator))
-    coarse = torch.rand(1, 3, 8, 8, generator=generator)
-    image = torch.nn.functional.interpolate(coarse, size=(height, width), mode="bicubic", align_corners=False)[0]
-    image = image + 0.08 * torch.randn(3, height, width, generator=generator)
-    pixels = (image.clamp(0, 1) * 255).to(torch.uint8)
-    data = torchvision.io.encode_jpeg(pixels, quality=90)
-    with open(path, "wb") as handle:
-        handle.write(bytes(data.numpy()))
-    return len(data)
-
-
-def make_dataset(folder: str, images: int, classes: int) -> None:
-    """`images` JPEGs in `classes` class folders (kept between runs)."""
-    # The marker lies beside the folder: the packer takes every file in it for a class member.
-    done = f"{folder}.complete"
-    if os.path.exists(done):
-        return
-    jobs = []
-    for i in range(images):
-        directory = os.path.join(folder, f"class-{i % classes:03d}")
-        os.makedirs(directory, exist_ok=True)
-        jobs.append((os.path.join(directory, f"{i:07d}.jpg"), i))
-    started = time.perf_counter()
-    with multiprocessing.Pool() as pool:
-        total = sum(pool.imap_unordered(_make_image, jobs, chunksize=64))
-    open(done, "w").close()
-    print(f"made {images} JPEGs, {total / images / 1e3:.0f} KB on average, in {time.perf_counter() - started:.0f} s", flush=True)
-
-
-def pack(source: str, output: str, consumers: int) -> None:
-    """Shards with the library's own packer (the CLI of `npm run build`)."""
-    if os.path.exists(os.path.join(output, "manifest.json")):
-        return
-    cli = os.path.join(REPO, "dist", "bin", "training-io.js")
-    if not os.path.exists(cli):
-        raise SystemExit(f"{cli} is missing: run `npm ci && npm run build` first")
-    subprocess.run(["node", cli, "pack", source, output, "--format", "tfrecord", "--consumers", str(consumers)], check=True)
 
 
 class FolderDataset(Dataset):
@@ -126,20 +111,19 @@ class FolderDataset(Dataset):
 
 
 class GpuUtilization:
-    """Mean GPU utilization sampled by `nvidia-smi` every 250 ms while running."""
+    """Mean GPU utilization sampled by `nvidia-smi` every 250 ms while running (nothing on the CPU)."""
 
-    def __init__(self, device: int) -> None:
+    def __init__(self, device: torch.device) -> None:
         self.device = device
         self.samples: List[float] = []
         self.process: Optional[subprocess.Popen] = None
-        self.reader: Optional[threading.Thread] = None
 
     def __enter__(self) -> "GpuUtilization":
-        self.process = subprocess.Popen(
-            ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i", str(self.device), "-lms", "250"],
-            stdout=subprocess.PIPE, text=True)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        if self.device.type == "cuda":
+            self.process = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i", str(self.device.index or 0),
+                 "-lms", "250"], stdout=subprocess.PIPE, text=True)
+            threading.Thread(target=self._read, daemon=True).start()
         return self
 
     def _read(self) -> None:
@@ -148,89 +132,209 @@ class GpuUtilization:
                 self.samples.append(float(line))
 
     def __exit__(self, *_exc: object) -> None:
-        self.process.terminate()  # type: ignore[union-attr]
-        self.process.wait()  # type: ignore[union-attr]
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait()
 
     @property
-    def mean(self) -> float:
-        return sum(self.samples) / len(self.samples) if self.samples else float("nan")
+    def mean(self) -> Optional[float]:
+        return sum(self.samples) / len(self.samples) if self.samples else None
 
 
-def forever(loader: Iterable) -> Iterator:
+def forever(loader: Any) -> Iterator:
     """Batches across epochs, so that a fixed step count never ends on an epoch boundary."""
     epoch = 0
     while True:
-        if hasattr(loader, "dataset") and hasattr(loader.dataset, "set_epoch"):
-            loader.dataset.set_epoch(epoch)
+        dataset = getattr(loader, "dataset", None)  # the shards' reshuffle per epoch; small files shuffle by themselves
+        if hasattr(dataset, "set_epoch"):
+            dataset.set_epoch(epoch)
         yield from loader
         epoch += 1
 
 
-def measure(name: str, loader: Iterable, prepare: Callable, args: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
+def on_device_batches(args: argparse.Namespace, device: torch.device) -> Iterator:
+    """The ceiling's batches: made once on the device, handed out again and again."""
+    images = torch.randn(args.batch_size, 3, args.image_size, args.image_size, device=device).contiguous(memory_format=torch.channels_last)
+    labels = torch.randint(0, args.classes, (args.batch_size,), device=device)
+    while True:
+        yield images, labels
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure(name: str, batches: Iterable, args: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     model = torchvision.models.__dict__[args.arch](num_classes=args.classes).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1 * args.batch_size / 256, momentum=0.9, weight_decay=1e-4)
-    trainer = Trainer(model, optimizer, device, amp=True)
-    batches = forever(loader)
-    trainer.epoch(batches, prepare, epoch=0, step=0, max_steps=args.warmup, log=False)
-    torch.cuda.synchronize()
+    trainer = Trainer(model, optimizer, device, amp=device.type == "cuda")
+    iterator = iter(batches)
+    ready = lambda images, labels: (images, labels)  # noqa: E731 - every row hands over batches ready on the device
+    trainer.epoch(iterator, ready, epoch=0, step=0, max_steps=args.warmup, log=False)
+    synchronize(device)
     trainer.meter.take()
-    with GpuUtilization(device.index or 0) as utilization:
-        trainer.epoch(batches, prepare, epoch=0, step=args.warmup, max_steps=args.warmup + args.steps, log=False)
-        torch.cuda.synchronize()
+    with GpuUtilization(device) as utilization:
+        trainer.epoch(iterator, ready, epoch=0, step=args.warmup, max_steps=args.warmup + args.steps, log=False)
+        synchronize(device)
         interval = trainer.meter.take()
-    result = {"config": name, "samples_per_second": interval.samples_per_second,
-              "data_wait_fraction": interval.data_wait_fraction, "gpu_utilization": utilization.mean}
-    print(f"{name:<44} {result['samples_per_second']:>9.1f} samples/s  data wait {result['data_wait_fraction']:.3f}  "
-          f"GPU {result['gpu_utilization']:.0f}%", flush=True)
+    if hasattr(iterator, "close"):
+        iterator.close()  # ends the prefetching thread; the loader's workers end with the loader
+    result = {"row": name, "samples_per_second": interval.samples_per_second, "data_wait_fraction": interval.data_wait_fraction,
+              "gpu_utilization": utilization.mean}
+    gpu = f"GPU {result['gpu_utilization']:.0f}%" if result["gpu_utilization"] is not None else ""
+    print(f"  {name:<36} {result['samples_per_second']:>9.1f} samples/s  data wait {result['data_wait_fraction']:.3f}  {gpu}",
+          flush=True)
     return result
+
+
+def child(args: argparse.Namespace) -> None:
+    """The rows at one vCPU count (this process is pinned to them)."""
+    device = torch.device(args.device, 0) if args.device == "cuda" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+    workers = sized_workers()
+    jpegs, shards, resized = (os.path.join(args.work_dir, name) for name in ("jpeg", "packed", "packed-256"))
+    size = args.image_size
+    to_device = lambda labels: labels.to(device, non_blocking=True)  # noqa: E731
+    cpu_ready = lambda images, labels: (normalize(images.to(device, non_blocking=True)), to_device(labels))  # noqa: E731
+    decode = GpuJpegDecoder(size, device, seed=0)
+    gpu_ready = lambda images, labels: (decode(images), to_device(labels))  # noqa: E731
+    augment = BatchAugment(size, seed=0)
+    hybrid_ready = lambda images, labels: (augment(images[0].to(device, non_blocking=True), images[1]), to_device(labels))  # noqa: E731
+
+    def files(count: int) -> Prefetcher:
+        loader = DataLoader(FolderDataset(jpegs, CpuTrainTransform(size)), batch_size=args.batch_size, shuffle=True,
+                            num_workers=count, pin_memory=device.type == "cuda", persistent_workers=True, prefetch_factor=4,
+                            drop_last=True)
+        return Prefetcher(loader, cpu_ready, device)
+
+    def shard_rows(root: str, transform: Callable, collate: Optional[Callable], ready: Callable) -> Prefetcher:
+        dataset = ShardDataset(ShardDirectory(root), placement=Placement(), transform=transform, seed=0)
+        loader = make_data_loader(dataset, args.batch_size, num_workers=workers, collate_fn=collate, drop_last=True,
+                                  pin_memory=device.type == "cuda")
+        return Prefetcher(loader, ready, device)
+
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    print(f"\n{args.child} vCPUs ({workers} workers), {name}, {args.arch}, batch {args.batch_size}, "
+          f"{args.steps} steps after {args.warmup}", flush=True)
+    rows: List[Dict[str, Any]] = [measure(CEILING, on_device_batches(args, device), args, device)]
+    if args.first:
+        rows.append(measure("small files, 1 worker", forever(files(1)), args, device))
+    rows.append(measure(f"small files, {workers} workers", forever(files(workers)), args, device))
+    rows.append(measure(f"shards, {workers} workers, cpu", forever(shard_rows(shards, CpuTrainTransform(size), None, cpu_ready)), args, device))
+    rows.append(measure(f"shards, {workers} workers, hybrid",
+                        forever(shard_rows(shards, CpuDecodeOnly(size), collate_padded, hybrid_ready)), args, device))
+    rows.append(measure(f"shards, {workers} workers, gpu", forever(shard_rows(shards, encoded, collate_encoded, gpu_ready)), args, device))
+    if device.type == "cuda" and importlib.util.find_spec("nvidia") and importlib.util.find_spec("nvidia.dali"):
+        from shardio.dali import dali_loader
+
+        loader = dali_loader(ShardDirectory(shards), args.batch_size, placement=Placement(), num_threads=workers, device_id=0)
+        rows.append(measure(f"shards, DALI, {workers} threads", forever(loader), args, device))
+    if os.path.exists(os.path.join(resized, "manifest.json")):
+        rows.append(measure(f"shards resized 256, {workers} workers, cpu",
+                            forever(shard_rows(resized, CpuTrainTransform(size), None, cpu_ready)), args, device))
+        rows.append(measure(f"shards resized 256, {workers} workers, gpu",
+                            forever(shard_rows(resized, encoded, collate_encoded, gpu_ready)), args, device))
+    ceiling = rows[0]["samples_per_second"]
+    for row in rows:
+        row["fraction_of_ceiling"] = row["samples_per_second"] / ceiling
+    with open(os.path.join(args.out, f"cpus-{args.child}.json"), "w", encoding="utf-8") as handle:
+        json.dump({"cpus": args.child, "workers": workers, "device": name, "rows": rows}, handle, indent=2)
+    os._exit(0)  # persistent loader workers and prefetch threads end with the process
 
 
 def main() -> None:
     args = parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("this benchmark needs a GPU")
-    device = torch.device("cuda", 0)
-    torch.backends.cudnn.benchmark = True
-    workers = args.workers or sized_workers()
-    jpegs, shards = os.path.join(args.work_dir, "jpeg"), os.path.join(args.work_dir, "packed")
+    if args.child:
+        child(args)
+        return
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("no GPU here: run with --dry-run (or --device cpu) to check the data side")
+    os.makedirs(args.out, exist_ok=True)
+    started = time.perf_counter()
+    available = len(os.sched_getaffinity(0))
+    counts = [int(c) for c in args.cpus.split(",")]
+    for count in counts:
+        if count > available:
+            print(f"{count} vCPUs: skipped, this machine has {available}", flush=True)
+    counts = [c for c in counts if c <= available]
+    jpegs = os.path.join(args.work_dir, "jpeg")
     make_dataset(jpegs, args.images, args.classes)
-    pack(jpegs, shards, workers)
-    directory = ShardDirectory(shards)
-    transform = CpuTrainTransform(224)
-    on_gpu = lambda images, labels: (normalize(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True))  # noqa: E731
+    consumers = max(1, max(counts) - 1)
+    pack(jpegs, os.path.join(args.work_dir, "packed"), "tfrecord", consumers, cli=args.cli)
+    skipped = pack(jpegs, os.path.join(args.work_dir, "packed-256"), "tfrecord", consumers, ["--resize", "256"], cli=args.cli)
+    if skipped:
+        print(f"shards resized 256: skipped, `training-io pack --resize 256` failed: {skipped}", flush=True)
+    print(f"data ready in {time.perf_counter() - started:.0f} s", flush=True)
 
-    def files_loader(count: int) -> DataLoader:
-        return DataLoader(FolderDataset(jpegs, transform), batch_size=args.batch_size, shuffle=True, num_workers=count,
-                          pin_memory=True, persistent_workers=True, prefetch_factor=4, drop_last=True)
+    results = []
+    for index, count in enumerate(counts):
+        command = ["taskset", "-c", f"0-{count - 1}", sys.executable, os.path.abspath(__file__), *sys.argv[1:],
+                   "--child", str(count), "--out", args.out, *(["--first"] if index == 0 else [])]
+        subprocess.run(command, check=True)
+        with open(os.path.join(args.out, f"cpus-{count}.json"), encoding="utf-8") as handle:
+            results.append(json.load(handle))
+    summary = {"arch": args.arch, "batch_size": args.batch_size, "steps": args.steps, "images": args.images,
+               "resized_row_skipped": skipped, "seconds": time.perf_counter() - started, "runs": results}
+    with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2)
+    print_table(results)
+    chart(results, os.path.join(args.out, "results.png"))
+    print(f"done in {time.perf_counter() - started:.0f} s: {args.out}/results.json", flush=True)
 
-    def shards_loader(transform_: Callable, collate: Optional[Callable] = None) -> DataLoader:
-        dataset = ShardDataset(directory, placement=Placement(), transform=transform_, seed=0)
-        return make_data_loader(dataset, args.batch_size, num_workers=workers, collate_fn=collate, drop_last=True)
 
-    print(f"{args.arch}, batch {args.batch_size}, {args.steps} steps after {args.warmup} warm-up steps, "
-          f"{torch.cuda.get_device_name(device)}, {len(os.sched_getaffinity(0))} vCPUs, sized workers {workers}", flush=True)
-    results = [
-        measure("small files, 1 worker", files_loader(1), on_gpu, args, device),
-        measure(f"small files, {workers} workers", files_loader(workers), on_gpu, args, device),
-        measure(f"shards, {workers} workers", shards_loader(transform), on_gpu, args, device),
-    ]
-    if importlib.util.find_spec("nvidia") and importlib.util.find_spec("nvidia.dali"):
-        from shardio.dali import dali_loader
-        loader = dali_loader(directory, args.batch_size, placement=Placement(), num_threads=workers, device_id=0)
-        results.append(measure(f"shards, DALI GPU decoding, {workers} threads", loader, lambda i, l: (i, l), args, device))
-    else:
-        decode = GpuJpegDecoder(224, device)
-        results.append(measure(f"shards, nvJPEG GPU decoding, {workers} workers", shards_loader(encoded, collate_encoded),
-                               lambda images, labels: (decode(images), labels.to(device, non_blocking=True)), args, device))
+def print_table(results: List[Dict[str, Any]]) -> None:
+    print("\nfraction of the ceiling measured in the same run (samples/s):")
+    for run in results:
+        print(f"{run['cpus']} vCPUs, {run['workers']} workers, {run['device']}:")
+        for row in run["rows"]:
+            print(f"  {row['row']:<40} {row['fraction_of_ceiling']:6.2f}  ({row['samples_per_second']:.0f})")
 
-    baseline = results[0]["samples_per_second"]
-    print("\nratio to small files, 1 worker:")
-    for result in results:
-        result["ratio"] = result["samples_per_second"] / baseline
-        print(f"  {result['config']:<44} {result['ratio']:.2f}x   GPU {result['gpu_utilization']:.0f}%")
-    print("practice: ~3x from workers alone (100 -> 300 images/s, GPU 50% -> 95% on one V100)")
-    with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
-        json.dump(results, handle, indent=2)
+
+def chart(results: List[Dict[str, Any]], path: str) -> None:
+    """Samples/s of each row (bars) per vCPU count, the ceiling as a line over each group."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("no matplotlib: results.png not drawn", flush=True)
+        return
+    kinds = []
+    for run in results:
+        for row in run["rows"][1:]:
+            kind = _kind(row["row"])
+            if kind not in kinds:
+                kinds.append(kind)
+    figure, axes = plt.subplots(figsize=(max(8, 2 + 1.6 * len(results) * len(kinds) / 3), 5))
+    width = 0.8 / max(1, len(kinds))
+    labelled = set()
+    for group, run in enumerate(results):
+        rows = {_kind(row["row"]): row for row in run["rows"][1:]}
+        for slot, kind in enumerate(kinds):
+            if kind in rows:
+                axes.bar(group + slot * width, rows[kind]["samples_per_second"], width, color=f"C{slot}",
+                         label=None if kind in labelled else kind)
+                labelled.add(kind)
+        ceiling = run["rows"][0]["samples_per_second"]
+        axes.hlines(ceiling, group - width / 2, group + 0.8 - width / 2, colors="black", linestyles="dashed",
+                    label="GPU ceiling (same run)" if group == 0 else None)
+    axes.set_xticks([group + 0.4 - width / 2 for group in range(len(results))])
+    axes.set_xticklabels([f"{run['cpus']} vCPUs ({run['workers']} workers)" for run in results])
+    axes.set_ylabel("samples/s")
+    axes.set_title(f"Loader paths against the ceiling of the same run, {results[0]['device']}")
+    axes.legend(fontsize="small", loc="best")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    print(f"chart: {path}", flush=True)
+
+
+def _kind(row: str) -> str:
+    """A row's name without its worker count: the same bar colour at every vCPU count."""
+    return ", ".join(part for part in row.split(", ") if not part.endswith(("workers", "worker", "threads"))) + \
+        (", 1 worker" if row.endswith(", 1 worker") else "")
 
 
 if __name__ == "__main__":

@@ -137,7 +137,7 @@ function table(result: IoPlan): string {
       : `as is: ${formatCount(packing.shardCount)} objects of ${formatBytes(packing.shardBytes)}`, packing.reason],
     ['loaders', `${loaders.loaderWorkers} workers, ${loaders.daliThreads} DALI threads per process`, loaders.reason],
     ['pinned memory', result.pinMemory.pinMemory ? 'yes' : 'no', result.pinMemory.reason],
-    ['GPU decoding', result.gpuDecoding.advised ? 'DALI advised' : 'no', result.gpuDecoding.reason],
+    ['GPU decoding', result.gpuDecoding.advised ? `--loader ${result.gpuDecoding.loader}` : 'no', result.gpuDecoding.reason],
     ['start-up', `${startup.seconds === 0 ? 'none' : `~${formatSeconds(startup.seconds)}`}${startup.unpackedSeconds !== undefined
       ? ` (~${formatSeconds(startup.unpackedSeconds)} unpacked)` : ''}`, startup.reason],
   ];

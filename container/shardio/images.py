@@ -1,25 +1,30 @@
-"""Image decoding and augmentation for the PyTorch loaders (needs torch and torchvision).
+"""What the DataLoader workers do to each record (needs torch and torchvision), for three paths:
 
-Two places to decode: in the DataLoader workers on the CPU (`CpuTrainTransform`, uint8 batches,
-normalized on the GPU after a pinned copy), or on the GPU (`encoded` + `GpuJpegDecoder`, for
-when the CPUs cannot keep up: nvJPEG through torchvision, the fallback where DALI is missing).
-Both do ImageNet training augmentation: random resized crop, horizontal flip, normalization.
+- cpu: decode and augment in the workers (`CpuTrainTransform`, uint8 crops, normalized on the
+  device after a pinned copy);
+- hybrid: decode only in the workers (`CpuDecodeOnly`, about twice the images per core), crop,
+  resize, flip and normalize the padded batch on the device (`collate_padded` + batch_augment.py);
+- gpu: hand over the encoded bytes (`encoded` + `collate_encoded`); batch_augment.GpuJpegDecoder
+  decodes them with nvJPEG and augments the batch.
+All do ImageNet training augmentation: random resized crop, horizontal flip, normalization.
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+import io
+from typing import Any, List, Sequence, Tuple
 
+import numpy
 import torch
-import torch.nn.functional as F
 import torchvision
+from PIL import Image
 from torchvision.io import ImageReadMode
 from torchvision.transforms import CenterCrop, RandomResizedCrop, Resize
 
 from .imagenet import IMAGENET_MEAN, IMAGENET_STD
 from .records import ImageRecord
 
-_SCALE = (0.08, 1.0)
-_RATIO = (3 / 4, 4 / 3)
+SCALE = (0.08, 1.0)
+RATIO = (3 / 4, 4 / 3)
 
 
 def _bytes_tensor(data: bytes) -> torch.Tensor:
@@ -32,7 +37,7 @@ class CpuTrainTransform:
 
     def __init__(self, size: int = 224) -> None:
         self.size = size
-        self.crop = RandomResizedCrop(size, scale=_SCALE, ratio=_RATIO, antialias=True)
+        self.crop = RandomResizedCrop(size, scale=SCALE, ratio=RATIO, antialias=True)
 
     def __call__(self, record: ImageRecord) -> Tuple[torch.Tensor, int]:
         image = torchvision.io.decode_image(_bytes_tensor(record.image), mode=ImageReadMode.RGB)
@@ -60,32 +65,40 @@ def encoded(record: ImageRecord) -> Tuple[torch.Tensor, int]:
     return _bytes_tensor(record.image), record.label
 
 
-def collate_encoded(batch: Sequence[Tuple[torch.Tensor, int]]) -> Tuple[List[torch.Tensor], torch.Tensor]:
-    """Encoded images have different lengths: a list of them, and the labels as one tensor."""
-    return [image for image, _ in batch], torch.tensor([label for _, label in batch], dtype=torch.int64)
+def collate_encoded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    """Encoded images have different lengths: (a list of them, the labels as one tensor, then a
+    list of each further field: the record names with --record_log)."""
+    images, labels, *rest = zip(*batch)
+    return (list(images), torch.tensor(labels, dtype=torch.int64), *[list(field) for field in rest])
+
+
+class CpuDecodeOnly:
+    """Record → (uint8 CHW image, label), decoded and nothing else: the hybrid path's worker half.
+    PIL's `draft` lets the JPEG decoder skip detail by 1/2, 1/4 or 1/8 while both sides stay at
+    least `min_size` (the crop size), which makes big images cheaper to decode and to ship."""
+
+    def __init__(self, min_size: int = 224) -> None:
+        self.min_size = min_size
+
+    def __call__(self, record: ImageRecord) -> Tuple[torch.Tensor, int]:
+        with Image.open(io.BytesIO(record.image)) as image:
+            image.draft("RGB", (self.min_size, self.min_size))
+            pixels = torch.from_numpy(numpy.array(image.convert("RGB")))  # a writable copy: torch wants one
+        return pixels.permute(2, 0, 1), record.label
+
+
+def collate_padded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    """Decoded images of different sizes → ((uint8 NCHW padded to the largest, int64 (N, 2) sizes),
+    labels, then a list of each further field), for the device's BatchAugment."""
+    from .batch_augment import pad_batch
+
+    images, labels, *rest = zip(*batch)
+    return (pad_batch(images), torch.tensor(labels, dtype=torch.int64), *[list(field) for field in rest])
 
 
 def normalize(images: torch.Tensor) -> torch.Tensor:
-    """uint8 NCHW (on the GPU) → float, ImageNet mean and deviation, channels-last for tensor cores."""
+    """uint8 (or float 0–255) NCHW on the device → float, ImageNet mean and deviation, channels-last
+    for tensor cores."""
     mean = torch.tensor(IMAGENET_MEAN, device=images.device).view(1, 3, 1, 1) * 255
     std = torch.tensor(IMAGENET_STD, device=images.device).view(1, 3, 1, 1) * 255
     return ((images.float() - mean) / std).contiguous(memory_format=torch.channels_last)
-
-
-class GpuJpegDecoder:
-    """A list of encoded JPEGs → one normalized float batch on `device`, with the same augmentation
-    as CpuTrainTransform, decoded by nvJPEG (`torchvision.io.decode_jpeg(device="cuda")`)."""
-
-    def __init__(self, size: int, device: torch.device) -> None:
-        self.size = size
-        self.device = device
-
-    def __call__(self, images: List[torch.Tensor]) -> torch.Tensor:
-        decoded = torchvision.io.decode_jpeg(images, mode=ImageReadMode.RGB, device=self.device)
-        crops = []
-        for image in decoded:
-            top, left, height, width = RandomResizedCrop.get_params(image, list(_SCALE), list(_RATIO))
-            crop = image[:, top:top + height, left:left + width].unsqueeze(0).float()
-            crop = F.interpolate(crop, size=(self.size, self.size), mode="bilinear", antialias=True, align_corners=False)
-            crops.append(crop.flip(-1) if torch.rand(()) < 0.5 else crop)
-        return normalize(torch.cat(crops).clamp_(0, 255))

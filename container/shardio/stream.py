@@ -25,11 +25,20 @@ class RecordSource(Protocol):
 def shuffled(items: Iterable[T], buffer_size: int, rng: random.Random) -> Iterator[T]:
     """The items in a random order within a window of `buffer_size`: once the buffer is full each
     new item replaces a randomly chosen one, which is handed out. Memory stays bounded whatever
-    the stream's length; the pack-time shuffle already mixed the shards globally."""
-    buffer = []
-    for item in items:
+    the stream's length; the pack-time shuffle already mixed the shards globally.
+
+    While the buffer fills, one random item leaves for every two that come in: a worker whose
+    buffer had to fill first read `buffer_size` records at each epoch's start before decoding one
+    (all workers at once, the GPU waiting), and with many workers a worker's whole share of a
+    small dataset. The buffer still reaches its size, after 2 × `buffer_size` items."""
+    buffer: list = []
+    for received, item in enumerate(items, 1):
         if len(buffer) < buffer_size:
             buffer.append(item)
+            if received % 2 == 0:
+                slot = rng.randrange(len(buffer))
+                buffer[slot], buffer[-1] = buffer[-1], buffer[slot]
+                yield buffer.pop()
             continue
         slot = rng.randrange(buffer_size)
         yield buffer[slot]

@@ -19,6 +19,19 @@ export enum PlannedInputMode {
 }
 
 /**
+ * Where the training container decodes and augments JPEGs: train.py's `--loader` (`auto` picks the
+ * same way from what the process finds).
+ */
+export enum PlannedLoader {
+  /** The loader workers decode and augment on the CPU: the GPU only trains. */
+  CPU = 'cpu',
+  /** The workers only decode (about 3.9x the samples per core); the GPU crops, resizes, flips and normalizes each batch. */
+  HYBRID = 'hybrid',
+  /** The GPU decodes (NVIDIA DALI where the container has it, else nvJPEG through torchvision) and augments. */
+  GPU = 'gpu',
+}
+
+/**
  * The dataset the plan is for, with the derived sizes.
  */
 export interface PlannedDataset {
@@ -122,10 +135,21 @@ export interface PinMemoryAdvice {
  * Whether to decode and augment the samples on the GPU (NVIDIA DALI, `device='mixed'`).
  */
 export interface GpuDecodingAdvice {
-  /** Whether GPU decoding is advised. */
+  /** Whether the GPU should take a part of the decoding or augmentation (`loader` is not CPU). */
   readonly advised: boolean;
-  /** Samples per second the loader workers of one process can decode on the CPU (an estimate). */
+  /** Where to decode and augment: the first path whose CPU part keeps up with the GPU. */
+  readonly loader: PlannedLoader;
+  /** Samples per second the loader workers of one process can decode and augment on the CPU (an estimate by sample size). */
   readonly cpuSamplesPerSecondPerProcess: number;
+  /** Samples per second the same workers decode alone, an estimate: the hybrid path, where the GPU augments. */
+  readonly cpuDecodeOnlySamplesPerSecondPerProcess: number;
+  /**
+   * Samples per second each GPU consumes as the plan assumes: `samplesPerSecondPerDevice`, else
+   * ResNet-50 with mixed precision on this GPU model where known.
+   *
+   * @default - unknown: no path is compared
+   */
+  readonly gpuSamplesPerSecond?: number;
   /** Why, in one line. */
   readonly reason: string;
 }

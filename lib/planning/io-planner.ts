@@ -4,12 +4,12 @@ import { DatasetFormat, SampleEncoding } from './dataset-profile';
 import type {
   FsxAdvice, GpuDecodingAdvice, InputModeAdvice, IoPlan, LoaderAdvice, PinMemoryAdvice, PlanWarning,
   ReadRateEstimate, StartupEstimate} from './io-plan';
-import { PlannedInputMode
-} from './io-plan';
+import { PlannedInputMode, PlannedLoader } from './io-plan';
 import type { ResolvedCluster} from '../instances/private/cluster-rules';
 import { resolveCluster } from '../instances/private/cluster-rules';
 import { chooseInputMode } from './private/input-mode-rule';
-import { cpuDecodeSamplesPerSecond, CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER, loaderWorkersWarning } from '../instances/private/loader-rules';
+import { cpuDecodeSamplesPerSecond, cpuDecodeSamplesPerSecondPerWorker, loaderWorkersWarning } from '../instances/private/loader-rules';
+import { resnet50SamplesPerSecond } from '../instances/private/gpu-throughput';
 import { planPacking, shouldPack } from './private/packing-rule';
 import type { ResolvedDataset} from './private/plan-inputs';
 import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
@@ -156,26 +156,41 @@ function advisePinMemory(cluster: ResolvedCluster): PinMemoryAdvice {
 }
 
 function adviseGpuDecoding(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number | undefined): GpuDecodingAdvice {
-  const capacity = cpuDecodeSamplesPerSecond(cluster.loaderWorkers);
-  const decodes = `${Math.max(1, cluster.loaderWorkers)} loader workers decode about ${formatCount(capacity)} JPEGs/s per process ` +
-    `(~${CPU_DECODE_SAMPLES_PER_SECOND_PER_WORKER} per core)`;
-  const notAdvised = (reason: string) => ({ advised: false, cpuSamplesPerSecondPerProcess: capacity, reason });
-  if (dataset.sampleEncoding !== SampleEncoding.JPEG) return notAdvised('the samples are not JPEG images: nothing to decode on the GPU');
+  const sampleBytes = meanSampleBytes(dataset);
+  const workers = Math.max(1, cluster.loaderWorkers);
+  const capacity = Math.round(cpuDecodeSamplesPerSecond(cluster.loaderWorkers, sampleBytes));
+  const decodeOnly = Math.round(cpuDecodeSamplesPerSecond(cluster.loaderWorkers, sampleBytes, false));
+  const size = sampleBytes === undefined ? 'JPEGs of ~90 KB (the sample size is not known: give dataset.recordCount)' : `JPEGs of ${formatBytes(sampleBytes)}`;
+  const decodes = `${workers} loader workers decode and augment about ${formatCount(capacity)} ${size}/s per process ` +
+    `(~${formatCount(Math.round(cpuDecodeSamplesPerSecondPerWorker(sampleBytes)))} per core, measured by bench/loader-cpu)`;
+  const table = cluster.instance.gpus > 0 ? resnet50SamplesPerSecond(cluster.instance.gpuModel) : undefined;
+  const consumed = samplesPerSecond ?? table?.samplesPerSecond;
+  const consumes = samplesPerSecond !== undefined
+    ? `the ${formatCount(samplesPerSecond)} each GPU consumes`
+    : `the ~${formatCount(consumed ?? 0)} a ${cluster.instance.gpuModel} trains ResNet-50 at (${table?.source}; give samplesPerSecondPerDevice for another model)`;
+  const advice = (loader: PlannedLoader, reason: string): GpuDecodingAdvice => ({
+    advised: loader !== PlannedLoader.CPU, loader, cpuSamplesPerSecondPerProcess: capacity,
+    cpuDecodeOnlySamplesPerSecondPerProcess: decodeOnly, ...(consumed !== undefined ? { gpuSamplesPerSecond: consumed } : {}), reason,
+  });
+  if (dataset.sampleEncoding !== SampleEncoding.JPEG) return advice(PlannedLoader.CPU, 'the samples are not JPEG images: nothing to decode on the GPU');
   if (cluster.instance.gpus === 0) {
-    return notAdvised(`${cluster.instance.instanceType} has no NVIDIA GPU for DALI's decoder; decode on the CPU`);
+    return advice(PlannedLoader.CPU, `${cluster.instance.instanceType} has no NVIDIA GPU for DALI's decoder; decode on the CPU`);
   }
-  if (samplesPerSecond === undefined) {
-    return notAdvised(`${decodes}; give the samples/s each GPU consumes to compare, or watch train:data_wait_fraction`);
+  if (consumed === undefined) {
+    return advice(PlannedLoader.CPU, `${decodes}; give the samples/s each GPU consumes to compare, or watch train:data_wait_fraction`);
   }
-  if (samplesPerSecond > capacity) {
-    return {
-      advised: true,
-      cpuSamplesPerSecondPerProcess: capacity,
-      reason: `${decodes}, less than the ${formatCount(samplesPerSecond)} each GPU consumes: decode and augment on the GPU ` +
-        "with NVIDIA DALI (device='mixed', TrainingContainer.dali())",
-    };
+  if (consumed <= capacity) return advice(PlannedLoader.CPU, `${decodes}, enough for ${consumes}`);
+  if (consumed <= decodeOnly) {
+    return advice(PlannedLoader.HYBRID, `${decodes}, less than ${consumes}; decoding alone they make ~${formatCount(decodeOnly)}/s: ` +
+      'decode in the workers and crop, resize, flip and normalize each batch on the GPU (train.py --loader hybrid)');
   }
-  return notAdvised(`${decodes}, enough for the ${formatCount(samplesPerSecond)} each GPU consumes`);
+  return advice(PlannedLoader.GPU, `${decodes}, and ~${formatCount(decodeOnly)}/s decoding alone, less than ${consumes}: decode and ` +
+    "augment on the GPU with NVIDIA DALI (device='mixed', TrainingContainer.dali()), or nvJPEG (train.py --loader gpu)");
+}
+
+/** Bytes of one sample: a file's, or a shard's bytes over its records; undefined when a shard's record count is unknown. */
+function meanSampleBytes(dataset: ResolvedDataset): number | undefined {
+  return dataset.recordCount === undefined ? undefined : dataset.totalBytes / dataset.recordCount;
 }
 
 function estimateReadRate(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number, epochs: number): ReadRateEstimate {

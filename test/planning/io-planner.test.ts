@@ -4,7 +4,7 @@ import * as fsx from 'aws-cdk-lib/aws-fsx';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { DatasetProfile, IoPlan, IoPlanProps, TrainingCluster} from '../../lib';
 import {
-  CacheSource, DatasetFormat, InputMode, IoPlanner, LustreDatasetCache, PlannedInputMode, ReadRate,
+  CacheSource, DatasetFormat, InputMode, IoPlanner, LustreDatasetCache, PlannedInputMode, PlannedLoader, ReadRate,
   S3DataDistribution, SampleEncoding, ShardFormat, TrainingInstance,
 } from '../../lib';
 import { fileModeDownloadSeconds, objectsPerSecond } from '../../lib/planning/private/startup-rules';
@@ -381,29 +381,66 @@ describe('IoPlanner', () => {
       expect(result.pinMemory.pinMemory).toBe(pinMemory);
     });
 
-    test.each<[number, boolean]>([
-      [1100, false],
-      [1101, true],
-    ])('advises GPU decoding when the GPU consumes more JPEGs than 11 workers decode (~1,100/s): %d samples/s', (samples, advised) => {
+    test.each<[number, PlannedLoader]>([
+      [3062, PlannedLoader.CPU],
+      [3063, PlannedLoader.HYBRID],
+      [11556, PlannedLoader.HYBRID],
+      [11557, PlannedLoader.GPU],
+    ])('11 workers decode and augment ~3,062 JPEGs of 110 KB/s and decode ~11,556/s: a GPU consuming %d gets the %s path', (samples, loader) => {
       // WHEN
       const { gpuDecoding } = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.P3DN_24XLARGE), { samplesPerSecondPerDevice: samples });
 
       // THEN
-      expect(gpuDecoding.advised).toBe(advised);
-      expect(gpuDecoding.cpuSamplesPerSecondPerProcess).toBe(1100);
-      if (advised) expect(gpuDecoding.reason).toMatch(/NVIDIA DALI \(device='mixed', TrainingContainer\.dali\(\)\)/);
+      expect(gpuDecoding).toMatchObject({
+        loader, advised: loader !== PlannedLoader.CPU, cpuSamplesPerSecondPerProcess: 3062,
+        cpuDecodeOnlySamplesPerSecondPerProcess: 11556, gpuSamplesPerSecond: samples,
+      });
+      if (loader === PlannedLoader.HYBRID) expect(gpuDecoding.reason).toMatch(/train\.py --loader hybrid/);
+      if (loader === PlannedLoader.GPU) expect(gpuDecoding.reason).toMatch(/NVIDIA DALI \(device='mixed', TrainingContainer\.dali\(\)\), or nvJPEG/);
     });
 
-    test('a 1-GPU 4-vCPU instance needs GPU decoding sooner: 3 workers decode ~300/s', () => {
+    test.each<[number, number, number]>([
+      [5e3, 17172, 254232],
+      [90e3, 3630, 14124],
+    ])('the CPU rates follow the mean sample size (measured at 90 KB): 11 workers, samples of %d bytes', (bytes, augmented, decoded) => {
       // WHEN
-      const { gpuDecoding } = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.G5_XLARGE), { samplesPerSecondPerDevice: 400 });
+      const { gpuDecoding } = plan(files(1_000_000, bytes * 1_000_000), cluster(TrainingInstance.P3DN_24XLARGE), { samplesPerSecondPerDevice: 1000 });
 
       // THEN
-      expect(gpuDecoding).toMatchObject({ advised: true, cpuSamplesPerSecondPerProcess: 300 });
+      expect(gpuDecoding).toMatchObject({ cpuSamplesPerSecondPerProcess: augmented, cpuDecodeOnlySamplesPerSecondPerProcess: decoded });
+    });
+
+    test('a 1-GPU 4-vCPU instance needs the GPU sooner: 3 workers decode and augment ~835/s, decode ~3,152/s', () => {
+      // WHEN
+      const hybrid = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.G5_XLARGE), { samplesPerSecondPerDevice: 1000 });
+      const gpu = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.G5_XLARGE), { samplesPerSecondPerDevice: 4000 });
+
+      // THEN
+      expect(hybrid.gpuDecoding).toMatchObject({ advised: true, loader: PlannedLoader.HYBRID, cpuSamplesPerSecondPerProcess: 835 });
+      expect(gpu.gpuDecoding).toMatchObject({ advised: true, loader: PlannedLoader.GPU, cpuDecodeOnlySamplesPerSecondPerProcess: 3152 });
+    });
+
+    test('without samplesPerSecondPerDevice, a known GPU consumes what it trains ResNet-50 at (V100: 1,156/s, NVIDIA\'s figure)', () => {
+      // WHEN 7 workers of ml.p3.2xlarge
+      const { gpuDecoding } = plan(files(1_000_000, 110 * GB), cluster(TrainingInstance.P3_2XLARGE));
+
+      // THEN
+      expect(gpuDecoding).toMatchObject({ loader: PlannedLoader.CPU, gpuSamplesPerSecond: 1156, cpuSamplesPerSecondPerProcess: 1948 });
+      expect(gpuDecoding.reason).toMatch(/enough for the ~1,156 a NVIDIA Tesla V100 trains ResNet-50 at \(NVIDIA DeepLearningExamples/);
+    });
+
+    test('a shard dataset without recordCount is assumed to hold JPEGs of ~90 KB, and says so', () => {
+      // WHEN
+      const { gpuDecoding } = plan({ objectCount: 100, totalSize: Size.bytes(10e9), format: DatasetFormat.TFRECORD },
+        cluster(TrainingInstance.P3_2XLARGE));
+
+      // THEN 7 workers x 330/s
+      expect(gpuDecoding.cpuSamplesPerSecondPerProcess).toBe(2310);
+      expect(gpuDecoding.reason).toMatch(/~90 KB \(the sample size is not known: give dataset\.recordCount\)/);
     });
 
     test.each<[string, TrainingInstance, Partial<DatasetProfile>, number | undefined, RegExp]>([
-      ['the load is unknown', TrainingInstance.P3DN_24XLARGE, {}, undefined, /give the samples\/s each GPU consumes/],
+      ['the load is unknown and the GPU is not in the table', TrainingInstance.G5_2XLARGE, {}, undefined, /give the samples\/s each GPU consumes/],
       ['the samples are not JPEGs', TrainingInstance.P3DN_24XLARGE, { sampleEncoding: SampleEncoding.OTHER }, 5000, /not JPEG images/],
       ['there is no NVIDIA GPU', TrainingInstance.TRN1_32XLARGE, {}, 5000, /no NVIDIA GPU/],
     ])('does not advise GPU decoding when %s', (_what, instance, extra, samples, reason) => {
@@ -411,7 +448,7 @@ describe('IoPlanner', () => {
       const { gpuDecoding } = plan(files(1_000_000, 110 * GB, extra), cluster(instance), { samplesPerSecondPerDevice: samples });
 
       // THEN
-      expect(gpuDecoding.advised).toBe(false);
+      expect(gpuDecoding).toMatchObject({ advised: false, loader: PlannedLoader.CPU });
       expect(gpuDecoding.reason).toMatch(reason);
     });
 

@@ -55,6 +55,25 @@ class SplitTest(unittest.TestCase):
         self.assertEqual(first, list(shuffled(items, 10, random.Random(1))))
         self.assertEqual(sorted(shuffled(items[:3], 10, random.Random(1))), items[:3])
 
+    def test_the_shuffle_buffer_hands_out_items_while_it_fills_and_never_holds_more_than_its_size(self) -> None:
+        pulled = []
+
+        def source():
+            for item in range(5000):
+                pulled.append(item)
+                yield item
+
+        held = []
+        out = []
+        for item in shuffled(source(), 1024, random.Random(2)):
+            out.append(item)
+            held.append(len(pulled) - len(out))
+        # The first item leaves after 2 came in, not after the 1,024 of a full buffer (an epoch's start).
+        self.assertEqual(held[0], 1)
+        self.assertLessEqual(max(held), 1024)
+        self.assertEqual(max(held), 1024)
+        self.assertEqual(sorted(out), list(range(5000)))
+
 
 class EnvironmentTest(unittest.TestCase):
     def test_placement_from_torchrun_variables_or_one_process(self) -> None:

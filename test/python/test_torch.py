@@ -102,7 +102,7 @@ class TrainScriptTest(unittest.TestCase):
             write_channels(input_dir, {"train": {"TrainingInputMode": "File"}}, {"num_workers": "2"})
             os.symlink(dataset, os.path.join(input_dir, "data", "train"))
             output = self.run_train(input_dir, "--epochs", "2")
-        self.assertIn("loader=pytorch workers=2", output)
+        self.assertIn("loader=cpu workers=2 (no GPU: the workers decode and augment)", output)
         self.assertEqual(len(INTERVAL_LINE.findall(output)), 2 * (-(-packed()["files"] // 4)) // 2)
         self.assertIn(f"done steps={2 * -(-packed()['files'] // 4)}", output)
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs bench/container-gpu on the GPU machine in one command (about 4–6 minutes for 10,000 JPEGs):
+# the --cpus 4,8,16 sweep, the ceiling in the same run, results.json and results.png in $OUT (or
+# /tmp/cdk-training-io-container-gpu/out). Prepare .gpu/ first with prepare.sh and carry it.
+# Extra arguments go to bench.py (e.g. --images 2000 --steps 50 for a quicker run).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v node > /dev/null && [ -f .gpu/node.xz ]; then
+  python3 -c "import lzma, shutil; shutil.copyfileobj(lzma.open('.gpu/node.xz'), open('/tmp/node', 'wb'))"
+  chmod +x /tmp/node
+  export PATH="/tmp:$PATH"
+fi
+cli=()
+[ -f .gpu/pkg/dist/bin/training-io.js ] && cli=(--cli .gpu/pkg/dist/bin/training-io.js)
+export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+python3 bench/container-gpu/bench.py --cpus 4,8,16 --out "${OUT:-/tmp/cdk-training-io-container-gpu/out}" "${cli[@]}" "$@"

@@ -1,0 +1,190 @@
+"""CPU benchmark of the training container's loaders, no GPU needed: samples/s per loader worker
+for small files, TFRecord shards and RecordIO shards of the same synthetic JPEGs, with each worker
+transform, over several worker counts and epochs, against the decode floor measured in the same run.
+
+  transforms   none          the record's bytes only (reading, splitting, shuffling, IPC)
+               decode        a full PIL decode (the floor's work, in the workers)
+               decode-draft  the hybrid path's CpuDecodeOnly (PIL draft: ≥ the crop's size)
+               decode+rrc    the cpu path's CpuTrainTransform (decode, random resized crop, flip)
+  floor        the same bytes decoded by PIL in a loop in this process (and decode+rrc likewise):
+               what one core does with no loader around it.
+
+Each configuration runs `--epochs` epochs on the same persistent workers; every epoch's rate is
+printed (an epoch boundary that costs shows as a slower later epoch) and the ratio of the
+per-worker rate to the floor. The shards are packed by the library's own CLI (dist/ when built,
+else ts-node: bench/bench_data.py). Run from the repository root, on any machine (the CI runner included):
+
+    /usr/bin/python3 bench/loader-cpu/bench.py [--images 400] [--workers 1,2] [--epochs 2]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, List
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "container"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per worker process, as torchrun sets
+
+import torch  # noqa: E402
+from PIL import Image  # noqa: E402
+from torch.utils.data import DataLoader, Dataset  # noqa: E402
+
+from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
+from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
+from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
+from bench_data import make_dataset, pack  # noqa: E402
+
+SOURCES = ("files", "tfrecord", "recordio")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", type=int, default=400)
+    parser.add_argument("--classes", type=int, default=10)
+    parser.add_argument("--workers", default="1,2", help="worker counts, comma-separated")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--shuffle-buffer", type=int, default=1024)
+    parser.add_argument("--transforms", default="none,decode,decode-draft,decode+rrc")
+    parser.add_argument("--sources", default=",".join(SOURCES))
+    parser.add_argument("--work-dir", default=os.path.join("/tmp", "cdk-training-io-loader-cpu"))
+    return parser.parse_args()
+
+
+def pil_decode(record: ImageRecord) -> int:
+    with Image.open(io.BytesIO(record.image)) as image:
+        image.load()
+        return image.size[0]
+
+
+def record_size(record: ImageRecord) -> int:
+    return len(record.image)
+
+
+def transforms() -> Dict[str, Callable[[ImageRecord], Any]]:
+    return {"none": record_size, "decode": pil_decode, "decode-draft": CpuDecodeOnly(224),
+            "decode+rrc": CpuTrainTransform(224)}
+
+
+def count(batch: list) -> int:
+    """The loader's collate function: only how many samples (the images themselves stay in the worker)."""
+    return len(batch)
+
+
+class FolderDataset(Dataset):
+    """Small files: one file read per sample, as an image-folder dataset does."""
+
+    def __init__(self, folder: str, transform: Callable[[ImageRecord], Any]) -> None:
+        classes = sorted(name for name in os.listdir(folder) if not name.startswith("."))
+        self.files = [(os.path.join(folder, c, name), label) for label, c in enumerate(classes)
+                      for name in sorted(os.listdir(os.path.join(folder, c)))]
+        self.transform = transform
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, index: int) -> Any:
+        path, label = self.files[index]
+        with open(path, "rb") as handle:
+            return self.transform(ImageRecord(image=handle.read(), label=label))
+
+
+def loader_of(source: str, path: str, transform: Callable, workers: int, args: argparse.Namespace) -> Any:
+    if source == "files":
+        return DataLoader(FolderDataset(path, transform), batch_size=args.batch_size, shuffle=True, num_workers=workers,
+                          persistent_workers=True, prefetch_factor=4, collate_fn=count)
+    dataset = ShardDataset(ShardDirectory(path), placement=Placement(), transform=transform,
+                           shuffle_buffer=args.shuffle_buffer, seed=0)
+    return make_data_loader(dataset, args.batch_size, num_workers=workers, collate_fn=count, pin_memory=False)
+
+
+def run_epochs(loader: Any, epochs: int) -> List[Dict[str, float]]:
+    rates = []
+    for epoch in range(epochs):
+        if hasattr(loader.dataset, "set_epoch"):
+            loader.dataset.set_epoch(epoch)
+        started = time.perf_counter()
+        first = None
+        samples = 0
+        for size in loader:
+            if first is None:
+                first = time.perf_counter() - started
+            samples += size
+        seconds = time.perf_counter() - started
+        rates.append({"samples": samples, "seconds": seconds, "samples_per_second": samples / seconds,
+                      "first_batch_seconds": first or 0.0})
+    return rates
+
+
+def floor(records: List[ImageRecord], transform: Callable[[ImageRecord], Any]) -> float:
+    """Samples/s of `transform` over the records in a loop in this process: one core, no loader."""
+    torch.set_num_threads(1)
+    transform(records[0])  # warm
+    started = time.perf_counter()
+    for record in records:
+        transform(record)
+    return len(records) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    args = parse_args()
+    worker_counts = [int(w) for w in args.workers.split(",")]
+    jpegs = os.path.join(args.work_dir, "jpeg")
+    make_dataset(jpegs, args.images, args.classes)
+    paths = {"files": jpegs}
+    for fmt in ("tfrecord", "recordio"):
+        paths[fmt] = os.path.join(args.work_dir, f"packed-{fmt}")
+        pack(jpegs, paths[fmt], fmt, max(worker_counts))
+    records = []
+    for root, _dirs, names in os.walk(jpegs):
+        for name in sorted(names):
+            with open(os.path.join(root, name), "rb") as handle:
+                records.append(ImageRecord(image=handle.read(), label=0))
+    mean_kb = sum(len(r.image) for r in records) / len(records) / 1e3
+    load = os.getloadavg()
+    print(f"{len(records)} JPEGs, {mean_kb:.0f} KB on average; {os.cpu_count()} CPUs, load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; torch {torch.__version__}", flush=True)
+
+    chosen = {name: t for name, t in transforms().items() if name in args.transforms.split(",")}
+    floors = {"decode": floor(records, pil_decode), "decode+rrc": floor(records, CpuTrainTransform(224)),
+              "decode-draft": floor(records, CpuDecodeOnly(224))}
+    for name, rate in floors.items():
+        print(f"floor {name:<13} {rate:8.0f} samples/s on one core in a loop", flush=True)
+
+    results: List[Dict[str, Any]] = []
+    print(f"\n{'source':<9} {'transform':<13} {'workers':>7} " + " ".join(f"{'epoch ' + str(e):>10}" for e in range(args.epochs))
+          + f" {'per worker':>10} {'/ floor':>7} {'1st batch':>9}", flush=True)
+    for name, transform in chosen.items():
+        for workers in worker_counts:
+            for source in args.sources.split(","):
+                loader = loader_of(source, paths[source], transform, workers, args)
+                epochs = run_epochs(loader, args.epochs)
+                del loader
+                steady = epochs[-1]["samples_per_second"]
+                per_worker = steady / workers
+                ratio = per_worker / floors[name] if name in floors else float("nan")
+                results.append({"source": source, "transform": name, "workers": workers, "epochs": epochs,
+                                "per_worker": per_worker, "ratio_to_floor": ratio})
+                print(f"{source:<9} {name:<13} {workers:>7} " + " ".join(f"{e['samples_per_second']:10.0f}" for e in epochs)
+                      + f" {per_worker:10.0f} {ratio:7.2f} {epochs[-1]['first_batch_seconds']:8.2f}s", flush=True)
+
+    print("\nshards / files (last epoch, same transform and workers):")
+    by_key = {(r["source"], r["transform"], r["workers"]): r for r in results}
+    for (source, name, workers), result in by_key.items():
+        files = by_key.get(("files", name, workers))
+        if source != "files" and files:
+            print(f"  {source:<9} {name:<13} {workers} workers  {result['per_worker'] / files['per_worker']:.2f}x")
+    load = os.getloadavg()
+    print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
+        json.dump({"floors": floors, "results": results, "images": len(records), "mean_kb": mean_kb}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()

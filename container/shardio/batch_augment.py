@@ -1,0 +1,118 @@
+"""ImageNet training augmentation of a whole batch at once, on whichever device holds it: random
+resized crop + resize in ONE `torchvision.ops.roi_align` call over a padded batch (one box per
+image), the flips in one `torch.where`, normalization in one expression. No per-image kernels:
+the GPU decoding path (`GpuJpegDecoder`) and the hybrid path (CPU workers decode only) both end here.
+
+roi_align with `aligned=True` and an adaptive sampling ratio averages ceil(box/output) samples per
+output pixel along each axis: bilinear where the crop is enlarged, an area average (antialiasing)
+where it is shrunk, like `RandomResizedCrop(antialias=True)`.
+
+The random draws (crop boxes, flips) come from a seeded CPU generator, a few numbers per image, so
+a seed gives the same augmentation on the CPU and on a GPU.
+"""
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+from torchvision.ops import roi_align
+
+from .images import RATIO, SCALE, normalize
+_TRIES = 10  # torchvision's RandomResizedCrop: 10 draws, then a central crop
+
+
+def random_resized_crop_boxes(sizes: torch.Tensor, generator: torch.Generator, scale: Sequence[float] = SCALE,
+                              ratio: Sequence[float] = RATIO) -> torch.Tensor:
+    """Float (N, 4) boxes x1, y1, x2, y2 in pixels for images of `sizes` (int (N, 2): height, width):
+    torchvision's RandomResizedCrop.get_params for all images at once (the first of 10 draws that
+    fits, else the central crop with the ratio clamped)."""
+    heights, widths = sizes[:, 0:1].double(), sizes[:, 1:2].double()
+    count = sizes.shape[0]
+    area = heights * widths
+    target = area * torch.empty(count, _TRIES, dtype=torch.float64).uniform_(scale[0], scale[1], generator=generator)
+    aspect = torch.exp(torch.empty(count, _TRIES, dtype=torch.float64)
+                       .uniform_(math.log(ratio[0]), math.log(ratio[1]), generator=generator))
+    crop_w = torch.round(torch.sqrt(target * aspect))
+    crop_h = torch.round(torch.sqrt(target / aspect))
+    fits = (crop_w > 0) & (crop_h > 0) & (crop_w <= widths) & (crop_h <= heights)
+    top = torch.floor(torch.rand(count, _TRIES, dtype=torch.float64, generator=generator) * (heights - crop_h + 1))
+    left = torch.floor(torch.rand(count, _TRIES, dtype=torch.float64, generator=generator) * (widths - crop_w + 1))
+
+    first = fits.double().argmax(dim=1, keepdim=True)  # the first draw that fits (0 where none does)
+    pick = lambda values: values.gather(1, first)  # noqa: E731
+    fallback_w, fallback_h = _central_crop(heights, widths, ratio)
+    found = fits.any(dim=1, keepdim=True)
+    crop_w = torch.where(found, pick(crop_w), fallback_w)
+    crop_h = torch.where(found, pick(crop_h), fallback_h)
+    top = torch.where(found, pick(top), torch.floor((heights - crop_h) / 2))
+    left = torch.where(found, pick(left), torch.floor((widths - crop_w) / 2))
+    return torch.cat([left, top, left + crop_w, top + crop_h], dim=1).float()
+
+
+def _central_crop(heights: torch.Tensor, widths: torch.Tensor, ratio: Sequence[float]) -> Tuple[torch.Tensor, torch.Tensor]:
+    in_ratio = widths / heights
+    too_narrow, too_wide = in_ratio < min(ratio), in_ratio > max(ratio)
+    crop_w = torch.where(too_wide, torch.round(heights * max(ratio)), widths)
+    crop_h = torch.where(too_narrow, torch.round(widths / min(ratio)), heights)
+    return crop_w, crop_h
+
+
+def pad_batch(images: Sequence[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """uint8 CHW images of different sizes → (one uint8 NCHW batch, top-left aligned and padded with
+    zeros to the largest height and width, int64 (N, 2) heights and widths), on the images' device."""
+    if not images:
+        raise ValueError("pad_batch: no images (a batch needs at least one)")
+    sizes = torch.tensor([[image.shape[-2], image.shape[-1]] for image in images], dtype=torch.int64)
+    height, width = (int(value) for value in sizes.max(dim=0).values)
+    batch = torch.zeros(len(images), 3, height, width, dtype=torch.uint8, device=images[0].device)
+    for index, image in enumerate(images):
+        batch[index, :, :image.shape[-2], :image.shape[-1]].copy_(image)
+    return batch, sizes
+
+
+class BatchAugment:
+    """(padded uint8 NCHW batch, its (N, 2) sizes) on any device → normalized float NCHW
+    (channels-last) `size` × `size` crops: random resized crop, horizontal flip with p=0.5."""
+
+    def __init__(self, size: int, seed: int = 0, generator: Optional[torch.Generator] = None) -> None:
+        self.size = size
+        self.generator = generator or torch.Generator().manual_seed(seed)
+
+    def __call__(self, batch: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
+        if batch.dim() != 4 or batch.shape[0] != sizes.shape[0]:
+            raise ValueError(f"BatchAugment: expected an NCHW batch and one size per image, got {tuple(batch.shape)} "
+                             f"and {tuple(sizes.shape)}")
+        count = batch.shape[0]
+        boxes = random_resized_crop_boxes(sizes.cpu(), self.generator)
+        flips = torch.rand(count, generator=self.generator) < 0.5
+        rois = torch.cat([torch.arange(count, dtype=torch.float32).unsqueeze(1), boxes], dim=1).to(batch.device)
+        crops = roi_align(batch.float(), rois, output_size=(self.size, self.size), spatial_scale=1.0,
+                          sampling_ratio=-1, aligned=True)
+        flips = flips.to(batch.device).view(count, 1, 1, 1)
+        return normalize(torch.where(flips, crops.flip(-1), crops))
+
+
+def decode_jpegs(encoded: List[torch.Tensor], device: torch.device) -> List[torch.Tensor]:
+    """Encoded JPEGs (uint8 1-D tensors) → RGB uint8 CHW images on `device`: on a GPU one batched
+    nvJPEG call (torchvision ≥ 0.19 takes a list), on the CPU one decode per image."""
+    from torchvision.io import ImageReadMode, decode_image, decode_jpeg
+
+    if device.type == "cuda":
+        try:
+            return list(decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device))
+        except TypeError:  # torchvision < 0.19: one image per call
+            return [decode_jpeg(data, mode=ImageReadMode.RGB, device=device) for data in encoded]
+    return [decode_image(data, mode=ImageReadMode.RGB) for data in encoded]
+
+
+class GpuJpegDecoder:
+    """A list of encoded JPEGs → one normalized float batch on `device`: one batched decode (nvJPEG on
+    a GPU), one padding copy per image, then BatchAugment (the same augmentation as CpuTrainTransform)."""
+
+    def __init__(self, size: int, device: torch.device, seed: int = 0) -> None:
+        self.device = device
+        self.augment = BatchAugment(size, seed)
+
+    def __call__(self, encoded: List[torch.Tensor]) -> torch.Tensor:
+        return self.augment(*pad_batch(decode_jpegs(encoded, self.device)))

@@ -1,0 +1,244 @@
+"""The loader paths train.py chooses between (cpu, hybrid, gpu), run on the CPU: the batched
+augmentation (batch_augment.py), the hybrid workers' decode-only transform, the prefetcher that
+prepares batch n+1 while n is consumed, the `--loader auto` rule, and train.py on each path."""
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+import threading
+import unittest
+from typing import List
+
+from support import HAS_TORCH, needs_packed, needs_torch, packed
+import test_torch
+
+from shardio import ImageRecord
+from shardio.loader_choice import choose_loader, gpu_demand, requested_kind
+
+if HAS_TORCH:
+    import torch
+    from torchvision.transforms import functional as TF
+
+    from shardio.batch_augment import BatchAugment, GpuJpegDecoder, decode_jpegs, pad_batch, random_resized_crop_boxes
+    from shardio.imagenet import IMAGENET_MEAN, IMAGENET_STD
+    from shardio.images import RATIO, SCALE, CpuDecodeOnly, collate_encoded, collate_padded, encoded
+    from shardio.prefetch import Prefetcher
+
+IMAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "images")
+
+
+def fixture_records() -> List[ImageRecord]:
+    """The three real JPEGs of test/fixtures/images (64x36, 48x48, 40x30), labels 0, 1, 2."""
+    records = []
+    for label, path in enumerate(sorted(glob.glob(os.path.join(IMAGES, "*.jpg")))):
+        with open(path, "rb") as handle:
+            records.append(ImageRecord(image=handle.read(), label=label, filename=os.path.basename(path)))
+    return records
+
+
+def normalized_bounds():
+    low = min((0 - m) / s for m, s in zip(IMAGENET_MEAN, IMAGENET_STD))
+    high = max((1 - m) / s for m, s in zip(IMAGENET_MEAN, IMAGENET_STD))
+    return low - 1e-4, high + 1e-4
+
+
+@needs_torch
+class BatchAugmentTest(unittest.TestCase):
+    def test_crop_boxes_lie_inside_each_image_with_torchvisions_area_and_ratio_or_the_central_fallback(self) -> None:
+        generator = torch.Generator().manual_seed(3)
+        sizes = torch.randint(8, 700, (2000, 2), generator=generator)
+        sizes[:5] = torch.tensor([[10, 2000], [2000, 10], [1, 1], [300, 300], [375, 500]])
+        boxes = random_resized_crop_boxes(sizes, generator)
+        widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        self.assertTrue(bool((boxes[:, :2] >= 0).all()))
+        self.assertTrue(bool((boxes[:, 2] <= sizes[:, 1]).all() and (boxes[:, 3] <= sizes[:, 0]).all()))
+        self.assertTrue(bool((widths >= 1).all() and (heights >= 1).all()))
+        self.assertEqual(boxes[:, 0].tolist(), boxes[:, 0].round().tolist())  # whole pixels, as torchvision's
+        area = widths * heights / (sizes[:, 0] * sizes[:, 1])
+        drawn = (area >= SCALE[0] - 0.02) & (area <= SCALE[1])
+        self.assertGreater(float(drawn.float().mean()), 0.95)
+        # The very narrow images cannot fit a drawn box: a central crop at the ratio's bound.
+        self.assertEqual(boxes[0].tolist(), [993.0, 0.0, 1006.0, 10.0])  # 10 high: 13 wide (4/3), centred
+        self.assertEqual(boxes[1].tolist(), [0.0, 993.0, 10.0, 1006.0])
+
+    def test_a_crop_is_the_boxes_pixels_resized_as_torchvisions_resized_crop_does(self) -> None:
+        # GIVEN a smooth image, and a seed whose first box we read back
+        image = torch.nn.functional.interpolate(torch.rand(1, 3, 6, 8, generator=torch.Generator().manual_seed(1)) * 255,
+                                                size=(120, 160), mode="bicubic", align_corners=False).clamp(0, 255).round()
+        sizes = torch.tensor([[120, 160]])
+        box = random_resized_crop_boxes(sizes, torch.Generator().manual_seed(7)).int()[0].tolist()
+        # WHEN
+        augment = BatchAugment(32, seed=7)
+        out = augment(image.to(torch.uint8), sizes)
+        # THEN the same crop through torchvision, normalized
+        left, top, right, bottom = box
+        expected = TF.resized_crop(image, top, left, bottom - top, right - left, [32, 32], antialias=True)
+        mean = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1) * 255
+        std = torch.tensor(IMAGENET_STD).view(1, 3, 1, 1) * 255
+        expected = (expected - mean) / std
+        # (flipped or not: the flip is drawn after the box)
+        error = min(float((out - expected).abs().mean()), float((out - expected.flip(-1)).abs().mean()))
+        self.assertLess(error, 0.05)  # mean error under ~3 of 255 grey levels
+
+    def test_a_batch_is_float_channels_last_in_the_normalized_range_and_repeats_with_its_seed(self) -> None:
+        decoded = decode_jpegs([encoded(r)[0] for r in fixture_records()], torch.device("cpu"))
+        batch, sizes = pad_batch(decoded)
+        self.assertEqual((tuple(batch.shape), batch.dtype), ((3, 3, 48, 64), torch.uint8))
+        self.assertEqual(sizes.tolist(), [[36, 64], [48, 48], [30, 40]])
+        first = BatchAugment(24, seed=5)(batch, sizes)
+        self.assertEqual((tuple(first.shape), first.dtype), ((3, 3, 24, 24), torch.float32))
+        self.assertTrue(first.is_contiguous(memory_format=torch.channels_last))
+        low, high = normalized_bounds()
+        self.assertTrue(bool((first >= low).all() and (first <= high).all()))
+        self.assertTrue(torch.equal(first, BatchAugment(24, seed=5)(batch, sizes)))
+        self.assertFalse(torch.equal(first, BatchAugment(24, seed=6)(batch, sizes)))
+
+    def test_the_gpu_decoder_on_the_cpu_decodes_pads_and_augments_the_batch_in_one_step(self) -> None:
+        records = fixture_records()
+        images, labels, names = collate_encoded([(*encoded(r), r.filename) for r in records])
+        out = GpuJpegDecoder(16, torch.device("cpu"), seed=2)(images)
+        self.assertEqual(tuple(out.shape), (3, 3, 16, 16))
+        self.assertEqual((labels.tolist(), names), ([0, 1, 2], [r.filename for r in records]))
+        decoded = pad_batch(decode_jpegs(images, torch.device("cpu")))
+        self.assertTrue(torch.equal(out, BatchAugment(16, seed=2)(*decoded)))
+
+    def test_the_hybrid_workers_decode_at_reduced_scale_never_below_the_crop_and_pad_the_batch(self) -> None:
+        record = fixture_records()[0]  # 64x36
+        image, label = CpuDecodeOnly(16)(record)
+        self.assertEqual((tuple(image.shape), image.dtype, label), ((3, 18, 32), torch.uint8, 0))  # 1/2 keeps >= 16
+        full, _ = CpuDecodeOnly(224)(record)
+        self.assertEqual(tuple(full.shape), (3, 36, 64))
+        (batch, sizes), labels, names = collate_padded([(*CpuDecodeOnly(8)(r), r.filename) for r in fixture_records()])
+        self.assertEqual(batch.dtype, torch.uint8)
+        self.assertEqual(tuple(batch.shape[:2]), (3, 3))
+        self.assertEqual(sizes[:, 0].max().item(), batch.shape[2])
+        self.assertTrue(bool((sizes >= 8).all()))
+        self.assertEqual(labels.tolist(), [0, 1, 2])
+        self.assertEqual(len(names), 3)
+
+    def test_pad_batch_refuses_an_empty_batch(self) -> None:
+        with self.assertRaisesRegex(ValueError, "no images"):
+            pad_batch([])
+
+
+class _CountingLoader:
+    """Batches i = 0..count-1 (images: i, labels: i, a name), its position counted as it hands them out."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.handed_out = count, 0
+        self.pulled = [threading.Event() for _ in range(count)]
+
+    def __iter__(self):
+        for index in range(self.count):
+            self.handed_out = index + 1
+            self.pulled[index].set()
+            yield torch.tensor([index]), torch.tensor([index]), f"batch-{index}"
+
+    def state_dict(self) -> dict:
+        return {"handed_out": self.handed_out}
+
+
+@needs_torch
+class PrefetcherTest(unittest.TestCase):
+    def test_batch_n_plus_1_is_prepared_on_another_thread_while_n_is_consumed(self) -> None:
+        loader = _CountingLoader(4)
+        threads = []
+
+        def prepare(images, labels):
+            threads.append(threading.get_ident())
+            return images * 10, labels
+
+        prefetcher = Prefetcher(loader, prepare, torch.device("cpu"))
+        batches = iter(prefetcher)
+        first = next(batches)
+        # The consumer holds batch 0 and asks for nothing more: batch 1 is pulled and prepared anyway.
+        self.assertTrue(loader.pulled[1].wait(timeout=60))
+        self.assertEqual(first[0].tolist(), [0])
+        rest = list(batches)
+        self.assertEqual([b[0].item() for b in rest], [10, 20, 30])
+        self.assertEqual([b[2] for b in rest], ["batch-1", "batch-2", "batch-3"])
+        self.assertNotIn(threading.get_ident(), threads)
+
+    def test_the_prefetcher_has_a_ready_batch_after_the_first_step(self) -> None:
+        prefetcher = Prefetcher(_CountingLoader(3), lambda i, l: (i, l), torch.device("cpu"), depth=1)
+        batches = iter(prefetcher)
+        next(batches)
+        ready = threading.Event()
+        while not ready.wait(timeout=0.01):  # until the thread has put batch 1 in the queue
+            if prefetcher.ready >= 1:
+                ready.set()
+        self.assertEqual(prefetcher.ready, 1)
+        batches.close()
+
+    def test_its_position_is_the_last_batch_handed_out_not_the_one_pulled_ahead(self) -> None:
+        loader = _CountingLoader(5)
+        prefetcher = Prefetcher(loader, lambda i, l: (i, l), torch.device("cpu"))
+        batches = iter(prefetcher)
+        next(batches)
+        next(batches)
+        self.assertTrue(loader.pulled[3].wait(timeout=60))  # the loader itself is ahead
+        self.assertEqual(prefetcher.state_dict(), {"handed_out": 2})
+        self.assertTrue(prefetcher.resumable)
+        batches.close()
+
+    def test_an_error_of_the_loader_or_of_prepare_is_raised_in_the_consumer(self) -> None:
+        def failing(images, labels):
+            if images.item() == 1:
+                raise RuntimeError("cannot decode batch 1")
+            return images, labels
+
+        with self.assertRaisesRegex(RuntimeError, "cannot decode batch 1"):
+            list(Prefetcher(_CountingLoader(3), failing, torch.device("cpu")))
+
+    def test_stopping_early_ends_the_thread_so_the_next_epoch_can_iterate_the_loader_again(self) -> None:
+        prefetcher = Prefetcher(_CountingLoader(6), lambda i, l: (i, l), torch.device("cpu"), depth=1)
+        batches = iter(prefetcher)
+        next(batches)
+        batches.close()
+        self.assertFalse([t for t in threading.enumerate() if t.name == "shardio-prefetch"])
+        self.assertEqual(len(list(prefetcher)), 6)
+
+
+class LoaderChoiceTest(unittest.TestCase):
+    def test_auto_picks_the_first_path_whose_workers_keep_up_with_the_gpu(self) -> None:
+        h100 = gpu_demand("NVIDIA H100 80GB HBM3")
+        cases = [
+            (dict(has_gpu=False, workers=7, dali_usable=False, demand=h100), "cpu"),
+            (dict(has_gpu=True, workers=7, dali_usable=True, demand=h100), "dali"),
+            (dict(has_gpu=True, workers=15, dali_usable=False, demand=gpu_demand("Tesla V100-SXM2-16GB")), "cpu"),
+            (dict(has_gpu=True, workers=7, dali_usable=False, demand=h100), "hybrid"),  # 7 x 330 < 3,284 <= 7 x 1,284
+            (dict(has_gpu=True, workers=2, dali_usable=False, demand=h100), "gpu"),  # 2 x 1,284 < 3,284
+            (dict(has_gpu=True, workers=3, dali_usable=False, demand=gpu_demand("H100", given=900)), "cpu"),
+        ]
+        for arguments, kind in cases:
+            with self.subTest(**arguments):
+                choice = choose_loader(**arguments)
+                self.assertEqual(choice.kind, kind)
+                self.assertTrue(choice.reason)
+
+    def test_earlier_names_are_accepted_and_an_unknown_one_is_refused_with_the_choices(self) -> None:
+        self.assertEqual([requested_kind(n) for n in ("pytorch", "pytorch-gpu-decode", "hybrid", "auto")],
+                         ["cpu", "gpu", "hybrid", "auto"])
+        with self.assertRaisesRegex(ValueError, r"--loader nvjpeg: not a loader; use auto, cpu, hybrid, gpu, dali"):
+            requested_kind("nvjpeg")
+
+
+@needs_torch
+@needs_packed
+class TrainPathsTest(unittest.TestCase):
+    """train.py on the CPU through the hybrid and gpu paths (their batch step runs on the CPU)."""
+
+    def test_each_path_trains_every_batch_of_two_epochs(self) -> None:
+        steps = 2 * -(-packed()["files"] // 4)
+        for loader in ("hybrid", "gpu"):
+            with self.subTest(loader=loader), tempfile.TemporaryDirectory() as input_dir:
+                test_torch.write_channels(input_dir, {"train": {"TrainingInputMode": "File"}}, {"num_workers": "2"})
+                os.symlink(packed()["tfrecord"], os.path.join(input_dir, "data", "train"))
+                output = test_torch.TrainScriptTest.run_train(self, input_dir, "--epochs", "2", "--loader", loader)  # type: ignore[arg-type]
+                self.assertIn(f"loader={loader} workers=2 (as asked; no GPU: its batch step runs on the CPU)", output)
+                self.assertIn(f"done steps={steps}", output)
+
+
+if __name__ == "__main__":
+    unittest.main()
