@@ -62,9 +62,10 @@ export interface TrainingCodeOptions {
   readonly savesCheckpoints?: boolean;
 
   /**
-   * Whether to ship this package's readers (the `shardio` Python package: the channel's
-   * DataLoader, the resumable position in checkpoints, the metric lines) beside the code, as
-   * `shardio/` at the tarball's root, so that `import shardio` works in any PyTorch image.
+   * Whether to ship this package's readers beside the code, so that `import shardio` works in any PyTorch image.
+   *
+   * The `shardio` Python package (the channel's DataLoader, the resumable position for
+   * checkpoints, the metric lines) goes into the tarball as `shardio/` at its root.
    *
    * A `shardio` folder already in the directory is replaced by the package's when its
    * `__version__` is the package's version, and refused otherwise.
