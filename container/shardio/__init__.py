@@ -4,6 +4,10 @@ container, in the standard library only.
 PyTorch lives in `shardio.dataset` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
 that the readers work where neither is installed.
 """
+# The npm package's version (package.json): the wheel takes its version from here, and
+# TrainingCode.fromAsset(..., { includeReaders: true }) compares it with a user's own shardio.
+__version__ = "0.1.0"
+
 from .channels import channel_manifest, open_channel
 from .crc32c import crc32c, mask, masked_crc32c, unmask
 from .dataset_files import PINNED_MANIFEST_ENV, DatasetFiles, Shard, find_manifest, open_dataset
@@ -25,7 +29,7 @@ from .stream import RecordSource, consumer_images, shuffled
 from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
-    "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
+    "__version__", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
     "DatasetManifest", "epoch_slot", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
     "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
     "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset",

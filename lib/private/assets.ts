@@ -4,8 +4,11 @@ import * as path from 'path';
 /** The Lambda handlers bundled by `scripts/bundle-lambdas.mjs`. */
 export type LambdaHandlerName = 'shard-planner' | 'shard-packer' | 'shard-finalizer' | 'job-diagnoser';
 
-/** The folders of `container/` the library uses: the training code and the DALI image's build context. */
-export type ContainerFolder = 'code' | 'dali';
+/**
+ * The folders of `container/` the library uses: the training code, the DALI image's build context,
+ * and the readers (the `shardio` package) alone.
+ */
+export type ContainerFolder = 'code' | 'dali' | 'readers';
 
 /**
  * The folder of a handler's bundle, `lambda/dist/<handler>/` (index.js and its native addon), for
@@ -24,12 +27,13 @@ export function lambdaBundleDirectory(handler: LambdaHandlerName): string {
 }
 
 /**
- * `container/` (the reference training code: train.py and the shardio package) or
- * `container/dali/` (the Dockerfile of the DALI image), shipped with the package.
+ * `container/` (the reference training code: train.py and the shardio package),
+ * `container/dali/` (the Dockerfile of the DALI image) or `container/shardio/` (the readers),
+ * shipped with the package.
  */
 export function containerDirectory(folder: ContainerFolder): string {
   const container = path.join(packageRoot(), 'container');
-  return folder === 'code' ? container : path.join(container, 'dali');
+  return folder === 'code' ? container : path.join(container, folder === 'dali' ? 'dali' : 'shardio');
 }
 
 /**

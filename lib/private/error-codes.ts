@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   TrainingProgramExcluded: { subject: 'TrainingCode', meaning: 'a program that the exclude patterns leave out' },
   InvalidTrainingProgram: { subject: 'TrainingCode', meaning: 'a program path that is empty or leaves the directory' },
   InvalidTrainingCodeKey: { subject: 'TrainingCode', meaning: 'a code key that is not a `.tar.gz` tarball' },
+  ReadersVersionConflict: { subject: 'TrainingCode', meaning: 'code shipped with the readers (`includeReaders`) whose directory has a `shardio` of another version' },
   InvalidFrameworkVersion: { subject: 'TrainingContainer', meaning: 'a framework version not like 2.8.0' },
   InvalidPythonVersion: { subject: 'TrainingContainer', meaning: 'a Python version not like py312' },
   InvalidDaliVersion: { subject: 'TrainingContainer', meaning: 'a DALI version not like 1.53.0' },

@@ -1,8 +1,9 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import type { ILocalBundling} from 'aws-cdk-lib';
-import { AssetHashType, BundlingOutput, DockerImage, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
+import { AssetHashType, BundlingOutput, DockerImage, FileSystem, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3_assets from 'aws-cdk-lib/aws-s3-assets';
@@ -47,7 +48,8 @@ export interface TrainingCodeOptions {
    * The metrics the code prints to its log, which a job running it publishes unless the job sets
    * its own `metricDefinitions`.
    *
-   * @default - none
+   * @default - with `includeReaders`, the lines of the readers' `interval_line` and
+   * `validation_line` (samples per second, data wait, loss, validation loss and accuracy); else none
    */
   readonly metricDefinitions?: MetricDefinition[];
 
@@ -58,6 +60,19 @@ export interface TrainingCodeOptions {
    * @default false
    */
   readonly savesCheckpoints?: boolean;
+
+  /**
+   * Whether to ship this package's readers beside the code, so that `import shardio` works in any PyTorch image.
+   *
+   * The `shardio` Python package (the channel's DataLoader, the resumable position for
+   * checkpoints, the metric lines) goes into the tarball as `shardio/` at its root.
+   *
+   * A `shardio` folder already in the directory is replaced by the package's when its
+   * `__version__` is the package's version, and refused otherwise.
+   *
+   * @default false
+   */
+  readonly includeReaders?: boolean;
 }
 
 /**
@@ -81,15 +96,17 @@ export abstract class TrainingCode {
   public static reference(): TrainingCode {
     return new AssetTrainingCode(containerDirectory('code'), {
       program: 'train.py',
-      // The DALI Dockerfile is the image's build context, not code; compiled files differ per machine.
-      exclude: ['dali', '__pycache__', '*.pyc'],
-      metricDefinitions: REFERENCE_METRICS,
+      // The DALI Dockerfile is the image's build context, and pyproject.toml with what a wheel build
+      // leaves the readers' packaging, not code; compiled files differ per machine.
+      exclude: ['dali', 'pyproject.toml', 'build', '*.egg-info', ...COMPILED_PYTHON],
+      metricDefinitions: READER_METRICS,
       savesCheckpoints: true,
     });
   }
 
   /**
-   * A local directory, packed at synth time into a deterministic `sourcedir.tar.gz` file asset.
+   * A local directory, packed at synth time into a deterministic `sourcedir.tar.gz` file asset,
+   * with this package's readers (`shardio/`) beside its files where `includeReaders` is set.
    *
    * Packing runs in-process: no Docker is needed, and the same files give the same bytes
    * (sorted entries, mtime 0, no owner information).
@@ -136,11 +153,11 @@ export abstract class TrainingCode {
 }
 
 /**
- * What `container/train.py` prints every interval (shardio/metrics.py `interval_line`):
+ * What code using the readers prints every interval (shardio/metrics.py `interval_line`):
  * `epoch=0 step=100 samples/s=1234.5 data_wait=0.123 loss=2.3456`, and after each epoch with a
  * validation channel (`validation_line`): `epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`.
  */
-const REFERENCE_METRICS: MetricDefinition[] = [
+const READER_METRICS: MetricDefinition[] = [
   { name: LOADER_METRICS.samplesPerSecond, regex: 'samples/s=([0-9.]+)' },
   { name: LOADER_METRICS.dataWaitFraction, regex: 'data_wait=([0-9.]+)' },
   { name: 'train:loss', regex: ' loss=([0-9.]+)' },
@@ -155,6 +172,12 @@ const REFERENCE_METRICS: MetricDefinition[] = [
  */
 const TARBALL_NAME = 'sourcedir.tar.gz';
 
+/** What Python compiles next to the sources: it differs per machine and is never shipped. */
+const COMPILED_PYTHON = ['__pycache__', '*.pyc'];
+
+/** The readers' folder in the tarball, where `import shardio` finds them (the script's folder is on sys.path). */
+const READERS_FOLDER = 'shardio';
+
 /**
  * Required by `BundlingOptions` but never run: local bundling always succeeds, so CDK never
  * falls back to Docker. A small public image keeps the asset hash stable if it ever did.
@@ -166,16 +189,22 @@ class AssetTrainingCode extends TrainingCode {
   public readonly savesCheckpoints: boolean;
   private readonly directory: string;
   private readonly exclude: string[];
+  /** `container/shardio` of this package, shipped as `shardio/`; undefined without `includeReaders`. */
+  private readonly readers?: string;
 
   constructor(directory: string, private readonly options: TrainingCodeOptions) {
     super();
     this.directory = path.resolve(directory);
     this.exclude = options.exclude ?? [];
-    this.metricDefinitions = options.metricDefinitions ?? [];
+    this.readers = options.includeReaders ? containerDirectory('readers') : undefined;
+    this.metricDefinitions = options.metricDefinitions ?? (this.readers ? READER_METRICS : []);
     this.savesCheckpoints = options.savesCheckpoints ?? false;
     validateDirectory(this.directory);
     validateProgram(options.program);
     validateProgramInDirectory(this.directory, options.program, this.exclude);
+    if (this.readers) {
+      validateNoOtherReaders(this.directory, this.exclude, this.readers);
+    }
   }
 
   public _sourceDirectory(): string | undefined {
@@ -184,20 +213,42 @@ class AssetTrainingCode extends TrainingCode {
 
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig {
     const stack = Stack.of(scope);
-    const id = `TrainingIoCode${crypto.createHash('sha256').update(JSON.stringify([this.directory, this.exclude])).digest('hex').slice(0, 16)}`;
+    const key = this.readers ? [this.directory, this.exclude, READERS_FOLDER] : [this.directory, this.exclude];
+    const id = `TrainingIoCode${crypto.createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16)}`;
     const asset = (stack.node.tryFindChild(id) as s3_assets.Asset | undefined) ?? new s3_assets.Asset(stack, id, {
       path: this.directory,
       exclude: this.exclude,
-      assetHashType: AssetHashType.SOURCE,
+      // The source hash covers the directory only: with the readers, a hash of both.
+      ...(this.readers ? { assetHashType: AssetHashType.CUSTOM, assetHash: this.sourceHashWithReaders(this.readers) } : { assetHashType: AssetHashType.SOURCE }),
       bundling: {
         image: UNUSED_BUNDLING_IMAGE,
-        local: tarballBundler(this.directory, this.exclude),
+        local: tarballBundler(this.tarballSources()),
         outputType: BundlingOutput.ARCHIVED,
       },
     });
     // Asset.grantRead opens the whole staging bucket; the job needs its one tarball.
     asset.bucket.grantRead(grantee, asset.s3ObjectKey);
     return { s3Uri: asset.s3ObjectUrl, program: this.options.program };
+  }
+
+  private sourceHashWithReaders(readers: string): string {
+    return crypto.createHash('sha256')
+      .update(FileSystem.fingerprint(this.directory, { exclude: this.exclude }))
+      .update(FileSystem.fingerprint(readers, { exclude: COMPILED_PYTHON }))
+      .digest('hex');
+  }
+
+  /** The directory's files and, with the readers, theirs under `shardio/` in place of any the directory has. */
+  private tarballSources(): TarballSource[] {
+    if (!this.readers) {
+      return [{ directory: this.directory, files: listFiles(this.directory, this.exclude) }];
+    }
+    const ownFiles = listFiles(this.directory, this.exclude).filter((file) => !file.startsWith(`${READERS_FOLDER}/`));
+    const readerFiles = listFiles(this.readers, COMPILED_PYTHON);
+    return [
+      { directory: this.directory, files: ownFiles },
+      { directory: this.readers, files: readerFiles, under: READERS_FOLDER },
+    ];
   }
 }
 
@@ -217,21 +268,53 @@ class BucketTrainingCode extends TrainingCode {
   }
 }
 
+/** Files of one local folder that go into the tarball, under a folder of it or at its root. */
+interface TarballSource {
+  readonly directory: string;
+  /** Sorted POSIX paths relative to `directory` (`listFiles`). */
+  readonly files: string[];
+  /** @default - the tarball's root */
+  readonly under?: string;
+}
+
 /**
- * Writes the tarball synchronously in-process. The bundler holds the directory in a closure
+ * Writes the tarball synchronously in-process. The bundler holds the sources in a closure
  * rather than a field: CDK hashes the bundling options as JSON, and an absolute path there
  * would make the asset hash differ between machines.
+ *
+ * tar takes its entries relative to one folder: files of several sources are first copied into
+ * one temporary folder, links kept as links.
  */
-function tarballBundler(directory: string, exclude: string[]): ILocalBundling {
+function tarballBundler(sources: TarballSource[]): ILocalBundling {
   return {
     tryBundle(outputDir: string): boolean {
-      tar.c(
-        { sync: true, gzip: true, file: path.join(outputDir, TARBALL_NAME), cwd: directory, portable: true, mtime: new Date(0), noDirRecurse: true },
-        listFiles(directory, exclude),
-      );
+      const options = { sync: true, gzip: true, file: path.join(outputDir, TARBALL_NAME), portable: true, mtime: new Date(0), noDirRecurse: true } as const;
+      if (sources.length === 1 && sources[0].under === undefined) {
+        tar.c({ ...options, cwd: sources[0].directory }, sources[0].files);
+        return true;
+      }
+      const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-code-'));
+      try {
+        const entries: string[] = [];
+        for (const source of sources) {
+          for (const file of source.files) {
+            const entry = source.under ? `${source.under}/${file}` : file;
+            fs.mkdirSync(path.dirname(path.join(staging, entry)), { recursive: true });
+            fs.cpSync(path.join(source.directory, file), path.join(staging, entry), { verbatimSymlinks: true });
+            entries.push(entry);
+          }
+        }
+        tar.c({ ...options, cwd: staging }, entries.sort(byCodePoint));
+      } finally {
+        fs.rmSync(staging, { recursive: true, force: true });
+      }
       return true;
     },
   };
+}
+
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -254,7 +337,7 @@ function listFiles(directory: string, exclude: string[]): string[] {
     }
   };
   walk(directory);
-  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return files.sort(byCodePoint);
 }
 
 function validateDirectory(directory: string): void {
@@ -284,6 +367,33 @@ function validateProgramInDirectory(directory: string, program: string, exclude:
   if (IgnoreStrategy.fromCopyOptions({ exclude }, directory).ignores(programPath)) {
     throw new ValidationError('TrainingProgramExcluded', `program '${program}' is matched by exclude [${exclude.join(', ')}] and would not be shipped`);
   }
+}
+
+/**
+ * The readers `includeReaders` ships replace a `shardio` folder of the directory: only one of the
+ * same version, whose code is the package's.
+ */
+function validateNoOtherReaders(directory: string, exclude: string[], readers: string): void {
+  const own = path.join(directory, READERS_FOLDER);
+  if (!fs.existsSync(own) || IgnoreStrategy.fromCopyOptions({ exclude }, directory).completelyIgnores(own)) {
+    return;
+  }
+  const ownVersion = readersVersion(own);
+  const shippedVersion = readersVersion(readers);
+  if (ownVersion !== shippedVersion) {
+    throw new ValidationError('ReadersVersionConflict', `includeReaders ships the readers ${shippedVersion} as shardio/, but directory `
+      + `'${directory}' has a shardio of ${ownVersion === undefined ? 'no version (no __version__ in its __init__.py)' : `version ${ownVersion}`}: `
+      + 'remove it from the directory (or leave it out with exclude) to use the package\'s, or set includeReaders to false to ship your own');
+  }
+}
+
+/** `__version__` of a shardio folder's `__init__.py`; undefined where there is none. */
+function readersVersion(folder: string): string | undefined {
+  const init = path.join(folder, '__init__.py');
+  if (!fs.existsSync(init) || !fs.statSync(init).isFile()) {
+    return undefined;
+  }
+  return /^__version__\s*=\s*["']([^"']+)["']/m.exec(fs.readFileSync(init, 'utf8'))?.[1];
 }
 
 function validateTarballKey(key: string): void {

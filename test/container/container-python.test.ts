@@ -5,18 +5,16 @@ import type { ShardFormatName } from '../../lambda/packing/formats/shard-format'
 import { TrainingCode } from '../../lib';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import { packDataset } from '../../lambda/packing/pack';
+import { fixtureJpegs, jpegWithComment } from '../support/jpeg-dataset';
 import { temporaryFolders, writeFiles } from '../support/local-files';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const IMAGES = path.join(REPO, 'test', 'fixtures', 'images');
 /**
  * PYTHON if set; else Debian's /usr/bin/python3 where it has PyTorch (python3-torch, which .ci/run
  * installs), so that the PyTorch tests run; else python3 on PATH.
  */
 const PYTHON = process.env.PYTHON ?? (hasTorch('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const FORMATS: ShardFormatName[] = ['tfrecord', 'recordio'];
-/** RecordIO's magic word as it lies in a file: little-endian 0xced7230a. */
-const MAGIC = Buffer.from([0x0a, 0x23, 0xd7, 0xce]);
 const FILES = 37;
 
 function hasTorch(python: string): boolean {
@@ -26,24 +24,10 @@ const SHARDS = 5;
 
 const folder = temporaryFolders();
 
-/**
- * A real JPEG with a comment segment (FF FE) right after its start marker, which decoders skip:
- * it makes every file's bytes unique and, for some, holds the RecordIO magic word twice at
- * 4-aligned offsets of the record (IRHeader + file), so the engine must split those records.
- */
-function jpegWithComment(jpeg: Buffer, text: string, magicWords: boolean): Buffer {
-  // The comment starts at file offset 6 (SOI 2 + marker 2 + length 2); 2 bytes of padding put the
-  // magic words at file offsets 8 and 12, record offsets 32 and 36.
-  const body = Buffer.concat([Buffer.from('..'), magicWords ? Buffer.concat([MAGIC, MAGIC]) : Buffer.alloc(0), Buffer.from(text)]);
-  const length = Buffer.alloc(2);
-  length.writeUInt16BE(body.length + 2);
-  return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xfe]), length, body, jpeg.subarray(2)]);
-}
-
 /** FILES JPEGs over three class folders (one nested deeper), every fifth one with magic words. */
 function sourceFolder(): string {
   const dir = folder('container-src');
-  const jpegs = fs.readdirSync(IMAGES).filter((name) => name.endsWith('.jpg')).sort().map((name) => fs.readFileSync(path.join(IMAGES, name)));
+  const jpegs = fixtureJpegs();
   const classes = ['cat', 'dog', 'fish'];
   const files: Record<string, Buffer> = {};
   for (let i = 0; i < FILES; i++) {

@@ -1,12 +1,13 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import * as tar from 'tar';
 import type { SynthesizedStack} from '../support/cloud-assembly';
 import {
   annotations, apiModelProblems, assetProblems, synthesizedStacks, trainingJobRequests, validationViolations,
 } from '../support/cloud-assembly';
 
-const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali', 'pipeline-fsx'];
+const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali', 'pipeline-fsx', 'custom-model'];
 
 /** Cloud assembly directories by example, each synthesized once for this file. */
 const synthesized = new Map<string, string>();
@@ -124,5 +125,23 @@ describe('what each example sets up', () => {
     const images = Object.values<any>(JSON.parse(fs.readFileSync(path.join(outdir, 'NvmeDali.assets.json'), 'utf8')).dockerImages);
     expect(images).toHaveLength(1);
     expect(fs.readFileSync(path.join(outdir, images[0].source.directory, 'Dockerfile'), 'utf8')).toMatch(/nvidia-dali/);
+  });
+
+  test('custom-model: its own train.py with the readers beside it on the PyTorch image, spot with checkpoints, the readers\' metric lines', () => {
+    const outdir = synthExample('custom-model');
+    const request = onlyTrainingRequest(synthesizedStacks(outdir)[0]);
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.g5.2xlarge', InstanceCount: 1 });
+    expect(request.InputDataConfig.map((c: any) => [c.ChannelName, c.InputMode])).toEqual([['train', 'FastFile'], ['index', 'File']]);
+    expect(request).toMatchObject({ EnableManagedSpotTraining: true, CheckpointConfig: { LocalPath: '/opt/ml/checkpoints' } });
+    expect(request.HyperParameters).toMatchObject({ sagemaker_program: 'train.py' });
+    expect(request.AlgorithmSpecification.MetricDefinitions.map((m: any) => m.Name))
+      .toEqual(['train:samples_per_second', 'train:data_wait_fraction', 'train:loss', 'val:loss', 'val:accuracy']);
+    const files = Object.values<any>(JSON.parse(fs.readFileSync(path.join(outdir, 'CustomModel.assets.json'), 'utf8')).files);
+    const code = files.filter((asset) => asset.source.path.endsWith('.tar.gz'));
+    expect(code).toHaveLength(1);
+    const entries: string[] = [];
+    tar.t({ file: path.join(outdir, code[0].source.path), sync: true, onReadEntry: (entry) => entries.push(entry.path) });
+    expect(entries).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py', 'shardio/dataset.py', 'shardio/checkpoint.py']));
+    expect(entries.filter((entry) => !entry.startsWith('shardio/'))).toEqual(['train.py']);
   });
 });

@@ -109,7 +109,7 @@ describe('npm package', () => {
       'dist/bin/training-io.js', 'dist/lambda/packing/pack.js', 'dist/lambda/packing/parallel/local-shard-worker.js',
       'dist/lambda/diagnosis/diagnose-job.js', 'dist/lib/contract/shard-limits.js',
       ...HANDLERS.flatMap((handler) => [`lambda/dist/${handler}/index.js`, `lambda/dist/${handler}/crc32.linux-x64-gnu.node`]),
-      'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile',
+      'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile', 'container/pyproject.toml',
       'node_modules/tar/package.json',
     ];
     // THEN
@@ -121,7 +121,8 @@ describe('npm package', () => {
       || /^dist\/bin\/(app|reference-stack)\./.test(file)
       || (/^dist\/lambda\//.test(file) && !/^dist\/lambda\/(packing|diagnosis)\//.test(file))
       || (/^lambda\//.test(file) && !/^lambda\/dist\//.test(file))
-      || /(__pycache__|\.pyc$|tsbuildinfo|tsconfig)/.test(file));
+      || /(__pycache__|\.pyc$|tsbuildinfo|tsconfig)/.test(file)
+      || /^container\/(build\/|[^/]+\.egg-info\/)/.test(file));
     expect(unwanted).toEqual([]);
     const bundledTops = new Set(files.filter((file) => file.startsWith('node_modules/')).map((file) => file.split('/').slice(1, file.split('/')[1].startsWith('@') ? 3 : 2).join('/')));
     expect([...bundledTops].filter((name) => !packed.bundled.includes(name))).toEqual([]);

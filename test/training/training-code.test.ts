@@ -1,3 +1,4 @@
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -233,8 +234,123 @@ describe('TrainingCode.fromAsset', () => {
   });
 });
 
+describe('TrainingCode.fromAsset with includeReaders', () => {
+  const READERS = path.join(__dirname, '..', '..', 'container', 'shardio');
+  const PACKAGE_VERSION: string = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
+
+  /** The package's reader files as the tarball holds them: `shardio/<file>`, sorted, nothing compiled. */
+  function readerEntries(): string[] {
+    return fs.readdirSync(READERS).filter((name) => name.endsWith('.py')).map((name) => `shardio/${name}`).sort();
+  }
+
+  /** A copy of the fixture with a `shardio/__init__.py` of its own holding `init`. */
+  function fixtureWithOwnReaders(init: string): string {
+    const source = copyFixture();
+    fs.mkdirSync(path.join(source, 'shardio'));
+    fs.writeFileSync(path.join(source, 'shardio', '__init__.py'), init);
+    fs.writeFileSync(path.join(source, 'shardio', 'extra.py'), '# only in the user\'s copy\n');
+    return source;
+  }
+
+  test('ships the package\'s shardio/ beside the code in the one tarball, file for file', () => {
+    // WHEN
+    const tarball = synthTarball(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', includeReaders: true }));
+
+    // THEN
+    expect(entryNames(tarball)).toEqual(['lib/util.py', ...readerEntries(), 'train.py']);
+    const extracted = tmpDir('training-code-readers-x-');
+    tar.x({ file: tarball, cwd: extracted, sync: true });
+    for (const entry of readerEntries()) {
+      expect(fs.readFileSync(path.join(extracted, entry))).toEqual(fs.readFileSync(path.join(READERS, path.basename(entry))));
+    }
+  });
+
+  test('the script the toolkit runs imports shardio from the tarball, with no PYTHONPATH and no install', () => {
+    // GIVEN: a script that says where its shardio comes from
+    const source = copyFixture();
+    fs.writeFileSync(path.join(source, 'where.py'), 'import shardio\nprint(shardio.__version__, shardio.__file__)\n');
+    const tarball = synthTarball(TrainingCode.fromAsset(source, { program: 'where.py', includeReaders: true }));
+    const extracted = tmpDir('training-code-readers-run-');
+    tar.x({ file: tarball, cwd: extracted, sync: true });
+
+    // WHEN: as the toolkit runs it (python <program> in the code folder); -E -s: no PYTHONPATH, no user site
+    const run = spawnSync('/usr/bin/python3', ['-E', '-s', '-B', 'where.py'], { cwd: extracted, encoding: 'utf8' });
+
+    // THEN
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe(`${PACKAGE_VERSION} ${path.join(fs.realpathSync(extracted), 'shardio', '__init__.py')}`);
+  });
+
+  test('is byte-identical across synths', () => {
+    // GIVEN
+    const first = fs.readFileSync(synthTarball(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', includeReaders: true })));
+
+    // WHEN
+    const second = fs.readFileSync(synthTarball(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', includeReaders: true })));
+
+    // THEN
+    expect(second.equals(first)).toBe(true);
+  });
+
+  test('is another asset than the same directory without the readers', () => {
+    // GIVEN
+    const env = makeStack();
+
+    // WHEN
+    const withReaders = bind(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', includeReaders: true }), env, 'JobA');
+    const without = bind(TrainingCode.fromAsset(FIXTURE, { program: 'train.py' }), env, 'JobB');
+
+    // THEN
+    expect(env.stack.resolve(withReaders.s3Uri)).not.toEqual(env.stack.resolve(without.s3Uri));
+    expect(stagedTarballs(env.app).map((tarball) => entryNames(tarball.absolutePath).length).sort()).toEqual([2, 2 + readerEntries().length]);
+  });
+
+  test('publishes the readers\' metric lines unless told otherwise; none without the readers', () => {
+    const reference = TrainingCode.reference().metricDefinitions;
+    expect(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', includeReaders: true }).metricDefinitions).toEqual(reference);
+    expect(TrainingCode.fromAsset(FIXTURE, { program: 'train.py', includeReaders: true, metricDefinitions: [] }).metricDefinitions).toEqual([]);
+    expect(TrainingCode.fromAsset(FIXTURE, { program: 'train.py' }).metricDefinitions).toEqual([]);
+  });
+
+  test('replaces a shardio of the package\'s version in the directory with the package\'s', () => {
+    // GIVEN
+    const source = fixtureWithOwnReaders(`__version__ = "${PACKAGE_VERSION}"\n`);
+
+    // WHEN
+    const tarball = synthTarball(TrainingCode.fromAsset(source, { program: 'train.py', includeReaders: true }));
+
+    // THEN
+    expect(entryNames(tarball)).toEqual(['lib/util.py', ...readerEntries(), 'train.py']);
+  });
+
+  test.each([
+    ['another version', '__version__ = "0.0.1"\n', /ReadersVersionConflict.*readers \S+ as shardio\/.*training-code-src-\w+'.*version 0\.0\.1/],
+    ['no version', 'from .util import x\n', /ReadersVersionConflict.*has a shardio of no version/],
+  ])('refuses a directory with a shardio of %s, naming the directory and both versions', (_case, init, message) => {
+    // GIVEN
+    const source = fixtureWithOwnReaders(init);
+
+    // THEN
+    expect(() => TrainingCode.fromAsset(source, { program: 'train.py', includeReaders: true })).toThrow(message);
+    expect(() => TrainingCode.fromAsset(source, { program: 'train.py', includeReaders: true })).toThrow(PACKAGE_VERSION);
+  });
+
+  test('ships a shardio of another version as it is without includeReaders, and accepts it left out by exclude', () => {
+    // GIVEN
+    const source = fixtureWithOwnReaders('__version__ = "0.0.1"\n');
+
+    // WHEN
+    const own = synthTarball(TrainingCode.fromAsset(source, { program: 'train.py' }));
+    const replaced = synthTarball(TrainingCode.fromAsset(source, { program: 'train.py', includeReaders: true, exclude: ['shardio'] }));
+
+    // THEN
+    expect(entryNames(own)).toEqual(['lib/util.py', 'shardio/__init__.py', 'shardio/extra.py', 'train.py']);
+    expect(entryNames(replaced)).toEqual(['lib/util.py', ...readerEntries(), 'train.py']);
+  });
+});
+
 describe('TrainingCode.reference', () => {
-  test('ships container/ (train.py and the shardio package) without the DALI build context or compiled files', () => {
+  test('ships container/ (train.py and the shardio package) without the DALI build context, the packaging or compiled files', () => {
     // GIVEN
     const cache = path.join(__dirname, '..', '..', 'container', 'shardio', '__pycache__');
     const made = fs.mkdirSync(cache, { recursive: true });
@@ -250,6 +366,9 @@ describe('TrainingCode.reference', () => {
       expect(names).toContain('train.py');
       expect(names).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/dataset.py', 'shardio/dali.py', 'shardio/pipe.py']));
       expect(names.filter((name) => name.startsWith('dali/') || name.includes('__pycache__') || name.endsWith('.pyc'))).toEqual([]);
+      // The readers' packaging (pyproject.toml and what a wheel build leaves) is not code.
+      expect(fs.existsSync(path.join(__dirname, '..', '..', 'container', 'pyproject.toml'))).toBe(true);
+      expect(names.filter((name) => name === 'pyproject.toml' || name.startsWith('build/') || name.includes('.egg-info/'))).toEqual([]);
       expect(code.metricDefinitions.map((m) => m.name)).toEqual(['train:samples_per_second', 'train:data_wait_fraction', 'train:loss', 'val:loss', 'val:accuracy']);
     } finally {
       fs.rmSync(made ?? compiled, { recursive: true });
