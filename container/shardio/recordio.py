@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator, Optional, Tuple
 
 from .errors import FormatError
-from .records import FramedRecord, ImageRecord, read_exactly
+from .records import FramedRecord, ImageRecord, check_length, read_exactly, stream_end
 
 RECORDIO_MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", RECORDIO_MAGIC)
@@ -39,7 +39,9 @@ def read_recordio(
     limit: Optional[int] = None,
 ) -> Iterator[FramedRecord]:
     """The records of a RecordIO stream from its current position (`offset` in the file) to its end,
-    or `limit` records; each record's offset is that of its first part's magic word."""
+    or `limit` records; each record's offset is that of its first part's magic word. A part length
+    that cannot be right (past the file's end; in a stream, past a record's limit) is a FormatError."""
+    end = stream_end(stream, offset)
     count = 0
     while limit is None or count < limit:
         record_offset = offset
@@ -58,6 +60,7 @@ def read_recordio(
             if cflag not in expected:
                 raise FormatError(f"{name}: RecordIO part with cflag {cflag} at offset {offset}, expected one of {expected}")
             padded = (length + 3) & ~3
+            check_length(length, name, offset, offset + _PART_HEADER.size, end, "RecordIO part", trailer=padded - length)
             data = read_exactly(stream, padded, name, offset, f"RecordIO part of {length} bytes")
             parts.append(data[:length] if padded != length else data)
             offset += _PART_HEADER.size + padded
