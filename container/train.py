@@ -18,6 +18,10 @@ SIGTERM (a spot interruption or a stop), and a restarted job resumes from the ne
 PyTorch loader in File mode it resumes mid-epoch at the exact record (the loader's position is
 saved per worker); the DALI and Pipe-mode loaders cannot seek, so they restart the interrupted
 epoch from its beginning (the log says so): the records read before the interruption are read again.
+A position mid-epoch counts records in the dataset version it was saved on: a job that is not pinned
+(--dataset_manifest) reads that version again where its channels hold it (a newer one may have been
+published meanwhile), and otherwise fails naming both versions, unless --on_dataset_change
+restart_epoch starts the epoch over on the version the channels hold.
 """
 from __future__ import annotations
 
@@ -39,11 +43,13 @@ from torch.nn.parallel import DistributedDataParallel
 from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
 from shardio import interval_line, open_channel
 from shardio import placement_from_env, sized_workers, validation_line
-from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
-from shardio.dataset import ShardDataset, channel_data_loader, make_data_loader
+from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
+from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
+from shardio.layout import version_manifest_key
 from shardio.images import CpuEvalTransform, CpuTrainTransform, GpuJpegDecoder, collate_encoded, encoded, normalize
 
 LOADERS = ("auto", "pytorch", "pytorch-gpu-decode", "dali")
+DATASET_CHANGES = ("fail", "restart_epoch")
 Prepare = Callable[[Any, Any], Tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -82,6 +88,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
     parser.add_argument("--checkpoint_interval", type=int, default=500, help="steps between checkpoints (0: epoch ends and SIGTERM only)")
     parser.add_argument("--keep_checkpoints", type=int, default=3)
+    parser.add_argument("--on_dataset_change", choices=DATASET_CHANGES, default="fail",
+                        help="resuming mid-epoch when the channels lack the dataset version the checkpoint was saved on: "
+                             "fail, or restart_epoch (read the interrupted epoch again from its start on the version they hold)")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
@@ -152,11 +161,12 @@ def train(args: argparse.Namespace) -> None:
         dist.init_process_group("nccl" if cuda else "gloo")
     torch.manual_seed(args.seed + placement.rank)
 
+    restart_epoch = read_checkpoint_version(args, placement)
     loader, prepare, description = make_loader(args, placement, device)
     validation = make_validation_loader(args, placement, device)
     model = torchvision.models.__dict__[args.arch](num_classes=num_classes(args))
     model = model.to(device, memory_format=torch.channels_last)
-    restored = restore(args, placement, device, model, loader)
+    restored = restore(args, placement, device, model, loader, restart_epoch=restart_epoch)
     if distributed:
         model = DistributedDataParallel(model, device_ids=[device] if cuda else None)
     global_batch = args.batch_size * placement.world_size
@@ -208,15 +218,56 @@ def train(args: argparse.Namespace) -> None:
         dist.destroy_process_group()
 
 
+def read_checkpoint_version(args: argparse.Namespace, placement: Placement) -> bool:
+    """Pins (--dataset_manifest) the dataset version the newest checkpoint's loader position was
+    saved on, when the job is not pinned and its channel reads another version by default (every
+    rank decides alike: they saved the same version). Where the channels do not hold that version
+    and the position is mid-epoch: fails naming both, or, with --on_dataset_change restart_epoch,
+    returns True: the epoch is to start over."""
+    newest = newest_loader_position(args.checkpoint_dir, placement.world_size, placement.rank)
+    if newest is None or args.dataset_manifest:
+        return False  # nothing to resume, or a pinned job: the loader checks the version itself
+    step, saved = newest[0], newest[1].get("dataset_version")
+    index_channel = _index_channel(args, input_channels(args.input_dir))
+    current = channel_manifest(args.channel, index_channel=index_channel, input_dir=args.input_dir)
+    reading = current.dataset_version if current is not None else None
+    if saved == reading:
+        return False
+    try:
+        pinned = channel_manifest(args.channel, index_channel=index_channel, manifest=version_manifest_key(saved),
+                                  input_dir=args.input_dir) if saved else None
+    except FileNotFoundError:
+        pinned = None
+    if pinned is not None:
+        args.dataset_manifest = version_manifest_key(saved)
+        if placement.rank == 0:
+            print(f"reads dataset version {saved}, the one the checkpoint of step {step} was saved on (the channel's current "
+                  f"version is {reading})", flush=True)
+        return False
+    if not newest[1].get("sample_in_epoch"):
+        return False  # an epoch's start: no record counted, any version will do
+    if args.on_dataset_change == "restart_epoch":
+        if placement.rank == 0:
+            print(f"the checkpoint of step {step} was saved on dataset version {saved}, which the channels do not hold: "
+                  f"epoch {newest[1]['epoch']} starts over on {reading} (--on_dataset_change restart_epoch)", flush=True)
+        return True
+    raise ValueError(f"cannot resume from {args.checkpoint_dir} step {step}: {dataset_version_changed(saved, reading)}. "
+                     f"Channel {args.channel} does not hold {version_manifest_key(saved) if saved else 'it'}: mount the dataset "
+                     "root or that version's ManifestFile channels, or pass --on_dataset_change restart_epoch")
+
+
 def restore(args: argparse.Namespace, placement: Placement, device: torch.device, model: torch.nn.Module,
-            loader: Any) -> Optional[dict]:
-    """Loads the newest complete checkpoint into `model` and `loader`; None when there is none."""
+            loader: Any, *, restart_epoch: bool = False) -> Optional[dict]:
+    """Loads the newest complete checkpoint into `model` and `loader` (at the start of its epoch when
+    `restart_epoch`); None when there is none."""
     step = newest_checkpoint(args.checkpoint_dir, placement.world_size)
     if step is None:
         return None
     restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
     model.load_state_dict(restored["training"]["model"])
     position = restored["loader"]
+    if restart_epoch and position.get("yielded") is not None:
+        position = dict(position, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
     exact = hasattr(loader, "load_state_dict") and position.get("yielded") is not None
     if exact:
         loader.load_state_dict(position)

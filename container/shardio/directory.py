@@ -49,6 +49,11 @@ class ShardDirectory:
         self._offsets: Dict[int, List[int]] = {}
 
     @property
+    def dataset_version(self) -> Optional[str]:
+        """The version read (the manifest's `datasetVersion`); None without a versioned manifest."""
+        return self.manifest.dataset_version if self.manifest is not None else None
+
+    @property
     def indexed(self) -> bool:
         """Whether every shard has its index: record-level splits and random access need them."""
         return all(shard.index_path for shard in self.shards)

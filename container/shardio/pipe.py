@@ -186,8 +186,10 @@ class PipeSource:
         fanout_dir: str,
         timeout: float = DEFAULT_PIPE_TIMEOUT,
         check_crc: bool = False,
+        dataset_version: Optional[str] = None,
     ) -> None:
         self.data_dir, self.channel, self.fanout_dir = data_dir, channel, fanout_dir
+        self.dataset_version = dataset_version
         self.local_consumers = local_consumers
         self.host_sharded = host_sharded
         # Every host reads the whole stream unless it gets its own objects, and keeps its share.
