@@ -17,7 +17,7 @@ from .formats import read_records, to_image
 from .index import merge_recordio_indexes, parse_index, record_offsets
 from .manifest import DatasetManifest, ManifestShard, read_manifest
 from .metrics import Interval, ThroughputMeter, interval_line, validation_line
-from .pipe import PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
+from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, open_fifo, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
 from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
 from .split import Consumer, Placement, Segment, consumer_of, epoch_slot, split_records, split_shards
@@ -26,9 +26,9 @@ from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
     "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
-    "DatasetManifest", "epoch_slot", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
+    "DatasetManifest", "epoch_slot", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
     "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
-    "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset",
+    "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset", "open_fifo",
     "parse_example", "parse_index", "PINNED_MANIFEST_ENV", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource",
     "Placement", "placement_from_env", "read_manifest", "read_recordio", "read_records", "read_tfrecords",
     "record_offsets", "recordio_image", "RECORDIO_MAGIC", "RecordSource", "Segment", "Shard", "ShardDirectory",
