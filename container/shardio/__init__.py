@@ -3,6 +3,19 @@ container, in the standard library only.
 
 PyTorch lives in `shardio.dataset` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
 that the readers work where neither is installed.
+
+What the readers guarantee (tested in test/python/):
+- Every record of an epoch once, or an error: never a quiet partial epoch. A shard holding fewer or
+  more records than its index or the manifest lists is a FormatError naming the shard and both
+  counts (directory.py); a Pipe-mode epoch is counted against the manifest where the whole stream
+  reaches the host, and a fan-out consumer against what it was dealt (pipe.py).
+- Bad bytes are a FormatError naming the file or stream and the offset; a length header that cannot
+  be right (past the file's end, or in a stream past a record's 128 MiB) is refused before anything
+  is allocated (records.py).
+- Pipe mode never waits without a timeout that names what it waited for, and a fan-out's failure is
+  raised at once in every consumer, in that epoch and the later ones (pipe.py).
+- A resumed loader position is restored only on the dataset version it was saved on (mid-epoch);
+  on another it is refused naming both versions (dataset.py); train.py pins the saved version.
 """
 from .channels import channel_manifest, open_channel
 from .crc32c import crc32c, mask, masked_crc32c, unmask
