@@ -34,7 +34,7 @@ from typing import BinaryIO, Callable, Iterator, List, Optional
 from .errors import FormatError
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
-from .records import ImageRecord, sniff_format
+from .records import MAX_RECORD_BYTES, ImageRecord, record_limit, sniff_format
 from .split import Consumer
 
 DEFAULT_PIPE_TIMEOUT = 600.0
@@ -166,8 +166,10 @@ class PipeChannel:
     one a PipeFanOut fills, whose end-of-epoch and failure files are checked."""
 
     def __init__(self, directory: str, name: str, *, timeout: float = DEFAULT_PIPE_TIMEOUT, check_crc: bool = False,
-                 listed: Optional[DatasetManifest] = None, relayed: bool = False) -> None:
-        """`listed`: the manifest whose `records` every epoch of this (whole) stream must hold; None: not checked."""
+                 listed: Optional[DatasetManifest] = None, relayed: bool = False, max_record: int = MAX_RECORD_BYTES) -> None:
+        """`listed`: the manifest whose `records` every epoch of this (whole) stream must hold; None: not checked.
+        `max_record`: the largest record length taken for true (`record_limit`)."""
+        self.max_record = max_record
         self.directory = directory
         self.name = name
         self.timeout = timeout
@@ -189,7 +191,7 @@ class PipeChannel:
             with open_fifo(path, self.timeout) as fifo:
                 shard_format, stream = sniff_format(fifo, path)
                 if shard_format is not None:
-                    for record in read_records(shard_format, stream, path, check_crc=self.check_crc):
+                    for record in read_records(shard_format, stream, path, check_crc=self.check_crc, max_record=self.max_record):
                         read += 1
                         yield to_image(shard_format, record, path)
         except (OSError, FormatError):  # a fan-out that failed closes its FIFOs early: its cause is the error to raise
@@ -265,14 +267,16 @@ class PipeFanOut:
         timeout: float = DEFAULT_PIPE_TIMEOUT,
         epochs: Optional[int] = None,
         listed: Optional[DatasetManifest] = None,
+        max_record: int = MAX_RECORD_BYTES,
     ) -> None:
-        """`listed`: the manifest whose `records` every epoch of the (whole) stream must hold; None: not checked."""
+        """`listed`: the manifest whose `records` every epoch of the (whole) stream must hold; None: not checked.
+        `max_record`: the largest record length taken for true (`record_limit`)."""
         if consumers < 1 or group_count < 1 or not 0 <= group_index < group_count:
             raise ValueError(f"fan-out needs consumers ≥ 1 and 0 ≤ group_index < group_count, got "
                              f"{consumers}, {group_index}, {group_count}")
         self.source_dir, self.channel, self.fanout_dir = source_dir, channel, fanout_dir
         self.consumers, self.group_index, self.group_count = consumers, group_index, group_count
-        self.timeout, self.epochs, self.listed = timeout, epochs, listed
+        self.timeout, self.epochs, self.listed, self.max_record = timeout, epochs, listed, max_record
         self.error: Optional[BaseException] = None
         self._thread = threading.Thread(target=self._run, name=f"pipe-fanout-{channel}", daemon=True)
 
@@ -332,7 +336,8 @@ class PipeFanOut:
         with open_fifo(source, self.timeout) as fifo:
             shard_format, stream = sniff_format(fifo, source)
             recorder = _Recorder(stream)
-            records = read_records(shard_format, recorder, source) if shard_format else iter(())  # type: ignore[arg-type]
+            records = (read_records(shard_format, recorder, source, max_record=self.max_record)  # type: ignore[arg-type]
+                       if shard_format else iter(()))
             for _record in records:
                 framed = recorder.take()
                 slot = streamed % slots - first_slot
@@ -389,6 +394,7 @@ class PipeSource:
         self.timeout, self.check_crc = timeout, check_crc
         self.dataset_version = manifest.dataset_version if manifest is not None else None
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
+        self.max_record = record_limit(manifest.largest_shard_bytes if manifest is not None else 0)
 
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
         # The stream's order is SageMaker's (its ShuffleConfig reshuffles objects every epoch);
@@ -397,8 +403,10 @@ class PipeSource:
             raise ValueError(f"channel {self.channel}: read by {consumer.count} consumers but opened for {self.total_consumers}; "
                              "open the channel with the DataLoader's num_workers")
         if consumer.count == 1:
-            channel = PipeChannel(self.data_dir, self.channel, timeout=self.timeout, check_crc=self.check_crc, listed=self.listed)
+            channel = PipeChannel(self.data_dir, self.channel, timeout=self.timeout, check_crc=self.check_crc, listed=self.listed,
+                                  max_record=self.max_record)
         else:
             name = consumer_channel(self.channel, consumer.index % self.local_consumers)
-            channel = PipeChannel(self.fanout_dir, name, timeout=self.timeout, check_crc=self.check_crc, relayed=True)
+            channel = PipeChannel(self.fanout_dir, name, timeout=self.timeout, check_crc=self.check_crc, relayed=True,
+                                  max_record=self.max_record)
         return channel.images(epoch)

@@ -14,6 +14,7 @@ from shardio import (
     recordio_image, sniff_format, tfrecord_image, unmask, unpack_ir_header,
 )
 from shardio.recordio import IR_HEADER, RECORDIO_MAGIC
+from shardio.records import record_limit
 from support import external
 
 MAGIC = struct.pack("<I", RECORDIO_MAGIC)
@@ -143,6 +144,25 @@ class CorruptLengthTest(unittest.TestCase):
                     FormatError, rf"^/opt/ml/input/data/train_0: TFRecord length {length} at offset 40 is more than a record "
                                  r"may hold \(134217728 bytes, the largest shard\): a corrupt length header$"):
                 self.in_pipe(self.GOOD + self.bad_header(length), read_tfrecords)
+
+    def test_a_record_over_128_mib_in_a_stream_is_read_where_the_manifests_largest_shard_holds_it(self) -> None:
+        # A file over 128 MiB is packed as a shard of its own: the manifest's largest shard raises the bound.
+        length = (128 << 20) + 1
+        reader, writer = os.pipe()
+
+        def feed() -> None:
+            with open(writer, "wb") as stream:
+                stream.write(struct.pack("<QI", length, 0))
+                for _ in range(length // (1 << 20)):
+                    stream.write(b"\0" * (1 << 20))
+                stream.write(b"\0" * (length % (1 << 20)) + b"\0" * 4)
+
+        thread = threading.Thread(target=feed, daemon=True)
+        thread.start()
+        with open(reader, "rb") as stream:
+            sizes = [record.size for record in read_tfrecords(stream, "train_0", max_record=record_limit(200 << 20))]
+        thread.join(10)
+        self.assertEqual(sizes, [12 + length + 4])
 
     def test_a_recordio_part_beyond_the_file_or_a_records_limit_names_the_file_or_stream(self) -> None:
         bad = MAGIC + struct.pack("<I", (1 << 29) - 1) + b"\0" * 16
