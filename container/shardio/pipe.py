@@ -10,8 +10,10 @@ consumer must read each epoch to its end (the fan-out waits for the slowest one)
 
 What a consumer can rely on (Linux, where FIFOs are polled):
 - Every wait has a timeout (`timeout`, DEFAULT_PIPE_TIMEOUT by default) and its TimeoutError names
-  what it waited for: an epoch's FIFO to appear, a writer to open it and send data, a consumer to
-  open or drain its FIFO. A FIFO is never opened or read in a way that blocks without one.
+  what it waited for: an epoch's FIFO to appear, a writer to open it and send data, the consumers
+  to open their FIFOs once the first has, a consumer to drain its FIFO. No FIFO is opened, read or
+  written in a way that blocks without one. (The fan-out alone waits for an epoch's first consumer
+  without one: between epochs the trainer validates and checkpoints, and nobody waits on it.)
 - Errors reach the consumers at once: when the fan-out fails (a corrupt stream, a wrong record
   count, a timeout), every consumer's iterator raises FanOutError with the cause, which names the
   stream and the offset, in that epoch and in every later one instead of waiting.
@@ -108,23 +110,48 @@ def open_fifo(path: str, timeout: float = DEFAULT_PIPE_TIMEOUT) -> BinaryIO:
     return io.BufferedReader(_FifoReader(path, timeout), _BUFFER)  # type: ignore[return-value]
 
 
-class _FifoWriter:
-    """A consumer's FIFO, opened and written with a timeout on every wait (its reader may have stopped)."""
+def _open_writers(fifos: List[str], timeout: float) -> List["_FifoWriter"]:
+    """Opens each consumer's FIFO for writing once its reader has opened it. The first reader may
+    come any time (between epochs the trainer validates and checkpoints, and nobody waits on the
+    fan-out); once one has, the others must within `timeout`."""
+    fds: List[Optional[int]] = [None] * len(fifos)
+    deadline: Optional[float] = None
+    try:
+        while None in fds:
+            for position, fifo in enumerate(fifos):
+                if fds[position] is None:
+                    fds[position] = _open_for_writing(fifo)
+            if deadline is None and any(fd is not None for fd in fds):
+                deadline = time.monotonic() + timeout
+            if None in fds:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"fan-out FIFO {fifos[fds.index(None)]}: its consumer did not open it within "
+                                       f"{timeout:.0f} s of the first one (every consumer reads every epoch to its end, "
+                                       "set_epoch() before each)")
+                time.sleep(_POLL_SECONDS)
+    except BaseException:
+        for fd in fds:
+            if fd is not None:
+                os.close(fd)
+        raise
+    return [_FifoWriter(fifo, fd, timeout) for fifo, fd in zip(fifos, fds)]  # type: ignore[arg-type]
 
-    def __init__(self, path: str, timeout: float) -> None:
-        self.path, self.timeout = path, timeout
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self._fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError as error:
-                if error.errno != errno.ENXIO:  # ENXIO: no reader has opened it yet
-                    raise
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"fan-out FIFO {path}: its consumer did not open it within {timeout:.0f} s "
-                                   "(every consumer reads every epoch to its end, set_epoch() before each)")
-            time.sleep(_POLL_SECONDS)
+
+def _open_for_writing(fifo: str) -> Optional[int]:
+    """The FIFO opened for writing without blocking; None while no reader has opened it (ENXIO)."""
+    try:
+        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno != errno.ENXIO:
+            raise
+        return None
+
+
+class _FifoWriter:
+    """A consumer's FIFO, written with a timeout on every wait (its reader may have stopped)."""
+
+    def __init__(self, path: str, fd: int, timeout: float) -> None:
+        self.path, self.timeout, self._fd = path, timeout, fd
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLOUT)
 
@@ -311,7 +338,7 @@ class PipeFanOut:
             for target in targets:
                 os.mkfifo(target)
             # A writer opens once its reader has; with both ends open the name is no longer needed.
-            writers.extend(_FifoWriter(target, self.timeout) for target in targets)
+            writers.extend(_open_writers(targets, self.timeout))
             for target in targets:
                 os.unlink(target)
             dealt = self._deal(source, epoch, writers)

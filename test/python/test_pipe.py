@@ -241,7 +241,7 @@ class PipeFailureTest(unittest.TestCase):
         [error] = outcomes(self.consumer(0, 0))
         self.assertIsInstance(error, FanOutError)
         self.assertIn(f"channel train epoch 0: TimeoutError: fan-out FIFO {self.fanout_dir}/train-1_0: its consumer did not "
-                      "open it within 1 s", str(error))
+                      "open it within 1 s of the first one", str(error))
 
     def test_an_epoch_that_streams_fewer_records_than_the_manifest_lists_is_an_error_not_a_shorter_epoch(self) -> None:
         dataset = str(packed()["recordio"])
