@@ -110,31 +110,25 @@ def open_fifo(path: str, timeout: float = DEFAULT_PIPE_TIMEOUT) -> BinaryIO:
     return io.BufferedReader(_FifoReader(path, timeout), _BUFFER)  # type: ignore[return-value]
 
 
-def _open_writers(fifos: List[str], timeout: float) -> List["_FifoWriter"]:
-    """Opens each consumer's FIFO for writing once its reader has opened it. The first reader may
-    come any time (between epochs the trainer validates and checkpoints, and nobody waits on the
-    fan-out); once one has, the others must within `timeout`."""
-    fds: List[Optional[int]] = [None] * len(fifos)
+def _open_writers(fifos: List[str], timeout: float, writers: List[Optional["_FifoWriter"]]) -> None:
+    """Opens each consumer's FIFO for writing, into its slot of `writers`, once its reader has
+    opened it. The first reader may come any time (between epochs the trainer validates and
+    checkpoints, and nobody waits on the fan-out); once one has, the others must within `timeout`.
+    The caller closes the writers, also when this raises (after it has said why)."""
     deadline: Optional[float] = None
-    try:
-        while None in fds:
-            for position, fifo in enumerate(fifos):
-                if fds[position] is None:
-                    fds[position] = _open_for_writing(fifo)
-            if deadline is None and any(fd is not None for fd in fds):
-                deadline = time.monotonic() + timeout
-            if None in fds:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"fan-out FIFO {fifos[fds.index(None)]}: its consumer did not open it within "
-                                       f"{timeout:.0f} s of the first one (every consumer reads every epoch to its end, "
-                                       "set_epoch() before each)")
-                time.sleep(_POLL_SECONDS)
-    except BaseException:
-        for fd in fds:
-            if fd is not None:
-                os.close(fd)
-        raise
-    return [_FifoWriter(fifo, fd, timeout) for fifo, fd in zip(fifos, fds)]  # type: ignore[arg-type]
+    while None in writers:
+        for position, fifo in enumerate(fifos):
+            if writers[position] is None:
+                fd = _open_for_writing(fifo)
+                writers[position] = None if fd is None else _FifoWriter(fifo, fd, timeout)
+        if deadline is None and any(writers):
+            deadline = time.monotonic() + timeout
+        if None in writers:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"fan-out FIFO {fifos[writers.index(None)]}: its consumer did not open it within "
+                                   f"{timeout:.0f} s of the first one (every consumer reads every epoch to its end, "
+                                   "set_epoch() before each)")
+            time.sleep(_POLL_SECONDS)
 
 
 def _open_for_writing(fifo: str) -> Optional[int]:
@@ -332,27 +326,25 @@ class PipeFanOut:
         """Relays one epoch; returns the records this group kept."""
         source = pipe_path(self.source_dir, self.channel, epoch)
         targets = [pipe_path(self.fanout_dir, consumer_channel(self.channel, c), epoch) for c in range(self.consumers)]
-        writers: List[_FifoWriter] = []
+        writers: List[Optional[_FifoWriter]] = [None] * self.consumers
         try:
             wait_for_pipe(source, self.timeout)
             for target in targets:
                 os.mkfifo(target)
             # A writer opens once its reader has; with both ends open the name is no longer needed.
-            writers.extend(_open_writers(targets, self.timeout))
+            _open_writers(targets, self.timeout, writers)
             for target in targets:
                 os.unlink(target)
-            dealt = self._deal(source, epoch, writers)
+            dealt = self._deal(source, epoch, writers)  # type: ignore[arg-type]
             for target, count in zip(targets, dealt):
                 _write_atomically(_end_path(target), json.dumps({"records": count}))
         except BaseException as error:
             _write_atomically(os.path.join(self.fanout_dir, FAILED_NAME),
                               f"channel {self.channel} epoch {epoch}: {type(error).__name__}: {error}")
-            for writer in writers:
-                writer.close()
+            _close(writers)
             _release(targets)
             raise
-        for writer in writers:
-            writer.close()
+        _close(writers)
         return sum(dealt)
 
     def _deal(self, source: str, epoch: int, writers: List[_FifoWriter]) -> List[int]:
@@ -374,6 +366,12 @@ class PipeFanOut:
                 streamed += 1
         _check_count(source, epoch, streamed, self.listed)
         return dealt
+
+
+def _close(writers: List[Optional[_FifoWriter]]) -> None:
+    for writer in writers:
+        if writer is not None:
+            writer.close()
 
 
 def _release(fifos: List[str]) -> None:
