@@ -20,8 +20,8 @@ saved per worker); the DALI and Pipe-mode loaders cannot seek, so they restart t
 epoch from its beginning (the log says so): the records read before the interruption are read again.
 A position mid-epoch counts records in the dataset version it was saved on: a job that is not pinned
 (--dataset_manifest) reads that version again where its channels hold it (a newer one may have been
-published meanwhile), and otherwise fails naming both versions, unless --on_dataset_change
-restart_epoch starts the epoch over on the version the channels hold.
+published meanwhile); a job that would read another version fails naming both, unless
+--on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
 """
 from __future__ import annotations
 
@@ -221,39 +221,46 @@ def train(args: argparse.Namespace) -> None:
 def read_checkpoint_version(args: argparse.Namespace, placement: Placement) -> bool:
     """Pins (--dataset_manifest) the dataset version the newest checkpoint's loader position was
     saved on, when the job is not pinned and its channel reads another version by default (every
-    rank decides alike: they saved the same version). Where the channels do not hold that version
-    and the position is mid-epoch: fails naming both, or, with --on_dataset_change restart_epoch,
+    rank decides alike: they saved the same version). Where the job is to read another version and
+    the position is mid-epoch: fails naming both, or, with --on_dataset_change restart_epoch,
     returns True: the epoch is to start over."""
     newest = newest_loader_position(args.checkpoint_dir, placement.world_size, placement.rank)
-    if newest is None or args.dataset_manifest:
-        return False  # nothing to resume, or a pinned job: the loader checks the version itself
-    step, saved = newest[0], newest[1].get("dataset_version")
+    if newest is None:
+        return False
+    step, position = newest
+    saved = position.get("dataset_version")
     index_channel = _index_channel(args, input_channels(args.input_dir))
-    current = channel_manifest(args.channel, index_channel=index_channel, input_dir=args.input_dir)
+    current = channel_manifest(args.channel, index_channel=index_channel, manifest=args.dataset_manifest,
+                               input_dir=args.input_dir)
     reading = current.dataset_version if current is not None else None
     if saved == reading:
         return False
-    try:
-        pinned = channel_manifest(args.channel, index_channel=index_channel, manifest=version_manifest_key(saved),
-                                  input_dir=args.input_dir) if saved else None
-    except FileNotFoundError:
-        pinned = None
-    if pinned is not None:
+    if saved and not args.dataset_manifest and _holds(args, index_channel, version_manifest_key(saved)):
         args.dataset_manifest = version_manifest_key(saved)
         if placement.rank == 0:
             print(f"reads dataset version {saved}, the one the checkpoint of step {step} was saved on (the channel's current "
                   f"version is {reading})", flush=True)
         return False
-    if not newest[1].get("sample_in_epoch"):
-        return False  # an epoch's start: no record counted, any version will do
+    if not position.get("sample_in_epoch"):
+        return False  # an epoch's start (or a loader that cannot seek): no record counted, any version will do
     if args.on_dataset_change == "restart_epoch":
         if placement.rank == 0:
-            print(f"the checkpoint of step {step} was saved on dataset version {saved}, which the channels do not hold: "
-                  f"epoch {newest[1]['epoch']} starts over on {reading} (--on_dataset_change restart_epoch)", flush=True)
+            print(f"the checkpoint of step {step} was saved on dataset version {saved}, this job reads {reading}: "
+                  f"epoch {position['epoch']} starts over (--on_dataset_change restart_epoch)", flush=True)
         return True
+    saved_key = version_manifest_key(saved) if saved else "it"
+    remedy = (f"the job is pinned to {args.dataset_manifest}: pin {saved_key} instead" if args.dataset_manifest else
+              f"channel {args.channel} does not hold {saved_key}: mount the dataset root or that version's ManifestFile channels")
     raise ValueError(f"cannot resume from {args.checkpoint_dir} step {step}: {dataset_version_changed(saved, reading)}. "
-                     f"Channel {args.channel} does not hold {version_manifest_key(saved) if saved else 'it'}: mount the dataset "
-                     "root or that version's ManifestFile channels, or pass --on_dataset_change restart_epoch")
+                     f"Here {remedy}, or pass --on_dataset_change restart_epoch")
+
+
+def _holds(args: argparse.Namespace, index_channel: Optional[str], manifest_key: str) -> bool:
+    """Whether the training channel (or its index channel) holds a version's manifest."""
+    try:
+        return channel_manifest(args.channel, index_channel=index_channel, manifest=manifest_key, input_dir=args.input_dir) is not None
+    except FileNotFoundError:
+        return False
 
 
 def restore(args: argparse.Namespace, placement: Placement, device: torch.device, model: torch.nn.Module,

@@ -190,13 +190,13 @@ class PipeChannel:
                  listed: Optional[DatasetManifest] = None, relayed: bool = False, max_record: int = MAX_RECORD_BYTES) -> None:
         """`listed`: the manifest whose `records` every epoch of this (whole) stream must hold; None: not checked.
         `max_record`: the largest record length taken for true (`record_limit`)."""
-        self.max_record = max_record
         self.directory = directory
         self.name = name
         self.timeout = timeout
         self.check_crc = check_crc
         self.listed = listed
         self.relayed = relayed
+        self.max_record = max_record
 
     def images(self, epoch: int) -> Iterator[ImageRecord]:
         """Every record of the epoch's FIFO in stream order, read to its end and counted."""

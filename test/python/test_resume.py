@@ -190,10 +190,13 @@ class TrainResumeTest(unittest.TestCase):
             failed = self.run_train(second, *once, expect_code=1)
             self.assertIn(f"ValueError: cannot resume from {first['checkpoints']} step 3: the loader's position was saved "
                           f"reading dataset version {dataset.first} but this loader reads {SECOND}", failed)
-            self.assertIn(f"Channel train does not hold versions/{dataset.first}/manifest.json: mount the dataset root or that "
-                          "version's ManifestFile channels, or pass --on_dataset_change restart_epoch", failed)
+            self.assertIn(f"Here channel train does not hold versions/{dataset.first}/manifest.json: mount the dataset root or "
+                          "that version's ManifestFile channels, or pass --on_dataset_change restart_epoch", failed)
+            pinned = self.run_train(first["input"], *once, "--dataset_manifest", dataset.manifest_key(SECOND), expect_code=1)
+            self.assertIn(f"Here the job is pinned to {dataset.manifest_key(SECOND)}: pin versions/{dataset.first}/manifest.json "
+                          "instead, or pass --on_dataset_change restart_epoch", pinned)
             restarted = self.run_train(second, *once, "--on_dataset_change", "restart_epoch", "--record_log", first["records"])
-            self.assertIn(f"epoch 0 starts over on {SECOND}", restarted)
+            self.assertIn(f"saved on dataset version {dataset.first}, this job reads {SECOND}: epoch 0 starts over", restarted)
             self.assertIn("step=3 at record 0 of epoch 0", restarted)
             self.assertEqual(len(set(self.records(first, 0))), packed()["files"])
 
