@@ -13,7 +13,7 @@ What the readers guarantee (tested in test/python/):
   be right (past the file's end, or in a stream past a record's 128 MiB) is refused before anything
   is allocated (records.py).
 - Pipe mode never waits without a timeout that names what it waited for, and a fan-out's failure is
-  raised at once in every consumer, in that epoch and the later ones (pipe.py).
+  raised at once in every consumer, in that epoch and the later ones (pipe.py, fifo.py).
 - A resumed loader position is restored only on the dataset version it was saved on (mid-epoch);
   on another it is refused naming both versions (dataset.py); train.py pins the saved version.
 """
@@ -26,11 +26,12 @@ from .environment import (
 )
 from .errors import FormatError
 from .example import parse_example
+from .fifo import open_fifo
 from .formats import read_records, to_image
 from .index import merge_recordio_indexes, parse_index, record_offsets
 from .manifest import DatasetManifest, ManifestShard, read_manifest
 from .metrics import Interval, ThroughputMeter, interval_line, validation_line
-from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, open_fifo, pipe_path, wait_for_pipe
+from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
 from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
 from .split import Consumer, Placement, Segment, consumer_of, epoch_slot, split_records, split_shards

@@ -23,25 +23,21 @@ What a consumer can rely on (Linux, where FIFOs are polled):
 """
 from __future__ import annotations
 
-import errno
-import io
 import json
 import os
-import select
 import shutil
 import threading
 import time
 from typing import BinaryIO, Callable, Iterator, List, Optional
 
 from .errors import FormatError
+from .fifo import POLL_SECONDS, FifoWriter, open_fifo, open_writers, release_fifos
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import MAX_RECORD_BYTES, ImageRecord, record_limit, sniff_format
 from .split import Consumer
 
 DEFAULT_PIPE_TIMEOUT = 600.0
-_BUFFER = 1024 * 1024
-_POLL_SECONDS = 0.05
 FAILED_NAME = "fan-out.failed"
 """In the fan-out directory, once the fan-out has failed: why, for its consumers to raise."""
 
@@ -64,104 +60,12 @@ def wait_for_pipe(path: str, timeout: float = DEFAULT_PIPE_TIMEOUT, check: Calla
         check()
         if time.monotonic() > deadline:
             raise TimeoutError(f"Pipe-mode FIFO {path} did not appear within {timeout:.0f} s")
-        time.sleep(_POLL_SECONDS)
+        time.sleep(POLL_SECONDS)
 
 
 def whole_stream(host_sharded: bool, host_count: int) -> bool:
     """Whether each host's stream holds every object of the channel, so its record count is the manifest's."""
     return not host_sharded or host_count == 1
-
-
-class _FifoReader(io.RawIOBase):
-    """A FIFO opened without blocking and read with a timeout on every wait. Linux reports a FIFO
-    that no writer has opened yet as not ready (POLLHUP only once a writer has come and gone), so
-    the first wait covers the writer's open too."""
-
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__()
-        self.path, self.timeout, self.offset = path, timeout, 0
-        self._fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        self._poll = select.poll()
-        self._poll.register(self._fd, select.POLLIN)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[override]
-        while True:
-            if not self._poll.poll(self.timeout * 1000):
-                waited = "no writer opened it and sent data" if self.offset == 0 else f"no data came after offset {self.offset}"
-                raise TimeoutError(f"Pipe-mode FIFO {self.path}: {waited} within {self.timeout:.0f} s")
-            try:
-                count = os.readv(self._fd, [buffer])
-            except BlockingIOError:
-                continue
-            self.offset += count
-            return count
-
-    def close(self) -> None:
-        if not self.closed:
-            os.close(self._fd)
-        super().close()
-
-
-def open_fifo(path: str, timeout: float = DEFAULT_PIPE_TIMEOUT) -> BinaryIO:
-    """A FIFO to read, buffered, whose every wait (for a writer, for data) times out naming it."""
-    return io.BufferedReader(_FifoReader(path, timeout), _BUFFER)  # type: ignore[return-value]
-
-
-def _open_writers(fifos: List[str], timeout: float, writers: List[Optional["_FifoWriter"]]) -> None:
-    """Opens each consumer's FIFO for writing, into its slot of `writers`, once its reader has
-    opened it. The first reader may come any time (between epochs the trainer validates and
-    checkpoints, and nobody waits on the fan-out); once one has, the others must within `timeout`.
-    The caller closes the writers, also when this raises (after it has said why)."""
-    deadline: Optional[float] = None
-    while None in writers:
-        for position, fifo in enumerate(fifos):
-            if writers[position] is None:
-                fd = _open_for_writing(fifo)
-                writers[position] = None if fd is None else _FifoWriter(fifo, fd, timeout)
-        if deadline is None and any(writers):
-            deadline = time.monotonic() + timeout
-        if None in writers:
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"fan-out FIFO {fifos[writers.index(None)]}: its consumer did not open it within "
-                                   f"{timeout:.0f} s of the first one (every consumer reads every epoch to its end, "
-                                   "set_epoch() before each)")
-            time.sleep(_POLL_SECONDS)
-
-
-def _open_for_writing(fifo: str) -> Optional[int]:
-    """The FIFO opened for writing without blocking; None while no reader has opened it (ENXIO)."""
-    try:
-        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as error:
-        if error.errno != errno.ENXIO:
-            raise
-        return None
-
-
-class _FifoWriter:
-    """A consumer's FIFO, written with a timeout on every wait (its reader may have stopped)."""
-
-    def __init__(self, path: str, fd: int, timeout: float) -> None:
-        self.path, self.timeout, self._fd = path, timeout, fd
-        self._poll = select.poll()
-        self._poll.register(self._fd, select.POLLOUT)
-
-    def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(self._fd, view):]
-            except BlockingIOError:
-                if not self._poll.poll(self.timeout * 1000):
-                    raise TimeoutError(f"fan-out FIFO {self.path}: its consumer read nothing for {self.timeout:.0f} s") from None
-            except BrokenPipeError:
-                raise BrokenPipeError(f"fan-out FIFO {self.path}: its consumer closed it before the epoch's end") from None
-
-    def close(self) -> None:
-        os.close(self._fd)
 
 
 def _check_count(stream: str, epoch: int, records: int, listed: Optional[DatasetManifest]) -> None:
@@ -326,13 +230,13 @@ class PipeFanOut:
         """Relays one epoch; returns the records this group kept."""
         source = pipe_path(self.source_dir, self.channel, epoch)
         targets = [pipe_path(self.fanout_dir, consumer_channel(self.channel, c), epoch) for c in range(self.consumers)]
-        writers: List[Optional[_FifoWriter]] = [None] * self.consumers
+        writers: List[Optional[FifoWriter]] = [None] * self.consumers
         try:
             wait_for_pipe(source, self.timeout)
             for target in targets:
                 os.mkfifo(target)
             # A writer opens once its reader has; with both ends open the name is no longer needed.
-            _open_writers(targets, self.timeout, writers)
+            open_writers(targets, self.timeout, writers)
             for target in targets:
                 os.unlink(target)
             dealt = self._deal(source, epoch, writers)  # type: ignore[arg-type]
@@ -342,12 +246,12 @@ class PipeFanOut:
             _write_atomically(os.path.join(self.fanout_dir, FAILED_NAME),
                               f"channel {self.channel} epoch {epoch}: {type(error).__name__}: {error}")
             _close(writers)
-            _release(targets)
+            release_fifos(targets)
             raise
         _close(writers)
         return sum(dealt)
 
-    def _deal(self, source: str, epoch: int, writers: List[_FifoWriter]) -> List[int]:
+    def _deal(self, source: str, epoch: int, writers: List[FifoWriter]) -> List[int]:
         dealt = [0] * self.consumers
         slots = self.consumers * self.group_count
         first_slot = self.group_index * self.consumers
@@ -368,23 +272,10 @@ class PipeFanOut:
         return dealt
 
 
-def _close(writers: List[Optional[_FifoWriter]]) -> None:
+def _close(writers: List[Optional[FifoWriter]]) -> None:
     for writer in writers:
         if writer is not None:
             writer.close()
-
-
-def _release(fifos: List[str]) -> None:
-    """Removes the FIFOs not yet unlinked, first opening and closing each for writing where its
-    reader waits, which then sees the end of the stream (and the failure file) instead of waiting."""
-    for fifo in fifos:
-        if not os.path.exists(fifo):
-            continue
-        try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # no reader: nobody waits on it
-            pass
-        os.unlink(fifo)
 
 
 def consumer_channel(channel: str, consumer: int) -> str:
