@@ -22,6 +22,10 @@ SIGTERM (a spot interruption or a stop), and a restarted job resumes from the ne
 PyTorch loader in File mode it resumes mid-epoch at the exact record (the loader's position is
 saved per worker); the DALI and Pipe-mode loaders cannot seek, so they restart the interrupted
 epoch from its beginning (the log says so): the records read before the interruption are read again.
+A position mid-epoch counts records in the dataset version it was saved on: a job that is not pinned
+(--dataset_manifest) reads that version again where its channels hold it (a newer one may have been
+published meanwhile); a job that would read another version fails naming both, unless
+--on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
 """
 from __future__ import annotations
 
@@ -43,8 +47,9 @@ from torch.nn.parallel import DistributedDataParallel
 from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
 from shardio import interval_line, open_channel
 from shardio import placement_from_env, sized_workers, validation_line
-from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
-from shardio.dataset import ShardDataset, channel_data_loader, make_data_loader
+from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
+from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
+from shardio.layout import version_manifest_key
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder
 from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
 from shardio.images import normalize
@@ -52,6 +57,7 @@ from shardio.loader_choice import ALIASES, KINDS, LoaderChoice, choose_loader, g
 from shardio.prefetch import Prefetcher
 
 LOADERS = ("auto", *KINDS, *ALIASES)
+DATASET_CHANGES = ("fail", "restart_epoch")
 Prepare = Callable[[Any, Any], Tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -93,6 +99,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
     parser.add_argument("--checkpoint_interval", type=int, default=500, help="steps between checkpoints (0: epoch ends and SIGTERM only)")
     parser.add_argument("--keep_checkpoints", type=int, default=3)
+    parser.add_argument("--on_dataset_change", choices=DATASET_CHANGES, default="fail",
+                        help="resuming mid-epoch when the channels lack the dataset version the checkpoint was saved on: "
+                             "fail, or restart_epoch (read the interrupted epoch again from its start on the version they hold)")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
@@ -163,11 +172,12 @@ def train(args: argparse.Namespace) -> None:
         dist.init_process_group("nccl" if cuda else "gloo")
     torch.manual_seed(args.seed + placement.rank)
 
+    restart_epoch = read_checkpoint_version(args, placement)
     loader, prepare, description = make_loader(args, placement, device)
     validation = make_validation_loader(args, placement, device)
     model = torchvision.models.__dict__[args.arch](num_classes=num_classes(args))
     model = model.to(device, memory_format=torch.channels_last)
-    restored = restore(args, placement, device, model, loader)
+    restored = restore(args, placement, device, model, loader, restart_epoch=restart_epoch)
     if distributed:
         model = DistributedDataParallel(model, device_ids=[device] if cuda else None)
     global_batch = args.batch_size * placement.world_size
@@ -219,15 +229,63 @@ def train(args: argparse.Namespace) -> None:
         dist.destroy_process_group()
 
 
+def read_checkpoint_version(args: argparse.Namespace, placement: Placement) -> bool:
+    """Pins (--dataset_manifest) the dataset version the newest checkpoint's loader position was
+    saved on, when the job is not pinned and its channel reads another version by default (every
+    rank decides alike: they saved the same version). Where the job is to read another version and
+    the position is mid-epoch: fails naming both, or, with --on_dataset_change restart_epoch,
+    returns True: the epoch is to start over."""
+    newest = newest_loader_position(args.checkpoint_dir, placement.world_size, placement.rank)
+    if newest is None:
+        return False
+    step, position = newest
+    saved = position.get("dataset_version")
+    index_channel = _index_channel(args, input_channels(args.input_dir))
+    current = channel_manifest(args.channel, index_channel=index_channel, manifest=args.dataset_manifest,
+                               input_dir=args.input_dir)
+    reading = current.dataset_version if current is not None else None
+    if saved == reading:
+        return False
+    if saved and not args.dataset_manifest and _holds(args, index_channel, version_manifest_key(saved)):
+        args.dataset_manifest = version_manifest_key(saved)
+        if placement.rank == 0:
+            print(f"reads dataset version {saved}, the one the checkpoint of step {step} was saved on (the channel's current "
+                  f"version is {reading})", flush=True)
+        return False
+    if not position.get("sample_in_epoch"):
+        return False  # an epoch's start (or a loader that cannot seek): no record counted, any version will do
+    if args.on_dataset_change == "restart_epoch":
+        if placement.rank == 0:
+            print(f"the checkpoint of step {step} was saved on dataset version {saved}, this job reads {reading}: "
+                  f"epoch {position['epoch']} starts over (--on_dataset_change restart_epoch)", flush=True)
+        return True
+    saved_key = version_manifest_key(saved) if saved else "it"
+    remedy = (f"the job is pinned to {args.dataset_manifest}: pin {saved_key} instead" if args.dataset_manifest else
+              f"channel {args.channel} does not hold {saved_key}: mount the dataset root or that version's ManifestFile channels")
+    raise ValueError(f"cannot resume from {args.checkpoint_dir} step {step}: {dataset_version_changed(saved, reading)}. "
+                     f"Here {remedy}, or pass --on_dataset_change restart_epoch")
+
+
+def _holds(args: argparse.Namespace, index_channel: Optional[str], manifest_key: str) -> bool:
+    """Whether the training channel (or its index channel) holds a version's manifest."""
+    try:
+        return channel_manifest(args.channel, index_channel=index_channel, manifest=manifest_key, input_dir=args.input_dir) is not None
+    except FileNotFoundError:
+        return False
+
+
 def restore(args: argparse.Namespace, placement: Placement, device: torch.device, model: torch.nn.Module,
-            loader: Any) -> Optional[dict]:
-    """Loads the newest complete checkpoint into `model` and `loader`; None when there is none."""
+            loader: Any, *, restart_epoch: bool = False) -> Optional[dict]:
+    """Loads the newest complete checkpoint into `model` and `loader` (at the start of its epoch when
+    `restart_epoch`); None when there is none."""
     step = newest_checkpoint(args.checkpoint_dir, placement.world_size)
     if step is None:
         return None
     restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
     model.load_state_dict(restored["training"]["model"])
     position = restored["loader"]
+    if restart_epoch and position.get("yielded") is not None:
+        position = dict(position, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
     exact = getattr(loader, "resumable", False) and position.get("yielded") is not None
     if exact:
         loader.load_state_dict(position)

@@ -3,6 +3,19 @@ container, in the standard library only.
 
 PyTorch lives in `shardio.dataset` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
 that the readers work where neither is installed.
+
+What the readers guarantee (tested in test/python/):
+- Every record of an epoch once, or an error: never a quiet partial epoch. A shard holding fewer or
+  more records than its index or the manifest lists is a FormatError naming the shard and both
+  counts (directory.py); a Pipe-mode epoch is counted against the manifest where the whole stream
+  reaches the host, and a fan-out consumer against what it was dealt (pipe.py).
+- Bad bytes are a FormatError naming the file or stream and the offset; a length header that cannot
+  be right (past the file's end, or in a stream past a record's 128 MiB) is refused before anything
+  is allocated (records.py).
+- Pipe mode never waits without a timeout that names what it waited for, and a fan-out's failure is
+  raised at once in every consumer, in that epoch and the later ones (pipe.py, fifo.py).
+- A resumed loader position is restored only on the dataset version it was saved on (mid-epoch);
+  on another it is refused naming both versions (dataset.py); train.py pins the saved version.
 """
 # The npm package's version (package.json): the wheel takes its version from here, and
 # TrainingCode.fromAsset(..., { includeReaders: true }) compares it with a user's own shardio.
@@ -17,11 +30,12 @@ from .environment import (
 )
 from .errors import FormatError
 from .example import parse_example
+from .fifo import open_fifo
 from .formats import read_records, to_image
 from .index import merge_recordio_indexes, parse_index, record_offsets
 from .manifest import DatasetManifest, ManifestShard, read_manifest
 from .metrics import Interval, ThroughputMeter, interval_line, validation_line
-from .pipe import PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
+from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
 from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
 from .split import Consumer, Placement, Segment, consumer_of, epoch_slot, split_records, split_shards
@@ -30,9 +44,9 @@ from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
     "__version__", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
-    "DatasetManifest", "epoch_slot", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
+    "DatasetManifest", "epoch_slot", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
     "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
-    "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset",
+    "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset", "open_fifo",
     "parse_example", "parse_index", "PINNED_MANIFEST_ENV", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource",
     "Placement", "placement_from_env", "read_manifest", "read_recordio", "read_records", "read_tfrecords",
     "record_offsets", "recordio_image", "RECORDIO_MAGIC", "RecordSource", "Segment", "Shard", "ShardDirectory",

@@ -10,7 +10,8 @@ from .directory import ShardDirectory
 from .environment import INPUT_DIR, input_channels
 from .errors import FormatError
 from .manifest import DatasetManifest, read_manifest
-from .pipe import DEFAULT_PIPE_TIMEOUT, PipeFanOut, PipeSource
+from .records import record_limit
+from .pipe import DEFAULT_PIPE_TIMEOUT, PipeFanOut, PipeSource, whole_stream
 from .split import Placement
 
 
@@ -32,7 +33,8 @@ def open_channel(
     (its manifest's key under the dataset root, as the pipeline passes it; see dataset_files.py).
 
     In Pipe mode with more than one consumer, local rank 0 starts the fan-out thread here: call this
-    in every process before its DataLoader starts.
+    in every process before its DataLoader starts. The manifest, found in the index channel, gives
+    the record count each epoch's stream is checked against, where each host streams every object.
     """
     config = input_channels(input_dir)[channel]
     data_dir = os.path.join(input_dir, "data")
@@ -51,11 +53,14 @@ def open_channel(
     local_consumers = placement.local_world_size * max(1, workers)
     group_count = 1 if config.host_sharded else host_count
     fanout_dir = os.path.join(tempfile.gettempdir(), "shardio-pipes", channel)
+    listed = channel_manifest(channel, index_channel=index_channel, manifest=manifest, input_dir=input_dir)
     if local_consumers * group_count > 1 and placement.local_rank == 0:
         PipeFanOut(data_dir, channel, fanout_dir, local_consumers, group_index=0 if config.host_sharded else placement.host_index,
-                   group_count=group_count, timeout=pipe_timeout).start()
+                   group_count=group_count, timeout=pipe_timeout,
+                   listed=listed if whole_stream(config.host_sharded, host_count) else None,
+                   max_record=record_limit(listed.largest_shard_bytes if listed is not None else 0)).start()
     return PipeSource(data_dir, channel, local_consumers=local_consumers, host_sharded=config.host_sharded,
-                      host_count=host_count, fanout_dir=fanout_dir, timeout=pipe_timeout, check_crc=check_crc)
+                      host_count=host_count, fanout_dir=fanout_dir, timeout=pipe_timeout, check_crc=check_crc, manifest=listed)
 
 
 def channel_manifest(

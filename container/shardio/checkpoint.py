@@ -5,14 +5,16 @@ One checkpoint is the files of one step: `step-<n>.pt` (model, optimizer, scaler
 0 writes it) and `step-<n>.rank-<r>.json` (the loader's position of rank r; every rank writes its
 own, since each host's folder goes to the same S3 prefix). Each file is written to a temporary name
 and renamed, so a file that exists is whole; a step is restored only when its model file and the
-loader files of every rank exist. The newest `keep` steps are kept.
+loader files of every rank exist. The newest `keep` steps are kept. A loader position records the
+dataset version it counts in (`dataset_version`, shardio/dataset.py): a job resumed mid-epoch must
+read that version again (train.py pins it).
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -69,8 +71,19 @@ def newest_checkpoint(directory: str, world_size: int) -> Optional[int]:
     return None
 
 
+def newest_loader_position(directory: str, world_size: int, rank: int) -> Optional[Tuple[int, Dict[str, Any]]]:
+    """The newest complete step and this rank's loader position in it (the model is not loaded);
+    None when there is none."""
+    step = newest_checkpoint(directory, world_size)
+    return None if step is None else (step, _loader_position(directory, step, rank))
+
+
 def load_checkpoint(directory: str, step: int, rank: int, device: Any) -> Dict[str, Any]:
     """{"training": what rank 0 saved, "loader": this rank's loader position}."""
-    with open(_loader_path(directory, step, rank), encoding="utf-8") as handle:
-        loader = json.load(handle)
+    loader = _loader_position(directory, step, rank)
     return {"training": torch.load(_model_path(directory, step), map_location=device), "loader": loader}
+
+
+def _loader_position(directory: str, step: int, rank: int) -> Dict[str, Any]:
+    with open(_loader_path(directory, step, rank), encoding="utf-8") as handle:
+        return json.load(handle)

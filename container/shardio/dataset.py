@@ -9,7 +9,9 @@ Resumption (the shape of MosaicML Streaming's `state_dict(num_samples, from_begi
 `load_state_dict(state)`, in a small way): a consumer's order is fixed by (seed, epoch, rank,
 worker), so the position in an epoch is the count of records each worker has handed out;
 `ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
-skips as many records of each worker's stream, before decoding, in that epoch only.
+skips as many records of each worker's stream, before decoding, in that epoch only. The position
+records the dataset version it counts in (the manifest's `datasetVersion`): another version lists
+other shards in another order, so a position mid-epoch is restored on the same version only.
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .channels import open_channel
+from .dataset_files import PINNED_MANIFEST_ENV
 from .environment import INPUT_DIR, placement_from_env, sized_workers
+from .layout import version_manifest_key
 from .records import ImageRecord
 from .split import Placement
 from .stream import RecordSource, consumer_images
@@ -136,10 +140,15 @@ class ResumableLoader:
         placement = self.dataset.placement
         return {"epoch": self.dataset.epoch, "yielded": list(self._yielded), "sample_in_epoch": sum(self._yielded),
                 "workers": self.workers, "rank": placement.rank, "world_size": placement.world_size,
-                "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer}
+                "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer,
+                "dataset_version": self.dataset.source.dataset_version}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resume at `state`, or refuse (ValueError naming what changed) where the split would differ."""
+        """Resume at `state`, or refuse (ValueError naming what changed) where the split would differ:
+        another dataset version mid-epoch, or another worker count, rank, world size, seed or buffer."""
+        reading = self.dataset.source.dataset_version
+        if sum(state["yielded"]) and state.get("dataset_version") != reading:
+            raise ValueError(dataset_version_changed(state.get("dataset_version"), reading))
         placement = self.dataset.placement
         now = {"workers": self.workers, "rank": placement.rank, "world_size": placement.world_size,
                "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer}
@@ -148,6 +157,16 @@ class ResumableLoader:
             raise ValueError("the loader's position cannot be restored: the record order depends on "
                              + ", ".join(changed))
         self.dataset.load_state_dict({"epoch": state["epoch"], "yielded": state["yielded"]})
+
+
+def dataset_version_changed(saved: Optional[str], reading: Optional[str]) -> str:
+    """Why a position saved on one dataset version cannot be restored on another, and what to do."""
+    pin = (f"{PINNED_MANIFEST_ENV}={version_manifest_key(saved)} or --dataset_manifest {version_manifest_key(saved)}"
+           if saved else "the dataset it started on")
+    return (f"the loader's position was saved reading dataset version {saved or 'none (no versioned manifest)'} but this "
+            f"loader reads {reading or 'none (no versioned manifest)'}: a position counts records in one version's order, "
+            "so on another it would read some records twice and others never. Pin the version the job started on "
+            f"({pin}; the pipeline passes the version's own manifest), or start the epoch over (do not restore the position)")
 
 
 def make_data_loader(

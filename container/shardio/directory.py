@@ -49,6 +49,11 @@ class ShardDirectory:
         self._offsets: Dict[int, List[int]] = {}
 
     @property
+    def dataset_version(self) -> Optional[str]:
+        """The version read (the manifest's `datasetVersion`); None without a versioned manifest."""
+        return self.manifest.dataset_version if self.manifest is not None else None
+
+    @property
     def indexed(self) -> bool:
         """Whether every shard has its index: record-level splits and random access need them."""
         return all(shard.index_path for shard in self.shards)
@@ -72,11 +77,33 @@ class ShardDirectory:
         """Records per shard, from the indexes; None when some shard has none."""
         return [len(self.offsets(shard)) for shard in range(len(self.shards))] if self.indexed else None
 
+    def expected_records(self, shard: int) -> Optional[int]:
+        """The records a shard holds by its index (which must agree with the manifest), else by the
+        manifest; None for a bare shard without an index."""
+        return len(self.offsets(shard)) if self.shards[shard].index_path else self.shards[shard].records
+
     def read(self, shard: int, start: int = 0, stop: Optional[int] = None) -> Iterator[FramedRecord]:
-        """Records [start, stop) of a shard, read sequentially from the first one's offset."""
+        """Records [start, stop) of a shard, read sequentially from the first one's offset. Where the
+        shard's record count is known, fewer records than that (a shard cut at a record boundary
+        frames whole records), or more when read to its end, is a FormatError."""
+        expected = self.expected_records(shard)
+        to_end = stop is None or stop == expected
+        wanted = expected if to_end else stop
+        read = 0
+        for record in self._records(shard, start, None if to_end or stop is None else stop - start):
+            read += 1
+            yield record
+        if wanted is not None and read != wanted - start:
+            # Counted again from the start, so the error gives the shard's true count.
+            found = sum(1 for _ in self._records(shard, 0, None))
+            shard_file = self.shards[shard]
+            listing = f"its index {shard_file.index_path}" if shard_file.index_path else getattr(self.manifest, "path", "")
+            raise FormatError(f"{shard_file.path}: holds {found} records but {listing} lists {expected} "
+                              "(the shard was cut or changed after packing)")
+
+    def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
         path = self.shards[shard].path
         offset = self.offsets(shard)[start] if start else 0
-        limit = None if stop is None else stop - start
         with open(path, "rb", buffering=_READ_BUFFER) as handle:
             handle.seek(offset)
             yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.check_crc)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import BinaryIO, Iterator, Optional
 
-from .records import FramedRecord, ImageRecord, ShardFormat
+from .records import MAX_RECORD_BYTES, FramedRecord, ImageRecord, ShardFormat
 from .recordio import read_recordio, recordio_image
 from .tfrecord import read_tfrecords, tfrecord_image
 
@@ -16,11 +16,13 @@ def read_records(
     offset: int = 0,
     limit: Optional[int] = None,
     check_crc: bool = False,
+    max_record: int = MAX_RECORD_BYTES,
 ) -> Iterator[FramedRecord]:
-    """The records of a stream in `shard_format` (`check_crc` applies to TFRecord, which has CRCs)."""
+    """The records of a stream in `shard_format` (`check_crc` applies to TFRecord, which has CRCs;
+    `max_record` bounds a record's length in a stream, whose end is unknown)."""
     if shard_format is ShardFormat.TFRECORD:
-        return read_tfrecords(stream, name, offset=offset, limit=limit, check_crc=check_crc)
-    return read_recordio(stream, name, offset=offset, limit=limit)
+        return read_tfrecords(stream, name, offset=offset, limit=limit, check_crc=check_crc, max_record=max_record)
+    return read_recordio(stream, name, offset=offset, limit=limit, max_record=max_record)
 
 
 def to_image(shard_format: ShardFormat, record: FramedRecord, name: str) -> ImageRecord:

@@ -30,6 +30,11 @@ VERSION_ID = re.compile(r"^v\d{8}-[0-9a-f]{8}$")
 """`v<sequence, 8 digits>-<8 random hex digits>`."""
 
 
+def version_manifest_key(version_id: str) -> str:
+    """`versions/<id>/manifest.json`: the key that pins a version (--dataset_manifest)."""
+    return f"{VERSIONS_FOLDER}/{version_id}/{MANIFEST_NAME}"
+
+
 def is_confined_key(key: object) -> bool:
     """Whether a manifest key stays inside the dataset: relative, `/`-separated, with no empty, `.`
     or `..` segment (the rule of `isConfinedKey` in dataset-layout.ts)."""

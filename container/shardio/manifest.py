@@ -28,6 +28,8 @@ class ManifestShard:
     """Relative to the dataset root; in an older version's folder when the shard was reused."""
     index_key: Optional[str]
     records: int
+    bytes: Optional[int] = None
+    """The shard's size; None where the manifest leaves it out."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class DatasetManifest:
     """In shard order: the order to read them in."""
     global_index_key: Optional[str]
     """RecordIO: one index over all the shards in order (DALI's mxnet reader)."""
+
+    @property
+    def largest_shard_bytes(self) -> int:
+        """The size of the largest shard listed (0 when none gives one): no record is larger."""
+        return max((shard.bytes or 0 for shard in self.shards), default=0)
 
     def listed_keys(self) -> Set[str]:
         """Every data key the manifest names: shards, indexes and the global index."""
@@ -107,7 +114,10 @@ def _shards(path: str, listed: object) -> List[ManifestShard]:
         records = shard.get("records")
         if not isinstance(records, int) or records < 0:
             raise FormatError(f"dataset manifest {path}: {where}.records must be a non-negative integer, got {records!r}")
-        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records))
+        size = shard.get("bytes")
+        if size is not None and (not isinstance(size, int) or size < 0):
+            raise FormatError(f"dataset manifest {path}: {where}.bytes must be a non-negative integer, got {size!r}")
+        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size))
     repeated = sorted(key for key, count in Counter(shard.key for shard in shards).items() if count > 1)
     if repeated:
         raise FormatError(f"dataset manifest {path}: lists {', '.join(repeated)} more than once; its records would be read twice")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator, Optional, Tuple
 
 from .errors import FormatError
-from .records import FramedRecord, ImageRecord, read_exactly
+from .records import MAX_RECORD_BYTES, FramedRecord, ImageRecord, check_length, read_exactly, stream_end
 
 RECORDIO_MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", RECORDIO_MAGIC)
@@ -37,9 +37,12 @@ def read_recordio(
     *,
     offset: int = 0,
     limit: Optional[int] = None,
+    max_record: int = MAX_RECORD_BYTES,
 ) -> Iterator[FramedRecord]:
     """The records of a RecordIO stream from its current position (`offset` in the file) to its end,
-    or `limit` records; each record's offset is that of its first part's magic word."""
+    or `limit` records; each record's offset is that of its first part's magic word. A part length
+    that cannot be right (past the file's end; in a stream, past `max_record`) is a FormatError."""
+    end = stream_end(stream, offset)
     count = 0
     while limit is None or count < limit:
         record_offset = offset
@@ -58,6 +61,8 @@ def read_recordio(
             if cflag not in expected:
                 raise FormatError(f"{name}: RecordIO part with cflag {cflag} at offset {offset}, expected one of {expected}")
             padded = (length + 3) & ~3
+            check_length(length, name, offset, offset + _PART_HEADER.size, end, "RecordIO part", trailer=padded - length,
+                         max_record=max_record)
             data = read_exactly(stream, padded, name, offset, f"RecordIO part of {length} bytes")
             parts.append(data[:length] if padded != length else data)
             offset += _PART_HEADER.size + padded

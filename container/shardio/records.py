@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import io
 from dataclasses import dataclass
 from typing import BinaryIO, Optional, Tuple
 
@@ -84,6 +85,43 @@ def sniff_format(stream: BinaryIO, name: str) -> Tuple[Optional[ShardFormat], Bi
         return None, stream
     shard_format = ShardFormat.RECORDIO if head == _RECORDIO_MAGIC_BYTES else ShardFormat.TFRECORD
     return shard_format, _Prefixed(head, stream)  # type: ignore[return-value]
+
+
+MAX_RECORD_BYTES = 128 * 1024 * 1024
+"""The bound on a length read from a stream, which cannot be compared with what is left of it: a
+record lies in one shard, and shards of more than one file are at most this (MAX_SHARD_BYTES,
+lib/contract/shard-limits.ts). A file larger than that is a shard of its own: where the manifest
+is known, its largest shard is the bound (`record_limit`)."""
+
+
+def record_limit(largest_shard_bytes: int = 0) -> int:
+    """The largest record a stream may hold: MAX_RECORD_BYTES, or the largest shard where that is more."""
+    return max(MAX_RECORD_BYTES, largest_shard_bytes)
+
+
+def stream_end(stream: BinaryIO, offset: int) -> Optional[int]:
+    """The file offset of a seekable stream's end (`offset` being its current position in the file);
+    None for a FIFO or pipe, whose length is unknown until it ends."""
+    seekable = getattr(stream, "seekable", None)
+    if seekable is None or not seekable():
+        return None
+    position = stream.tell()
+    end = stream.seek(0, io.SEEK_END)
+    stream.seek(position)
+    return offset + end - position
+
+
+def check_length(length: int, name: str, offset: int, body_offset: int, end: Optional[int], what: str,
+                 trailer: int = 0, max_record: int = MAX_RECORD_BYTES) -> None:
+    """Refuses a length header before its bytes are read (and allocated): `length` bytes from
+    `body_offset` and the `trailer` after them (a CRC, padding) must fit in the file (up to `end`)
+    or, in a stream, in `max_record`."""
+    if end is not None and body_offset + length + trailer > end:
+        raise FormatError(f"{name}: truncated {what} of {length} bytes at offset {offset}: only {end - body_offset} bytes "
+                          "follow its header (a cut file, or a corrupt length header)")
+    if end is None and length > max_record:
+        raise FormatError(f"{name}: {what} length {length} at offset {offset} is more than a record may hold "
+                          f"({max_record} bytes, the largest shard): a corrupt length header")
 
 
 def read_exactly(stream: BinaryIO, count: int, name: str, offset: int, what: str) -> bytes:

@@ -3,7 +3,7 @@ shuffle buffer. Pure Python, so that the split is tested without PyTorch; datase
 from __future__ import annotations
 
 import random
-from typing import Iterable, Iterator, Protocol, TypeVar
+from typing import Iterable, Iterator, Optional, Protocol, TypeVar
 
 from .records import ImageRecord
 from .split import Consumer, Placement, consumer_of
@@ -16,6 +16,9 @@ class RecordSource(Protocol):
 
     host_sharded: bool
     """Each host holds only its own shards (ShardedByS3Key)."""
+
+    dataset_version: Optional[str]
+    """The dataset version read (its manifest's `datasetVersion`); None without a versioned manifest."""
 
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
         """The image records of `consumer`'s part in `epoch`."""

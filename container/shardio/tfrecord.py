@@ -11,7 +11,7 @@ from typing import BinaryIO, Iterator, Optional
 from .crc32c import masked_crc32c
 from .errors import FormatError
 from .example import parse_example
-from .records import FramedRecord, ImageRecord, read_exactly
+from .records import MAX_RECORD_BYTES, FramedRecord, ImageRecord, check_length, read_exactly, stream_end
 
 HEADER_SIZE = 12
 FOOTER_SIZE = 4
@@ -26,12 +26,15 @@ def read_tfrecords(
     offset: int = 0,
     limit: Optional[int] = None,
     check_crc: bool = False,
+    max_record: int = MAX_RECORD_BYTES,
 ) -> Iterator[FramedRecord]:
     """The records of a TFRecord stream, from its current position to its end.
 
     `offset` is where that position lies in the file, so that the offsets reported are the file's
-    (for an index-based start); `limit` stops after that many records.
+    (for an index-based start); `limit` stops after that many records. A length header that
+    cannot be right (past the file's end; in a stream, past `max_record`) is a FormatError.
     """
+    end = stream_end(stream, offset)
     count = 0
     while limit is None or count < limit:
         header = stream.read(HEADER_SIZE)
@@ -43,6 +46,7 @@ def read_tfrecords(
         if check_crc and masked_crc32c(header[:8]) != length_crc:
             hint = " (is this a TFRecord file?)" if offset == 0 else ""
             raise FormatError(f"{name}: corrupted TFRecord length at offset {offset}{hint}")
+        check_length(length, name, offset, offset + HEADER_SIZE, end, "TFRecord", trailer=FOOTER_SIZE, max_record=max_record)
         data = read_exactly(stream, length, name, offset, f"TFRecord of {length} bytes")
         (data_crc,) = _FOOTER.unpack(read_exactly(stream, FOOTER_SIZE, name, offset, "TFRecord footer"))
         if check_crc and masked_crc32c(data) != data_crc:

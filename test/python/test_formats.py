@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import struct
+import tempfile
+import threading
 import unittest
 
 from shardio import (
@@ -11,6 +14,7 @@ from shardio import (
     recordio_image, sniff_format, tfrecord_image, unmask, unpack_ir_header,
 )
 from shardio.recordio import IR_HEADER, RECORDIO_MAGIC
+from shardio.records import record_limit
 from support import external
 
 MAGIC = struct.pack("<I", RECORDIO_MAGIC)
@@ -89,6 +93,83 @@ class TfRecordTest(unittest.TestCase):
         stream.seek(40)
         records = list(read_tfrecords(stream, "test", offset=40, limit=1))
         self.assertEqual([(r.offset, r.size) for r in records], [(40, 45)])
+
+
+class CorruptLengthTest(unittest.TestCase):
+    """A corrupt length header is a FormatError naming the file or stream, the offset and the length,
+    found before the reader allocates that many bytes (it was a bare MemoryError, or OverflowError
+    on a FIFO)."""
+
+    GOOD = external("tensorflow-singles.tfrecords")[:40]
+    """One whole record of 40 bytes, so the bad header lies at offset 40."""
+
+    def bad_header(self, length: int) -> bytes:
+        return struct.pack("<QI", length, 0) + b"\0" * 16
+
+    def in_file(self, data: bytes, read, name: str = "part-00000-of-00001.tfrecord") -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, name)
+            with open(path, "wb") as handle:
+                handle.write(data)
+            with open(path, "rb") as handle:
+                list(read(handle, path))
+
+    def in_pipe(self, data: bytes, read) -> None:
+        """`data` through a real pipe (Pipe mode's FIFOs are pipes): the reader cannot seek or size it."""
+        reader, writer = os.pipe()
+
+        def feed() -> None:
+            with open(writer, "wb") as stream:
+                try:
+                    stream.write(data)
+                except BrokenPipeError:  # the reader stopped at the bad header
+                    pass
+
+        thread = threading.Thread(target=feed, daemon=True)
+        thread.start()
+        with open(reader, "rb") as stream:
+            list(read(stream, "/opt/ml/input/data/train_0"))
+        thread.join(10)
+
+    def test_a_tfrecord_length_beyond_the_file_names_the_file_offset_and_length(self) -> None:
+        for length in (1 << 40, (1 << 64) - 1):
+            with self.subTest(length=length), self.assertRaisesRegex(
+                    FormatError, rf"part-00000-of-00001.tfrecord: truncated TFRecord of {length} bytes at offset 40: "
+                                 r"only 16 bytes follow its header \(a cut file, or a corrupt length header\)"):
+                self.in_file(self.GOOD + self.bad_header(length), read_tfrecords)
+
+    def test_a_tfrecord_length_beyond_a_records_limit_in_a_stream_names_the_stream_offset_and_length(self) -> None:
+        for length in ((128 << 20) + 1, 1 << 40, (1 << 64) - 1):
+            with self.subTest(length=length), self.assertRaisesRegex(
+                    FormatError, rf"^/opt/ml/input/data/train_0: TFRecord length {length} at offset 40 is more than a record "
+                                 r"may hold \(134217728 bytes, the largest shard\): a corrupt length header$"):
+                self.in_pipe(self.GOOD + self.bad_header(length), read_tfrecords)
+
+    def test_a_record_over_128_mib_in_a_stream_is_read_where_the_manifests_largest_shard_holds_it(self) -> None:
+        # A file over 128 MiB is packed as a shard of its own: the manifest's largest shard raises the bound.
+        length = (128 << 20) + 1
+        reader, writer = os.pipe()
+
+        def feed() -> None:
+            with open(writer, "wb") as stream:
+                stream.write(struct.pack("<QI", length, 0))
+                for _ in range(length // (1 << 20)):
+                    stream.write(b"\0" * (1 << 20))
+                stream.write(b"\0" * (length % (1 << 20)) + b"\0" * 4)
+
+        thread = threading.Thread(target=feed, daemon=True)
+        thread.start()
+        with open(reader, "rb") as stream:
+            sizes = [record.size for record in read_tfrecords(stream, "train_0", max_record=record_limit(200 << 20))]
+        thread.join(10)
+        self.assertEqual(sizes, [12 + length + 4])
+
+    def test_a_recordio_part_beyond_the_file_or_a_records_limit_names_the_file_or_stream(self) -> None:
+        bad = MAGIC + struct.pack("<I", (1 << 29) - 1) + b"\0" * 16
+        with self.assertRaisesRegex(FormatError, rf"part-00000-of-00001.rec: truncated RecordIO part of {(1 << 29) - 1} bytes at offset 12: only 16 bytes"):
+            self.in_file(part(0, b"abc") + bad, read_recordio, "part-00000-of-00001.rec")
+        with self.assertRaisesRegex(FormatError, rf"train_0: RecordIO part length {(1 << 29) - 1} at offset 12 is more than"):
+            self.in_pipe(part(0, b"abc") + bad, read_recordio)
 
 
 class ExampleTest(unittest.TestCase):

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import tempfile
 import unittest
 from typing import Dict, List
 
 from shardio import (
-    FramedRecord, ImageRecord, Placement, ShardDirectory, ShardFormat, consumer_images, open_channel, parse_example,
+    FormatError, FramedRecord, ImageRecord, Placement, ShardDirectory, ShardFormat, consumer_images, open_channel, parse_example,
 )
 from shardio.recordio import RECORDIO_MAGIC
 from support import dataset_manifest as manifest, manifest_file_channels, needs_packed, packed, source_files
@@ -105,6 +106,57 @@ class PackedShardsTest(unittest.TestCase):
             for shard, records in enumerate(read_all(directory)):
                 for position in (len(records) - 1, 0, len(records) // 2):
                     self.assertEqual(directory.record(shard, position), records[position])
+
+
+@needs_packed
+class CutShardTest(unittest.TestCase):
+    """A shard cut at a record boundary still frames whole records: only its count against the index
+    and the manifest tells. The reader used to drop the records past the cut, CRCs checked or not."""
+
+    def cut_copy(self, name: str) -> ShardDirectory:
+        """A copy of the packed dataset whose shard 2 ends after half its records."""
+        root = os.path.join(self.tmp, name)
+        shutil.copytree(packed()[name], root)  # type: ignore[arg-type]
+        directory = ShardDirectory(root)
+        self.shard = directory.shards[2]
+        self.listed = len(directory.offsets(2))
+        self.kept = self.listed // 2
+        with open(self.shard.path, "r+b") as handle:
+            handle.truncate(directory.offsets(2)[self.kept])
+        return directory
+
+    def setUp(self) -> None:
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.tmp = folder.name
+
+    def test_a_shard_with_fewer_records_than_its_index_lists_is_an_error_naming_it_and_both_counts(self) -> None:
+        for name in ("tfrecord", "recordio"):
+            self.cut_copy(name)
+            for consumers, check_crc in ((1, False), (3, False), (1, True)):
+                directory = ShardDirectory(os.path.join(self.tmp, name), check_crc=check_crc)
+                message = (rf"^{self.shard.path}: holds {self.kept} records but its index {self.shard.index_path} "
+                           rf"lists {self.listed} \(the shard was cut or changed after packing\)$")
+                with self.subTest(format=name, consumers=consumers, check_crc=check_crc), self.assertRaisesRegex(FormatError, message):
+                    for worker in range(consumers):
+                        list(consumer_images(directory, Placement(), 0, worker=worker, workers=consumers))
+
+    def test_without_indexes_the_manifests_record_count_is_checked(self) -> None:
+        for name in ("tfrecord", "recordio"):
+            self.cut_copy(name)
+            root = os.path.join(self.tmp, name)
+            listed = manifest(root)
+            listed.pop("globalIndexKey", None)
+            for shard in listed["shards"]:
+                del shard["indexKey"]
+            with open(os.path.join(root, "manifest.json"), "w", encoding="utf-8") as handle:
+                json.dump(listed, handle)
+            directory = ShardDirectory(root)
+            self.assertFalse(directory.indexed)
+            message = (rf"^{self.shard.path}: holds {self.kept} records but {os.path.join(root, 'manifest.json')} "
+                       rf"lists {self.listed} \(the shard was cut or changed after packing\)$")
+            with self.subTest(format=name), self.assertRaisesRegex(FormatError, message):
+                list(consumer_images(directory, Placement(), 0))
 
 
 @needs_packed

@@ -2,17 +2,20 @@
 the next epoch's FIFO, and the fan-out that deals records to several consumers and hosts."""
 from __future__ import annotations
 
+import io
 import json
 import os
+import shutil
+import struct
 import tempfile
 import threading
 import time
 import unittest
-from typing import Dict, List
+from typing import Callable, Dict, List, Optional
 
 from shardio import (
-    FormatError, ImageRecord, PipeChannel, PipeFanOut, PipeSource, Placement, ShardDirectory, consumer_images, open_channel,
-    pipe_path,
+    FanOutError, FormatError, ImageRecord, PipeChannel, PipeFanOut, PipeSource, Placement, ShardDirectory, consumer_images,
+    open_channel, pipe_path, read_manifest, read_tfrecords,
 )
 from shardio.pipe import consumer_channel
 from support import needs_packed, packed
@@ -34,11 +37,12 @@ def feed(path: str, data: bytes, delay: float = 0.0) -> threading.Thread:
 
 def concatenated_shards(dataset: str) -> bytes:
     """The bytes Pipe mode streams for the shards/ prefix: every object, one after the other."""
-    data = b""
-    for shard in ShardDirectory(dataset).shards:
-        with open(shard.path, "rb") as handle:
-            data += handle.read()
-    return data
+    return b"".join(read_bytes(shard.path) for shard in ShardDirectory(dataset).shards)
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def in_file_order(dataset: str) -> List[ImageRecord]:
@@ -98,7 +102,7 @@ class PipeFanOutTest(unittest.TestCase):
             for epoch in range(epochs):
                 results: Dict[int, List[ImageRecord]] = {}
                 threads = [collect(results, host * consumers + c,
-                                   PipeChannel(dirs[host], consumer_channel("train", c), timeout=10).images(epoch))
+                                   PipeChannel(dirs[host], consumer_channel("train", c), timeout=10, relayed=True).images(epoch))
                            for host in range(hosts) for c in range(consumers)]
                 for thread in threads:
                     thread.join(20)
@@ -152,6 +156,121 @@ class PipeModeChannelTest(unittest.TestCase):
                 open_channel("wrapped", Placement(), 0, input_dir=input_dir)
             with self.assertRaisesRegex(ValueError, r"channel shuffled: a FullyReplicated Pipe channel with a ShuffleConfig"):
                 open_channel("shuffled", Placement(rank=0, world_size=2, local_rank=0, local_world_size=1), 0, input_dir=input_dir)
+
+
+def outcomes(*calls: Callable[[], object], wait: float = 30) -> List[Optional[BaseException]]:
+    """Runs the calls at once (the consumers of a fan-out must), each in a thread, and returns what
+    each raised (None when it returned). One still waiting after `wait` seconds fails the test:
+    the faults these tests inject used to block forever."""
+    results: Dict[int, Optional[BaseException]] = {}
+
+    def run(number: int, call: Callable[[], object]) -> None:
+        try:
+            call()
+            results[number] = None
+        except BaseException as error:  # noqa: BLE001 - what the test checks
+            results[number] = error
+
+    threads = [threading.Thread(target=run, args=(number, call), daemon=True) for number, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(wait)
+    waiting = [number for number, thread in enumerate(threads) if thread.is_alive()]
+    if waiting:
+        raise AssertionError(f"calls {waiting} still wait after {wait} s")
+    return [results[number] for number in range(len(calls))]
+
+
+@needs_packed
+class PipeFailureTest(unittest.TestCase):
+    """Pipe-mode faults: every wait times out naming what it waited for, the fan-out's errors reach
+    every consumer at once, and no epoch ends quietly with part of its records."""
+
+    def setUp(self) -> None:
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.data_dir, self.fanout_dir = os.path.join(folder.name, "data"), os.path.join(folder.name, "fanout")
+        os.makedirs(self.data_dir)
+
+    def consumer(self, consumer: int, epoch: int) -> Callable[[], object]:
+        return lambda: list(PipeChannel(self.fanout_dir, consumer_channel("train", consumer), timeout=10, relayed=True).images(epoch))
+
+    def test_a_fifo_that_no_writer_opens_times_out_naming_it(self) -> None:
+        os.mkfifo(pipe_path(self.data_dir, "train", 0))
+        [error] = outcomes(lambda: list(PipeChannel(self.data_dir, "train", timeout=1).images(0)))
+        self.assertIsInstance(error, TimeoutError)
+        self.assertEqual(str(error), f"Pipe-mode FIFO {self.data_dir}/train_0: no writer opened it and sent data within 1 s")
+
+    def test_a_writer_that_stops_sending_times_out_naming_the_fifo_and_the_offset(self) -> None:
+        path = pipe_path(self.data_dir, "train", 0)
+        os.mkfifo(path)
+        release = threading.Event()
+
+        def stall() -> None:
+            with open(path, "wb") as fifo:
+                fifo.write(concatenated_shards(packed()["tfrecord"])[:1000])  # type: ignore[arg-type]
+                fifo.flush()
+                release.wait(60)
+
+        threading.Thread(target=stall, daemon=True).start()
+        [error] = outcomes(lambda: list(PipeChannel(self.data_dir, "train", timeout=1).images(0)))
+        release.set()
+        self.assertIsInstance(error, TimeoutError)
+        self.assertEqual(str(error), f"Pipe-mode FIFO {path}: no data came after offset 1000 within 1 s")
+
+    def test_a_corrupt_stream_raises_in_every_consumer_of_the_fan_out_in_that_epoch_and_the_next(self) -> None:
+        data = bytearray(concatenated_shards(packed()["tfrecord"]))  # type: ignore[arg-type]
+        offset = [record.offset for record in read_tfrecords(io.BytesIO(bytes(data)), "stream")][10]
+        data[offset:offset + 8] = struct.pack("<Q", 1 << 40)
+        feed(pipe_path(self.data_dir, "train", 0), bytes(data))
+        fanout = PipeFanOut(self.data_dir, "train", self.fanout_dir, 2, timeout=10, epochs=2).start()
+        cause = (f"channel train epoch 0: FormatError: {self.data_dir}/train_0: TFRecord length {1 << 40} at offset {offset} "
+                 "is more than a record may hold")
+        for epoch in (0, 1):  # the next epoch does not wait for a fan-out that has stopped
+            for consumer, error in enumerate(outcomes(self.consumer(0, epoch), self.consumer(1, epoch))):
+                with self.subTest(epoch=epoch, consumer=consumer):
+                    self.assertIsInstance(error, FanOutError)
+                    self.assertIn(f"the Pipe-mode fan-out into {self.fanout_dir} failed: {cause}", str(error))
+        with self.assertRaisesRegex(FormatError, f"at offset {offset}"):
+            fanout.join(10)
+
+    def test_a_consumer_that_never_opens_its_fifo_stops_the_fan_out_and_the_others_are_told(self) -> None:
+        feed(pipe_path(self.data_dir, "train", 0), concatenated_shards(packed()["tfrecord"]))  # type: ignore[arg-type]
+        fanout = PipeFanOut(self.data_dir, "train", self.fanout_dir, 2, timeout=1, epochs=1).start()
+        [error] = outcomes(self.consumer(0, 0))
+        self.assertIsInstance(error, FanOutError)
+        self.assertIn(f"channel train epoch 0: TimeoutError: fan-out FIFO {self.fanout_dir}/train-1_0: its consumer did not "
+                      "open it within 1 s of the first one", str(error))
+
+    def test_an_epoch_that_streams_fewer_records_than_the_manifest_lists_is_an_error_not_a_shorter_epoch(self) -> None:
+        dataset = str(packed()["recordio"])
+        listed = read_manifest(os.path.join(dataset, "manifest.json"))
+        shards = ShardDirectory(dataset).shards
+        short = b"".join(read_bytes(shard.path) for shard in shards[:-1])
+        streamed = listed.records - listed.shards[-1].records
+        with self.subTest(reader="one consumer reads SageMaker's FIFO"):
+            feed(pipe_path(self.data_dir, "train", 0), short)
+            [error] = outcomes(lambda: list(PipeChannel(self.data_dir, "train", timeout=10, listed=listed).images(0)))
+            self.assertIsInstance(error, FormatError)
+            self.assertEqual(str(error), f"{self.data_dir}/train_0: epoch 0 streamed {streamed} records but {listed.path} "
+                                         f"lists {listed.records}; an epoch is never read in part")
+        with self.subTest(reader="open_channel: two workers behind the fan-out, the manifest in the index channel"), \
+                tempfile.TemporaryDirectory() as input_dir:
+            write_config(input_dir, {"counted": {"TrainingInputMode": "Pipe"}, "index": {"TrainingInputMode": "File"}})
+            data_dir = os.path.join(input_dir, "data")
+            index_manifest = os.path.join(data_dir, "index", "manifest.json")
+            os.makedirs(os.path.dirname(index_manifest))
+            shutil.copyfile(listed.path, index_manifest)
+            feed(pipe_path(data_dir, "counted", 0), short)
+            source = open_channel("counted", Placement(), 2, index_channel="index", input_dir=input_dir, pipe_timeout=10)
+            self.assertEqual(source.dataset_version, listed.dataset_version)
+            errors = outcomes(*(lambda worker=worker: list(consumer_images(source, Placement(), 0, worker=worker, workers=2))
+                                for worker in range(2)))
+            for error in errors:
+                self.assertIsInstance(error, FanOutError)
+                self.assertIn(f"channel counted epoch 0: FormatError: {data_dir}/counted_0: epoch 0 streamed {streamed} records "
+                              f"but {index_manifest} lists {listed.records}; an epoch is never read in part", str(error))
 
 
 def write_config(input_dir: str, channels: dict) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,6 +14,7 @@ from typing import Dict, List
 from shardio import Placement, ShardDirectory
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 from test_torch import CONTAINER, keep, name_and_label, write_channels
+from versioned import SECOND, Versioned, make_versioned, manifest_file_channels
 
 if HAS_TORCH:
     import torch
@@ -23,10 +25,15 @@ if HAS_TORCH:
 VALIDATION_LINE = re.compile(r"^epoch=(\d+) step=\d+ val_loss=[0-9.]+ val_accuracy=[0-9.]+$", re.M)
 
 
-def loader(placement: Placement = Placement()):
-    dataset = ShardDataset(ShardDirectory(packed()["tfrecord"]), placement=placement, transform=name_and_label,
+def loader(placement: Placement = Placement(), source=None):
+    dataset = ShardDataset(source or ShardDirectory(packed()["tfrecord"]), placement=placement, transform=name_and_label,
                            shuffle_buffer=4, seed=5)
     return make_data_loader(dataset, 3, num_workers=2, collate_fn=keep, resumable=True)
+
+
+def publish(dataset: Versioned, version: str) -> None:
+    """Makes `version` the current one: its manifest copied to the root, as the finalizer does."""
+    shutil.copyfile(os.path.join(dataset.root, dataset.manifest_key(version)), os.path.join(dataset.root, "manifest.json"))
 
 
 @needs_torch
@@ -61,6 +68,24 @@ class ResumableLoaderTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"workers 3 -> 2, seed 1 -> 5"):
             loader().load_state_dict(state)
 
+    def test_a_position_saved_mid_epoch_on_one_dataset_version_is_refused_on_another_naming_both(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            dataset = make_versioned(packed()["tfrecord"], os.path.join(root, "dataset"))  # type: ignore[arg-type]
+            first = loader(source=ShardDirectory(dataset.root, manifest=dataset.manifest_key(dataset.first)))
+            first.set_epoch(0)
+            for _batch in first:
+                break
+            state = first.state_dict()
+            self.assertEqual(state["dataset_version"], dataset.first)
+            current = loader(source=ShardDirectory(dataset.root))
+            with self.assertRaisesRegex(ValueError, rf"saved reading dataset version {dataset.first} but this loader reads {SECOND}: "
+                                                    r".* twice and others never\. Pin the version the job started on "
+                                                    rf"\(SHARDIO_DATASET_MANIFEST=versions/{dataset.first}/manifest.json or "
+                                                    rf"--dataset_manifest versions/{dataset.first}/manifest.json; .*start the epoch over"):
+                current.load_state_dict(state)
+            # At an epoch's start no record was counted: any version will do.
+            current.load_state_dict(dict(state, yielded=[0, 0], sample_in_epoch=0))
+
     def test_checkpoints_are_complete_only_with_every_rank_and_the_newest_are_kept(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             for step in (10, 20, 30, 40):
@@ -86,13 +111,14 @@ class TrainResumeTest(unittest.TestCase):
                    "--epochs", "2", "--checkpoint_interval", "4", *options]
         run = subprocess.run(command, capture_output=True, text=True, timeout=600)
         self.assertEqual(run.returncode, expect_code, run.stdout + run.stderr)
-        return run.stdout
+        return run.stdout + run.stderr
 
-    def job(self, root: str, name: str) -> Dict[str, str]:
+    def job(self, root: str, name: str, train: str = "") -> Dict[str, str]:
+        """A job whose train channel is the dataset root `train` (the packed TFRecord dataset by default)."""
         input_dir = os.path.join(root, name)
         write_channels(input_dir, {"train": {"TrainingInputMode": "File"}, "validation": {"TrainingInputMode": "File"}},
                        {"num_workers": "2"})
-        os.symlink(packed()["tfrecord"], os.path.join(input_dir, "data", "train"))
+        os.symlink(train or packed()["tfrecord"], os.path.join(input_dir, "data", "train"))
         os.symlink(packed()["recordio"], os.path.join(input_dir, "data", "validation"))
         return {"input": input_dir, "checkpoints": os.path.join(root, f"{name}-checkpoints"),
                 "records": os.path.join(root, f"{name}-records")}
@@ -131,6 +157,48 @@ class TrainResumeTest(unittest.TestCase):
                 part = interrupted[epoch * files:(epoch + 1) * files]
                 self.assertEqual(sorted(part), sorted(uninterrupted[epoch * files:(epoch + 1) * files]))
                 self.assertEqual(len(set(part)), files)
+
+    def test_resumed_after_a_newer_version_was_published_it_reads_the_version_it_started_on(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            dataset = make_versioned(packed()["tfrecord"], os.path.join(root, "dataset"))  # type: ignore[arg-type]
+            publish(dataset, dataset.first)  # the current version when the job starts
+            whole, parts = self.job(root, "whole", dataset.root), self.job(root, "parts", dataset.root)
+            once = ("--epochs", "1", "--validation_channel", "none")
+            self.run_train(whole["input"], "--checkpoint_dir", whole["checkpoints"], "--record_log", whole["records"], *once)
+            self.run_train(parts["input"], "--checkpoint_dir", parts["checkpoints"], "--record_log", parts["records"],
+                           "--max_steps", "3", *once)
+            publish(dataset, SECOND)
+            second = self.run_train(parts["input"], "--checkpoint_dir", parts["checkpoints"], "--record_log", parts["records"], *once)
+            self.assertIn(f"reads dataset version {dataset.first}, the one the checkpoint of step 3 was saved on "
+                          f"(the channel's current version is {SECOND})", second)
+            self.assertIn("step=3 at record 12 of epoch 0", second)
+            names = self.records(parts, 0)
+            self.assertEqual(sorted(names), sorted(self.records(whole, 0)))
+            self.assertEqual(len(set(names)), packed()["files"])
+
+    def test_resumed_on_channels_without_the_version_it_started_on_it_fails_naming_both_or_restarts_the_epoch(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            dataset = make_versioned(packed()["tfrecord"], os.path.join(root, "dataset"))  # type: ignore[arg-type]
+            first = self.job(root, "first", dataset.root)
+            once = ("--checkpoint_dir", first["checkpoints"], "--epochs", "1", "--validation_channel", "none")
+            self.run_train(first["input"], "--dataset_manifest", dataset.manifest_key(dataset.first), "--max_steps", "3", *once)
+            # The restarted job is given the newer version's ManifestFile channels.
+            second = os.path.join(root, "second")
+            write_channels(second, {"train": {"TrainingInputMode": "File"}, "index": {"TrainingInputMode": "File"}},
+                           {"num_workers": "2"})
+            manifest_file_channels(dataset, SECOND, os.path.join(second, "data"))
+            failed = self.run_train(second, *once, expect_code=1)
+            self.assertIn(f"ValueError: cannot resume from {first['checkpoints']} step 3: the loader's position was saved "
+                          f"reading dataset version {dataset.first} but this loader reads {SECOND}", failed)
+            self.assertIn(f"Here channel train does not hold versions/{dataset.first}/manifest.json: mount the dataset root or "
+                          "that version's ManifestFile channels, or pass --on_dataset_change restart_epoch", failed)
+            pinned = self.run_train(first["input"], *once, "--dataset_manifest", dataset.manifest_key(SECOND), expect_code=1)
+            self.assertIn(f"Here the job is pinned to {dataset.manifest_key(SECOND)}: pin versions/{dataset.first}/manifest.json "
+                          "instead, or pass --on_dataset_change restart_epoch", pinned)
+            restarted = self.run_train(second, *once, "--on_dataset_change", "restart_epoch", "--record_log", first["records"])
+            self.assertIn(f"saved on dataset version {dataset.first}, this job reads {SECOND}: epoch 0 starts over", restarted)
+            self.assertIn("step=3 at record 0 of epoch 0", restarted)
+            self.assertEqual(len(set(self.records(first, 0))), packed()["files"])
 
     def test_restore_loads_the_saved_model_optimizer_and_scaler(self) -> None:
         import train
