@@ -1,6 +1,6 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from './usage-error';
+import { isPathInside, resolveExistingPath } from '../../lambda/packing/io/real-path';
 import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-uri';
 
 /** A folder on this machine, or an S3 prefix, as given on the command line. */
@@ -34,27 +34,14 @@ export function describeLocation(location: DatasetLocation): string {
 
 /** Whether `inner` lies at or under `outer` (same folder tree, or same bucket and a prefix under it). */
 export function isInside(inner: DatasetLocation, outer: DatasetLocation): boolean {
-  if (inner.kind === 'local' && outer.kind === 'local') {
-    const relative = path.relative(outer.dir, inner.dir);
-    return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-  }
+  if (inner.kind === 'local' && outer.kind === 'local') return isPathInside(inner.dir, outer.dir);
   if (inner.kind === 's3' && outer.kind === 's3') return inner.bucket === outer.bucket && inner.prefix.startsWith(outer.prefix);
   return false;
 }
 
-/**
- * A local location with symbolic links resolved: the part of the path that exists through
- * `realpath`, the rest (folders still to be made) as given. An S3 location as it is.
- */
+/** A local location with symbolic links resolved (see resolveExistingPath); an S3 location as it is. */
 export function resolveLinks(location: DatasetLocation): DatasetLocation {
-  if (location.kind !== 'local') return location;
-  const missing: string[] = [];
-  let existing = location.dir;
-  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) {
-    missing.unshift(path.basename(existing));
-    existing = path.dirname(existing);
-  }
-  return { kind: 'local', dir: path.join(fs.realpathSync(existing), ...missing) };
+  return location.kind === 'local' ? { kind: 'local', dir: resolveExistingPath(location.dir) } : location;
 }
 
 /** The command-line settings of the S3 client. */

@@ -5,7 +5,7 @@ import type { DatasetLocation } from './dataset-location';
 import { checkS3Flags, describeLocation, isInside, parseLocation, resolveLinks } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource, SourceContainsOutputError } from '../../lambda/packing/io/local-directory';
 import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
@@ -136,7 +136,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     pool?.start();
     result = await packDataset({
       source: source.kind === 'local'
-        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles })
+        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles, outputDir: output.kind === 'local' ? output.dir : undefined })
         : s3!.openS3Source(source, client!, inventory),
       sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
@@ -147,7 +147,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       onLargeListing: favourMemoryOverSpeed,
     });
   } catch (error) {
-    if (error instanceof PlanError) throw new UsageError(error.message, PACK_USAGE);
+    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message, PACK_USAGE);
     throw error;
   } finally {
     progress.finish();
