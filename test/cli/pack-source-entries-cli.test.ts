@@ -127,4 +127,25 @@ describe('training-io pack lists every entry it cannot pack as a failure', () =>
     expect(run.code).toBe(0);
     expect(readManifest(output).failures).toEqual([{ key: 'cat/held.jpg', reason: expect.stringMatching(/not a regular file \(a FIFO\)/) }]);
   });
+
+  test('a file over the 128 MiB shard limit is a listed failure naming its size and the limit, never read into a shard', async () => {
+    // GIVEN: sparse, so the test writes no 128 MiB to disk
+    const source = sourceFolder();
+    const huge = path.join(source, 'cat', 'huge.bin');
+    fs.writeFileSync(huge, '');
+    fs.truncateSync(huge, 128 * 2 ** 20 + 1);
+    const output = folder('out');
+
+    // WHEN
+    const { code, stdout } = await runCli('pack', source, output);
+
+    // THEN
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^ {11}cat\/huge\.bin: 134217729 bytes \(128\.0 MiB\) is over the 128 MiB shard limit/m);
+    const manifest = readManifest(output);
+    expect(manifest.records).toBe(2);
+    expect(manifest.failures).toEqual([{ key: 'cat/huge.bin', reason: expect.stringMatching(/^134217729 bytes .* shard limit: a shard holds whole files/) }]);
+    expect(Math.max(...manifest.shards.map((shard) => shard.bytes))).toBeLessThan(2 ** 20);
+    expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
+  });
 });
