@@ -88,10 +88,10 @@ export class LocalDirectorySource implements PackingSource {
       walked.add(real);
       const names: string[] = [];
       for (const entry of fs.readdirSync(this.pathOf(relative), { withFileTypes: true })) {
-        const key = relative ? `${relative}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
           names.push(`${entry.name}/`);
         } else if (entry.isSymbolicLink()) {
+          const key = relative ? `${relative}/${entry.name}` : entry.name;
           const folder = isLinkedFolder(this.pathOf(key));
           if (this.outputDir !== undefined) this.refuseOutput(key, linkTarget(this.pathOf(key)), folder);
           names.push(folder ? `${entry.name}/` : entry.name);
