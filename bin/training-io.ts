@@ -38,7 +38,8 @@ function version(): string {
   return 'unknown';
 }
 
-export async function main(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
+/** `sleep`: how `launch` waits between polls (tests pass one that returns at once). */
+export async function main(argv: string[], out = process.stdout, err = process.stderr, sleep?: (seconds: number) => Promise<void>): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
@@ -66,7 +67,7 @@ export async function main(argv: string[], out = process.stdout, err = process.s
       case 'diagnose':
         return await (await import('./cli/diagnose')).diagnoseCommand(rest, out, err);
       case 'launch':
-        return await (await import('./cli/launch')).launchCommand(rest, out, err);
+        return await (await import('./cli/launch')).launchCommand(rest, out, err, sleep);
       default:
         throw new UsageError(`unknown command '${command}'`);
     }

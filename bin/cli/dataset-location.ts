@@ -1,6 +1,7 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UsageError } from './usage-error';
+import { isPathInside, resolveExistingPath } from '../../lambda/packing/io/real-path';
 import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-uri';
 
 /** A folder on this machine, or an S3 prefix, as given on the command line. */
@@ -11,8 +12,18 @@ export type DatasetLocation =
 /** S3's bucket naming rules: 3–63 lowercase letters, digits, dots and hyphens, a letter or digit at each end. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
-/** `s3://bucket/prefix/` → an S3 location; anything else → a local folder (resolved). `argument` names it in errors. */
+/**
+ * `s3://bucket/prefix/` → an S3 location; a `file://` URL or a path → a local folder (resolved).
+ * `argument` names it in errors. Refused: an empty argument (it would resolve to the working
+ * folder) and URLs of other schemes (`https://…` would become a folder named `https:`).
+ */
 export function parseLocation(argument: string, raw: string): DatasetLocation {
+  if (raw.trim() === '') throw new UsageError(`${argument} is empty: give a folder, a file:// URL or an s3://bucket/prefix/ URI`);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1].toLowerCase();
+  if (scheme === 'file') return { kind: 'local', dir: localPathOf(argument, raw) };
+  if (scheme !== undefined && scheme !== 's3') {
+    throw new UsageError(`${argument} '${raw}' is a ${scheme}:// URL: give a folder, a file:// URL or an s3://bucket/prefix/ URI`);
+  }
   if (!/^s3:/i.test(raw)) return { kind: 'local', dir: path.resolve(raw) };
   const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(raw);
   if (!match) throw new UsageError(`${argument} '${raw}' is not an S3 URI: write it as s3://bucket/prefix/`);
@@ -27,6 +38,15 @@ export function parseLocation(argument: string, raw: string): DatasetLocation {
   return { kind: 's3', bucket, prefix, uri: s3Uri(bucket, prefix) };
 }
 
+/** The folder of a `file://` URL (`file:///data/cats/`); one that names another host is refused. */
+function localPathOf(argument: string, raw: string): string {
+  try {
+    return path.resolve(fileURLToPath(raw));
+  } catch (error) {
+    throw new UsageError(`${argument} '${raw}' is not a local file:// URL (${(error as Error).message}): write it as file:///absolute/path`);
+  }
+}
+
 /** How the location is shown to the user. */
 export function describeLocation(location: DatasetLocation): string {
   return location.kind === 'local' ? location.dir : location.uri;
@@ -34,27 +54,14 @@ export function describeLocation(location: DatasetLocation): string {
 
 /** Whether `inner` lies at or under `outer` (same folder tree, or same bucket and a prefix under it). */
 export function isInside(inner: DatasetLocation, outer: DatasetLocation): boolean {
-  if (inner.kind === 'local' && outer.kind === 'local') {
-    const relative = path.relative(outer.dir, inner.dir);
-    return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-  }
+  if (inner.kind === 'local' && outer.kind === 'local') return isPathInside(inner.dir, outer.dir);
   if (inner.kind === 's3' && outer.kind === 's3') return inner.bucket === outer.bucket && inner.prefix.startsWith(outer.prefix);
   return false;
 }
 
-/**
- * A local location with symbolic links resolved: the part of the path that exists through
- * `realpath`, the rest (folders still to be made) as given. An S3 location as it is.
- */
+/** A local location with symbolic links resolved (see resolveExistingPath); an S3 location as it is. */
 export function resolveLinks(location: DatasetLocation): DatasetLocation {
-  if (location.kind !== 'local') return location;
-  const missing: string[] = [];
-  let existing = location.dir;
-  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) {
-    missing.unshift(path.basename(existing));
-    existing = path.dirname(existing);
-  }
-  return { kind: 'local', dir: path.join(fs.realpathSync(existing), ...missing) };
+  return location.kind === 'local' ? { kind: 'local', dir: resolveExistingPath(location.dir) } : location;
 }
 
 /** The command-line settings of the S3 client. */

@@ -5,9 +5,13 @@ import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/c
 import type { HistoryEvent, SFNClient} from '@aws-sdk/client-sfn';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
-import { parseCommandArgs, UsageError } from './usage-error';
+import { parseCommandArgs, parseNumberInRange, UsageError } from './usage-error';
 import type { PipelineExecutionInput, PipelineExecutionOutput } from '../../lib/pipeline/pipeline-execution';
 import { PIPELINE_EXECUTION_NAME } from '../../lib/pipeline/private/execution-name';
+
+/** Bounds of --poll, in seconds. */
+const MIN_POLL_SECONDS = 1;
+const MAX_POLL_SECONDS = 3600;
 
 export const LAUNCH_USAGE = `Usage: training-io launch --state-machine ARN [options]
        training-io launch --request FILE.json [options]
@@ -29,7 +33,7 @@ Single job:
                               training-io-<UTC time>)
 
   --no-follow                 start it and exit
-  --poll SECONDS              how often to check progress (default: 30)
+  --poll SECONDS              how often to check progress, \${MIN_POLL_SECONDS}-\${MAX_POLL_SECONDS} (default: 30)
   --endpoint-url URL          endpoint of Step Functions and SageMaker (a private endpoint)
   --region R                  region (default: AWS_REGION, then AWS_DEFAULT_REGION)
 
@@ -81,8 +85,8 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
   if ((pipeline === undefined) === (request === undefined)) {
     throw new UsageError('give --state-machine ARN (the pipeline) or --request FILE.json (a single job), one of the two');
   }
-  const poll = Number(values.poll);
-  if (!/^\d+(\.\d+)?$/.test(values.poll) || !Number.isFinite(poll)) throw new UsageError(`--poll must be a number of seconds, got '${values.poll}'`);
+  // At least a second: every poll is a few API calls, and Step Functions and SageMaker throttle them.
+  const poll = parseNumberInRange('--poll', values.poll, MIN_POLL_SECONDS, MAX_POLL_SECONDS, 'seconds');
   const follow = !values['no-follow'];
   const flags = { endpointUrl: values['endpoint-url'], region: values.region };
 

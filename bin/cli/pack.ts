@@ -5,7 +5,7 @@ import type { DatasetLocation } from './dataset-location';
 import { checkS3Flags, describeLocation, isInside, parseLocation, resolveLinks } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource, SourceContainsOutputError } from '../../lambda/packing/io/local-directory';
 import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
@@ -19,7 +19,7 @@ export const PACK_USAGE = `Usage: training-io pack <source> <output> [options]
 Pack a folder or S3 prefix of many small files (one sub-folder per class) into 1-128 MiB
 TFRecord or MXNet RecordIO shards with index files and a manifest.json, as a new version of the
 dataset at <output>, published atomically once complete. <source> and <output> are each a local
-folder or an s3://bucket/prefix/ URI.
+folder (a path or a file:// URL) or an s3://bucket/prefix/ URI.
 
 A rerun reuses every shard of the current version whose files did not change (added, changed and
 removed files only are packed again), or writes nothing when nothing changed. Two packs into one
@@ -27,7 +27,8 @@ output at once: one publishes, the other fails and publishes nothing.
 
   --format tfrecord|recordio   shard format (default: tfrecord)
   --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)
-  --shards N                   exact number of shards instead of --shard-size
+  --shards N                   exact number of shards instead of --shard-size (with
+                               --consumers, a multiple of it)
   --consumers N                instances x GPU processes x loader workers: the shard
                                count is rounded up to a multiple of it
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
@@ -113,6 +114,11 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const targetShardBytes = values['shard-size'] === undefined ? undefined : parseShardSize(values['shard-size']);
   const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
   const consumers = values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1);
+  if (shardCount !== undefined && consumers !== undefined && shardCount % consumers !== 0) {
+    // --shards is exact, and rounding it up to a multiple of the consumers would break that promise.
+    throw new UsageError(`--shards ${shardCount} is not a multiple of --consumers ${consumers}: an exact shard count is written as given, `
+      + `so give a multiple of ${consumers} (${consumers}, ${2 * consumers}, …), or --shard-size instead of --shards to have the count rounded up`);
+  }
   const labels = parseChoice('--labels', values.labels!, ['folder', 'none'] as const);
   const retentionDays = parseWholeNumber('--retention', values.retention!, 0, 36_500);
   const onS3 = source.kind === 's3' || output.kind === 's3';
@@ -136,7 +142,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
     pool?.start();
     result = await packDataset({
       source: source.kind === 'local'
-        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles })
+        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles, outputDir: output.kind === 'local' ? output.dir : undefined })
         : s3!.openS3Source(source, client!, inventory),
       sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
@@ -147,7 +153,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       onLargeListing: favourMemoryOverSpeed,
     });
   } catch (error) {
-    if (error instanceof PlanError) throw new UsageError(error.message, PACK_USAGE);
+    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message, PACK_USAGE);
     throw error;
   } finally {
     progress.finish();

@@ -32,7 +32,8 @@ Cluster and job:
   --memory-per-worker GiB  memory budget of one loader worker (default: 2)
   --epochs N               passes over the data (default: 1)
   --reused                 other jobs read the same data (favours an FSx for Lustre cache)
-  --samples-per-second N   samples each GPU consumes per second, e.g. 1350 (ResNet-50 on a V100):
+  --samples-per-second N   samples each GPU consumes per second, e.g. 1350 (ResNet-50 on a V100),
+                           at most 1,000,000:
                            enables the read rate, training time, decoding and network checks
 
 Output:
@@ -42,10 +43,16 @@ Sizes take B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1
 Exit status: 0 planned (warnings included), 2 bad arguments.
 `;
 
+/**
+ * Samples one GPU consumes per second, at most: a thousand times what the fastest take today, and
+ * far from where read rates and epoch times overflow to Infinity and print as such.
+ */
+const MAX_SAMPLES_PER_SECOND = 1_000_000;
+
 /** A dataset size of more than 0 bytes, e.g. `10GB`, `10GiB`, `1.5TB`. */
 function parseDatasetSize(flag: string, raw: string): number {
   const bytes = parseSize(flag, raw);
-  if (bytes <= 0) throw new UsageError(`${flag} must be more than 0 bytes, got '${raw}'`);
+  if (bytes <= 0) throw new UsageError(`${flag} must be at least 1 byte, got '${raw}'`);
   return bytes;
 }
 
@@ -121,7 +128,7 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
     epochs: parseWholeNumber('--epochs', values.epochs!, 1),
     reusedAcrossJobs: values.reused,
     samplesPerSecondPerDevice: values['samples-per-second'] === undefined
-      ? undefined : parsePositiveNumber('--samples-per-second', values['samples-per-second']),
+      ? undefined : parsePositiveNumber('--samples-per-second', values['samples-per-second'], MAX_SAMPLES_PER_SECOND),
   });
   out.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : table(result));
   return 0;

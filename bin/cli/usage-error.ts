@@ -20,14 +20,28 @@ export function parseSize(flag: string, raw: string): number {
   if (!match || unit === undefined) {
     throw new UsageError(`${flag} must be a size such as 64MiB, 100MB or 1048576 (bytes), got '${raw}'`);
   }
-  return Math.round(Number(match[1]) * unit);
+  const bytes = Math.round(Number(match[1]) * unit);
+  // Beyond 2^53 bytes (8 PiB) sums and rates lose their precision, then overflow to Infinity.
+  if (!Number.isSafeInteger(bytes)) throw new UsageError(`${flag} must be at most 8PiB (${Number.MAX_SAFE_INTEGER} bytes), got '${raw}'`);
+  return bytes;
 }
 
-/** A whole number within bounds. */
+/** A whole number within bounds (no upper bound but the largest exact one by default). */
 export function parseWholeNumber(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be a whole number between ${min} and ${max}, got '${raw}'`);
+    // Without a maximum, the largest exact integer is named only to a value past it.
+    const allowed = max === Number.MAX_SAFE_INTEGER && !(value > max) ? `≥ ${min}` : `between ${min} and ${max}`;
+    throw new UsageError(`${flag} must be a whole number ${allowed}, got '${raw}'`);
+  }
+  return value;
+}
+
+/** A number (fractions allowed) from `min` to `max`, in `unit` (named in the error). */
+export function parseNumberInRange(flag: string, raw: string, min: number, max: number, unit: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+    throw new UsageError(`${flag} must be a number of ${unit} from ${min} to ${max}, got '${raw}'`);
   }
   return value;
 }
@@ -40,21 +54,40 @@ export function parseChoice<T extends string>(flag: string, raw: string, choices
   return raw as T;
 }
 
-/** A positive number (fractions allowed). */
-export function parsePositiveNumber(flag: string, raw: string): number {
+/** A positive number (fractions allowed), at most `max` where one is given. */
+export function parsePositiveNumber(flag: string, raw: string, max = Number.MAX_VALUE): number {
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new UsageError(`${flag} must be a number greater than 0, got '${raw}'`);
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    const allowed = max === Number.MAX_VALUE ? 'greater than 0' : `greater than 0 and at most ${max}`;
+    throw new UsageError(`${flag} must be a number ${allowed}, got '${raw}'`);
   }
   return value;
 }
 
-/** `util.parseArgs`, with its errors (unknown option, missing value) turned into a UsageError carrying the command's usage. */
+/**
+ * `util.parseArgs`, with its errors (unknown option, missing value) turned into a UsageError carrying the command's usage.
+ * A negative number after an option that takes a value is that value (`--poll -3`), so that the
+ * option's own check says what is allowed: parseArgs would take it for an option and call it ambiguous.
+ */
 export function parseCommandArgs<T extends ParseArgsConfig>(config: T, usage: string): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs(config);
+    return parseArgs({ ...config, args: joinNegativeValues(config.args ?? [], config.options ?? {}) }) as ReturnType<typeof parseArgs<T>>;
   } catch (error) {
     if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError((error as Error).message, usage);
     throw error;
   }
+}
+
+/** `--flag -3` → `--flag=-3` where `--flag` takes a value. */
+function joinNegativeValues(args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = /^--([^=]+)$/.exec(args[i])?.[1];
+    if (name !== undefined && options[name]?.type === 'string' && /^-\.?\d/.test(args[i + 1] ?? '')) {
+      joined.push(`${args[i]}=${args[++i]}`);
+    } else {
+      joined.push(args[i]);
+    }
+  }
+  return joined;
 }

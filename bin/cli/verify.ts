@@ -7,11 +7,15 @@ import { verifyDataset } from '../../lambda/packing/verify';
 export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--repair] [--allow-missing] [--endpoint-url URL] [--region R]
 
 Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): that manifest.json names
-the newest published version (and, on S3, that shards.manifest and index.manifest are its), each shard's size and CRC32C against it, every record's CRCs, ids
-and labels, every index file, RecordIO's index/all.idx, that records + failures account for every
-source file, and that no shard or index in the version's folders is left out of the manifest.
+the newest published version (and, on S3, that shards.manifest and index.manifest are its), each
+shard's size and CRC32C against it, every record's CRCs, ids and labels, every index file,
+RecordIO's index/all.idx, every member list (there, readable, and its files less the listed
+failures are the shard's records: the next incremental pack needs them), that records + failures
+account for every source file, and that no shard or index in the version's folders is left out of
+the manifest.
 
-  --version V          check version V (v00000002-1a2b3c4d) instead of the current one
+  --version V          check version V (v00000002-1a2b3c4d) instead of the current one; a
+                       version that was never published is a problem (the published ones are listed)
   --repair             first bring the root's copies (manifest.json, shards.manifest, index.manifest) to
                        the newest published version, as the next pack would (a run stopped after publishing)
   --allow-missing      exit 0 even when the manifest lists source files that could not be packed

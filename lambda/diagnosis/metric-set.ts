@@ -131,17 +131,17 @@ export function parseMetricSet(document: unknown, origin: string): JobMetricSet 
   const hosts = list(root.hosts, at('hosts')).map((entry, i) => {
     const h = object(entry, at(`hosts[${i}]`));
     const host: HostMetrics = { host: text(h.host, at(`hosts[${i}].host`)) };
-    return withSeries(host, h, HOST_SERIES, at(`hosts[${i}]`));
+    return withSeries(host, h, HOST_SERIES, at(`hosts[${i}]`), hostRanges(facts));
   });
   const loader = root.loader === undefined ? undefined
-    : withSeries({}, object(root.loader, at('loader')), LOADER_SERIES, at('loader')) as LoaderMetrics;
+    : withSeries({}, object(root.loader, at('loader')), LOADER_SERIES, at('loader'), LOADER_RANGES) as LoaderMetrics;
   let cache: CacheMetrics | undefined;
   if (root.cache !== undefined) {
     const c = object(root.cache, at('cache'));
     cache = withSeries({
       fileSystemId: text(c.fileSystemId, at('cache.fileSystemId')),
       baselineMBps: positiveNumber(c.baselineMBps, at('cache.baselineMBps')),
-    }, c, ['dataReadBytes'], at('cache'));
+    }, c, ['dataReadBytes'], at('cache'), { dataReadBytes: { max: Infinity, unit: 'bytes read' } });
   }
   return {
     format: METRIC_SET_FORMAT,
@@ -156,19 +156,50 @@ export function parseMetricSet(document: unknown, origin: string): JobMetricSet 
 const HOST_SERIES = ['gpuUtilization', 'gpuMemoryUtilization', 'cpuUtilization', 'memoryUtilization', 'diskUtilization'] as const;
 const LOADER_SERIES = ['samplesPerSecond', 'dataWaitFraction'] as const;
 
-function withSeries<T extends object>(target: T, source: Json, names: readonly string[], where: string): T {
+/** The values a series may take, from 0 up to `max`, and what they measure (named in errors). */
+interface SeriesRange {
+  readonly max: number;
+  readonly unit: string;
+}
+
+/**
+ * Utilizations are percentages, summed over the instance's GPUs or vCPUs as CloudWatch reports them:
+ * a value outside 0–100 × their count is no measurement, and a diagnosis built on it would mislead.
+ */
+function hostRanges(job: JobFacts): Record<string, SeriesRange> {
+  const gpus = Math.max(1, job.gpusPerInstance);
+  const summed = (count: number, what: string) => ({ max: 100 * count, unit: count === 1 ? `percent` : `percent summed over the ${count} ${what} of an instance` });
+  return {
+    gpuUtilization: summed(gpus, 'GPUs'),
+    gpuMemoryUtilization: summed(gpus, 'GPUs'),
+    cpuUtilization: summed(job.vcpusPerInstance, 'vCPUs'),
+    memoryUtilization: summed(1, ''),
+    diskUtilization: summed(1, ''),
+  };
+}
+
+const LOADER_RANGES: Record<string, SeriesRange> = {
+  samplesPerSecond: { max: Infinity, unit: 'samples per second' },
+  dataWaitFraction: { max: 1, unit: 'a share of each interval' },
+};
+
+function withSeries<T extends object>(target: T, source: Json, names: readonly string[], where: string, ranges: Record<string, SeriesRange>): T {
   const out: Record<string, unknown> = { ...(target as Record<string, unknown>) };
   for (const name of names) {
-    if (source[name] !== undefined) out[name] = series(source[name], `${where}.${name}`);
+    if (source[name] !== undefined) out[name] = series(source[name], `${where}.${name}`, ranges[name]);
   }
   return out as unknown as T;
 }
 
-function series(value: unknown, where: string): MetricSeries {
+function series(value: unknown, where: string, range: SeriesRange): MetricSeries {
   const s = object(value, where);
   const timestamps = list(s.timestamps, `${where}.timestamps`).map((t, i) => timestamp(t, `${where}.timestamps[${i}]`));
   const values = list(s.values, `${where}.values`).map((v, i) => {
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new MetricSetError(`${where}.values[${i}] must be a number, got ${describeValue(v)}`);
+    if (v < 0 || v > range.max) {
+      const allowed = range.max === Infinity ? 'at least 0' : `between 0 and ${range.max}`;
+      throw new MetricSetError(`${where}.values[${i}] must be ${allowed} (${range.unit}), got ${v}`);
+    }
     return v;
   });
   if (timestamps.length !== values.length) {

@@ -1,4 +1,5 @@
 import type { PackingSink } from './io/storage';
+import { isObjectNotFound } from './io/storage';
 import { mapLimited } from './limited';
 import type { ManifestShard } from './manifest';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
@@ -65,7 +66,23 @@ function isMember(entry: unknown): entry is [string, number, number, number, num
 /** Member lists read at once (S3 reads are latency-bound). */
 const MEMBER_READS_AT_ONCE = 16;
 
-/** The member lists of a version's shards, in shard order. */
+/**
+ * The member lists of a version's shards, in shard order, for an incremental repack. A list that
+ * is missing or garbled fails the run naming it, and says how to go on: a full repack needs none.
+ * Only a missing one: a store that did not answer says nothing of the list, and fails as it is.
+ */
 export function readMembers(sink: Pick<PackingSink, 'get'>, shards: readonly ManifestShard[]): Promise<PlannedRecord[][]> {
-  return mapLimited(shards, MEMBER_READS_AT_ONCE, async (shard) => parseMembers(shard.membersKey, await sink.get(shard.membersKey)));
+  const fullRepack = 'the incremental repack compares it to tell which shards changed: repack everything with --full (fullRepack) to go on without it';
+  return mapLimited(shards, MEMBER_READS_AT_ONCE, async (shard) => {
+    const data = await sink.get(shard.membersKey).catch((error: Error) => {
+      if (!isObjectNotFound(error)) throw error;
+      throw new MemberListError(`member list ${shard.membersKey} of the current version is missing (${error.message}); ${fullRepack}`);
+    });
+    try {
+      return parseMembers(shard.membersKey, data);
+    } catch (error) {
+      if (!(error instanceof MemberListError)) throw error;
+      throw new MemberListError(`member list ${error.message}; ${fullRepack}`);
+    }
+  });
 }

@@ -76,12 +76,15 @@ export class DatasetObjectError extends Error {
   }
 }
 
-/** Every published version, oldest first (the claims under `published/`), with the store's time of each claim. */
-export async function publishedVersions(sink: ClaimStore): Promise<ClaimedVersion[]> {
+/** Every published version, oldest first (the claims under `published/`). */
+export async function publishedClaims(sink: DatasetStore): Promise<PublishedVersion[]> {
   const sequences = (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined).sort((a, b) => a - b);
-  return Promise.all(sequences.map(async (sequence) => ({
-    sequence, ...await readClaim(sink, sequence), claimedAt: await sink.modifiedAt(claimKey(sequence)),
-  })));
+  return Promise.all(sequences.map(async (sequence) => ({ sequence, ...await readClaim(sink, sequence) })));
+}
+
+/** Every published version, oldest first, with the store's time of each claim. */
+export async function publishedVersions(sink: ClaimStore): Promise<ClaimedVersion[]> {
+  return Promise.all((await publishedClaims(sink)).map(async (claim) => ({ ...claim, claimedAt: await sink.modifiedAt(claimKey(claim.sequence)) })));
 }
 
 /** The newest published version, or undefined when none is (a new dataset, or one packed before versions). */

@@ -9,6 +9,8 @@ import { crc32cBase64 } from './manifest';
 import { serializeMembers } from './members';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
+import { MAX_SHARD_BYTES } from '../../lib/contract/shard-limits';
+import { MIB } from '../../lib/contract/units';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {
@@ -105,6 +107,11 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     const record = records[i];
     const taken = reads.take(i);
     const data = taken instanceof Promise ? await taken : taken;
+    if (data instanceof TooLargeForShard) {
+      failures.push({ key: record.key, reason: data.message });
+      options.onFile?.(record.size);
+      continue;
+    }
     if (types.isNativeError(data)) {
       if (!isUnreadableInput(data)) throw data;
       failures.push({ key: record.key, reason: describeReadError(data) });
@@ -116,6 +123,12 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
       encoded = format.encode({ data, key: record.key, label: record.label, recordId: record.recordId });
     } catch (error) {
       failures.push({ key: record.key, reason: (error as Error).message });
+      options.onFile?.(data.length);
+      continue;
+    }
+    if (encoded.size > MAX_SHARD_BYTES) {
+      // The file grew past the ceiling since it was listed.
+      failures.push({ key: record.key, reason: new TooLargeForShard(data.length).message });
       options.onFile?.(data.length);
       continue;
     }
@@ -134,7 +147,21 @@ interface MemberReads {
   take(position: number): Buffer | Error | Promise<Buffer | Error>;
 }
 
-/** In place when the source reads locally, else concurrently with read-ahead. */
+/**
+ * A file too large for any shard: a shard holds whole files, and a shard over the ceiling would
+ * outgrow a packer Lambda's memory and a Pipe-mode FIFO's restart cost (see MAX_SHARD_BYTES). Listed
+ * as a failure, never read, rather than failing the run: the other files pack as usual, the summary
+ * and the exit status (1 without --allow-missing) say which file it was, and nothing else is lost.
+ */
+class TooLargeForShard extends Error {
+  constructor(bytes: number) {
+    super(`${bytes} bytes (${(bytes / MIB).toFixed(1)} MiB) is over the ${MAX_SHARD_BYTES / MIB} MiB shard limit: a shard holds whole files, `
+      + 'so this one cannot be packed; split or shrink it, or leave it out of the source');
+    this.name = 'TooLargeForShard';
+  }
+}
+
+/** In place when the source reads locally, else concurrently with read-ahead; a file listed over the shard limit is not read. */
 function memberReads(records: PlannedRecord[], options: ShardWriterOptions): MemberReads {
   const { source } = options;
   if (source.readInto) {
@@ -142,6 +169,7 @@ function memberReads(records: PlannedRecord[], options: ShardWriterOptions): Mem
     const readInto = source.readInto.bind(source);
     return {
       take: (position) => {
+        if (records[position].size > MAX_SHARD_BYTES) return new TooLargeForShard(records[position].size);
         try {
           return readInto(records[position].key, records[position].size, scratch);
         } catch (error) {
@@ -166,7 +194,8 @@ class ReadAhead implements MemberReads {
   public take(position: number): Promise<Buffer | Error> {
     while (this.next < this.records.length && this.next < position + this.limit) {
       const { key, size } = this.records[this.next];
-      this.inFlight.set(this.next, this.source.read(key, size).catch((error: unknown) => toError(error)));
+      this.inFlight.set(this.next, size > MAX_SHARD_BYTES ? Promise.resolve(new TooLargeForShard(size))
+        : this.source.read(key, size).catch((error: unknown) => toError(error)));
       this.next++;
     }
     const read = this.inFlight.get(position)!;

@@ -11,7 +11,8 @@ import { checkTotals, crc32cBase64, MANIFEST_FORMAT_VERSION } from './manifest';
 import {
   INDEX_CHANNEL_MANIFEST, INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_CHANNEL_MANIFEST, SHARDS_FOLDER, VersionLayout, versionSequence,
 } from './dataset-layout';
-import { currentVersion } from './publish';
+import { MemberListError, parseMembers } from './members';
+import { currentVersion, publishedClaims } from './publish';
 
 /** What verification found. */
 export interface VerifyReport {
@@ -46,6 +47,10 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
   if (options.version !== undefined && versionSequence(options.version) === undefined) {
     return { problems: [`'${options.version}' is not a version id (v<8 digits>-<8 hex digits>)`], shardsChecked: 0, recordsChecked: 0, bytesChecked: 0 };
   }
+  if (options.version !== undefined) {
+    const unpublished = await checkPublished(dataset, options.version);
+    if (unpublished) return { problems: [unpublished], shardsChecked: 0, recordsChecked: 0, bytesChecked: 0 };
+  }
   const manifestKey = options.version === undefined ? MANIFEST_KEY : new VersionLayout(options.version).manifestKey;
   let manifest: Manifest;
   try {
@@ -75,10 +80,12 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
   let recordsChecked = 0;
   let bytesChecked = 0;
   const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
+  const failed = new Set(manifest.failures.map((failure) => failure.key));
 
   for (const [position, shard] of manifest.shards.entries()) {
     if (!confined.has(shard.key) || !confined.has(shard.indexKey)) continue;
     const checked = await verifyShard(dataset, manifest, shard, labelCount, problems);
+    if (confined.has(shard.membersKey)) await verifyMembers(dataset, shard, failed, problems);
     recordsChecked += checked.records.length;
     bytesChecked += checked.bytes;
     globalIndex?.next({ records: checked.ids.map((id, i) => ({ id, offset: checked.records[i].offset })), bytes: checked.bytes });
@@ -121,6 +128,48 @@ class GlobalIndexCheck {
     if (!this.matches || this.checked !== this.text.length) {
       this.problems.push(`${this.key}: does not match the records of the shards in order (global offsets)`);
     }
+  }
+}
+
+/**
+ * A version asked for by id must have been published: the folder of a run that crashed or lost the
+ * race to publish may hold a complete-looking manifest, and no reader is ever given it. The problem
+ * names the version and the published ones, or undefined when it is published.
+ */
+async function checkPublished(dataset: DatasetReader, version: string): Promise<string | undefined> {
+  let published: string[];
+  try {
+    published = (await publishedClaims(dataset)).map((claim) => claim.datasetVersion);
+  } catch (error) {
+    return `published/: the claims cannot be read (${(error as Error).message}), so whether ${version} was published is unknown`;
+  }
+  if (published.includes(version)) return undefined;
+  return `version ${version} was never published in ${dataset.uri}; published versions: ${published.length > 0 ? published.join(', ') : 'none'}`;
+}
+
+/**
+ * A shard's member list (what the next repack compares to tell which shards changed) is there,
+ * parses, and accounts for the shard: its inputs, less those listed as failures, are the shard's records.
+ */
+async function verifyMembers(dataset: DatasetReader, shard: ManifestShard, failed: ReadonlySet<string>, problems: string[]): Promise<void> {
+  const fullRepack = 'the next incremental pack cannot use this version; a full repack (--full) rewrites it';
+  const data = await dataset.get(shard.membersKey).catch((error: Error) => {
+    problems.push(`${shard.membersKey}: cannot be read (${error.message}); ${fullRepack}`);
+    return undefined;
+  });
+  if (!data) return;
+  let members;
+  try {
+    members = parseMembers(shard.membersKey, data);
+  } catch (error) {
+    if (!(error instanceof MemberListError)) throw error;
+    problems.push(`${error.message}; ${fullRepack}`);
+    return;
+  }
+  const packed = members.filter((member) => !failed.has(member.key)).length;
+  if (packed !== shard.records) {
+    problems.push(`${shard.membersKey}: ${members.length} members, ${packed} of them not listed as failures, but ${shard.key} has ${shard.records} records `
+      + `in the manifest; ${fullRepack}`);
   }
 }
 

@@ -3,7 +3,7 @@ import * as path from 'path';
 import type { AwsJsonServer} from '../support/aws-json-server';
 import { useAwsJsonServer } from '../support/aws-json-server';
 import { temporaryFolders } from '../support/local-files';
-import { runCli } from '../support/run-cli';
+import { runCli, runCliWaiting } from '../support/run-cli';
 
 const STATE_MACHINE = 'arn:aws:states:us-east-1:111111111111:stateMachine:TrainingPipeline';
 const folder = temporaryFolders();
@@ -12,8 +12,16 @@ useAwsJsonServer(['stepfunctions', 'sagemaker'], (server) => {
   aws = server;
 });
 
+/** The waits asked for between polls, in seconds; none is waited. */
+let waits: number[] = [];
+beforeEach(() => {
+  waits = [];
+});
+
 function launch(...args: string[]) {
-  return runCli('launch', ...args, '--endpoint-url', aws.endpoint, '--region', 'us-east-1', '--poll', '0');
+  return runCliWaiting(async (seconds) => {
+    waits.push(seconds);
+  }, 'launch', ...args, '--endpoint-url', aws.endpoint, '--region', 'us-east-1');
 }
 
 const STARTED = 1_793_610_000;
@@ -85,9 +93,11 @@ describe('training-io launch: the pipeline', () => {
     });
     // WHEN
     const { code, stdout } = await launch('--state-machine', STATE_MACHINE, '--name', 'run-7', '--hyperparameter', 'epochs=5',
-      '--hyperparameter', 'lr=0.1', '--force');
+      '--hyperparameter', 'lr=0.1', '--force', '--poll', '2.5');
     // THEN
     expect(code).toBe(0);
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits.every((seconds) => seconds === 2.5)).toBe(true);
     const start = aws.calls.find((c) => c.operation === 'StartExecution')!.input;
     expect(start).toMatchObject({ stateMachineArn: STATE_MACHINE, name: 'run-7' });
     expect(JSON.parse(start.input)).toEqual({ force: true, hyperparameters: { epochs: '5', lr: '0.1' } });
@@ -196,7 +206,12 @@ describe('training-io launch: arguments', () => {
     [['--state-machine', STATE_MACHINE, '--job-name', 'j'], /--job-name is for a single job/],
     [['--request', 'r.json', '--force'], /--force is for the pipeline/],
     [['--request', '/nonexistent/r.json'], /--request \/nonexistent\/r\.json cannot be read as JSON/],
-    [['--state-machine', STATE_MACHINE, '--poll', 'often'], /--poll must be a number of seconds, got 'often'/],
+    [['--state-machine', STATE_MACHINE, '--poll', 'often'], /--poll must be a number of seconds from 1 to 3600, got 'often'/],
+    // Every poll is a few API calls: --poll 0 made about 850 a second.
+    [['--state-machine', STATE_MACHINE, '--poll', '0'], /--poll must be a number of seconds from 1 to 3600, got '0'/],
+    [['--state-machine', STATE_MACHINE, '--poll', '0.5'], /--poll must be a number of seconds from 1 to 3600, got '0\.5'/],
+    [['--state-machine', STATE_MACHINE, '--poll', '3601'], /--poll must be a number of seconds from 1 to 3600, got '3601'/],
+    [['--state-machine', STATE_MACHINE, '--poll', '-3'], /--poll must be a number of seconds from 1 to 3600, got '-3'/],
   ])('launch %j exits 2 naming the problem', async (args, message) => {
     const { code, stderr } = await runCli('launch', ...args, '--region', 'us-east-1');
     expect(code).toBe(2);

@@ -81,4 +81,16 @@ describe('parseCommandArgs', () => {
     expect((caught as UsageError).message).toMatch(message);
     expect((caught as UsageError).usage).toBe('Usage: test');
   });
+
+  test.each([['-3'], ['-0.5'], ['-.5']])('a negative number after an option that takes a value is its value: %j', (value) => {
+    // WHEN
+    const { values } = parseCommandArgs({ ...config, args: ['--format', value] }, 'Usage: test');
+
+    // THEN
+    expect(values.format).toBe(value);
+  });
+
+  test('an option after an option that takes a value is still a missing value', () => {
+    expect(() => parseCommandArgs({ ...config, args: ['--format', '-x'] }, 'Usage: test')).toThrow(/argument is ambiguous/);
+  });
 });

@@ -19,10 +19,15 @@ class CollectingStream {
 }
 
 /** Runs `training-io` in-process with collecting streams (not terminals). */
-export async function runCli(...argv: string[]): Promise<CliRun> {
+export function runCli(...argv: string[]): Promise<CliRun> {
+  return runCliWaiting(undefined, ...argv);
+}
+
+/** {@link runCli}, with `sleep` standing in for the waits between `launch`'s polls. */
+export async function runCliWaiting(sleep: Parameters<typeof main>[3], ...argv: string[]): Promise<CliRun> {
   const out = new CollectingStream();
   const err = new CollectingStream();
   // Only write and isTTY are used; the casts stand in for the rest of a WriteStream.
-  const code = await main(argv, out as unknown as Parameters<typeof main>[1], err as unknown as Parameters<typeof main>[2]);
+  const code = await main(argv, out as unknown as Parameters<typeof main>[1], err as unknown as Parameters<typeof main>[2], sleep);
   return { code, stdout: out.text, stderr: err.text };
 }

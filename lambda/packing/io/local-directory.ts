@@ -7,6 +7,8 @@ import { sortStringsInCodePointOrder } from '../planning/key-order';
 import { alignedStagingBuffer, openFileWriter } from './file-writer';
 import type { ListedFile, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
 import { ObjectNotFoundError } from './storage';
+import { isPathInside, resolveExistingPath } from './real-path';
+import { isUnreadableInput, NotRegularFileError } from './unreadable-input';
 
 /** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
 const STAT_BATCH_FILES = 4096;
@@ -25,15 +27,18 @@ export class LocalDirectorySource implements PackingSource {
   public readonly uri: string;
   private readonly root: string;
   private readonly statFiles: StatFiles;
+  private readonly outputDir?: string;
 
   /**
+   * `outputDir`: the folder the dataset is written to, never listed (see refuseOutput).
    * `statFiles` lets a caller with worker threads stat the listed files in parallel (the CLI's pool
    * does, each worker with its own source over the same folder); by default they are stat-ed here.
    */
-  constructor(root: string, options: { readonly statFiles?: StatFiles } = {}) {
+  constructor(root: string, options: LocalDirectorySourceOptions = {}) {
     this.root = path.resolve(root);
     this.uri = directoryUri(this.root);
     this.statFiles = options.statFiles ?? ((keys) => Promise.resolve(this.stat(keys)));
+    this.outputDir = options.outputDir === undefined ? undefined : resolveExistingPath(options.outputDir);
   }
 
   /**
@@ -67,28 +72,31 @@ export class LocalDirectorySource implements PackingSource {
 
   /**
    * Keys of the files under the root in code-point order. stat follows symbolic links: a linked
-   * file is listed, a linked folder is walked. A link that leads nowhere is still listed, so that
-   * reading it fails and it is reported, not dropped. Other entries (sockets, devices) are skipped.
+   * file is listed, a linked folder is walked (once: a link back to a folder already walked would
+   * loop forever). Every other entry is listed too, whatever it is, so that reading it reports why
+   * it cannot be packed and it ends up among the failures, never dropped: a link that leads nowhere
+   * or loops (ELOOP), a FIFO, a socket, a device. Nothing at or under the output folder is listed.
    */
   private* walk(): Generator<string> {
     const walked = new Set<string>();
     // Each folder's entries, sorted, with a `/` after folder names; the deepest folder last.
     const stack: Array<{ readonly prefix: string; readonly names: string[]; next: number }> = [];
     const enter = (relative: string) => {
-      // A link back to a folder already walked would loop forever.
       const real = fs.realpathSync(this.pathOf(relative));
+      this.refuseOutput(relative, real, true);
       if (walked.has(real)) return;
       walked.add(real);
       const names: string[] = [];
       for (const entry of fs.readdirSync(this.pathOf(relative), { withFileTypes: true })) {
         if (entry.isDirectory()) {
           names.push(`${entry.name}/`);
-        } else if (entry.isFile()) {
-          names.push(entry.name);
+        } else if (entry.isSymbolicLink()) {
+          const key = relative ? `${relative}/${entry.name}` : entry.name;
+          const folder = isLinkedFolder(this.pathOf(key));
+          if (this.outputDir !== undefined) this.refuseOutput(key, linkTarget(this.pathOf(key)), folder);
+          names.push(folder ? `${entry.name}/` : entry.name);
         } else {
-          const stats = fs.statSync(this.pathOf(relative ? `${relative}/${entry.name}` : entry.name), { throwIfNoEntry: false });
-          if (stats?.isDirectory()) names.push(`${entry.name}/`);
-          else if (!stats || stats.isFile()) names.push(entry.name);
+          names.push(entry.name);
         }
       }
       stack.push({ prefix: relative ? `${relative}/` : '', names: sortStringsInCodePointOrder(names), next: 0 });
@@ -106,17 +114,38 @@ export class LocalDirectorySource implements PackingSource {
     }
   }
 
+  /**
+   * Refuses an entry (a folder, or a link, followed) that is the output, lies in it or, being a
+   * folder that is walked, holds it. Refused rather than left out: a link to the output, or an
+   * output inside a linked folder, is the same mistake as an output inside the source (which the
+   * CLI refuses before it starts), only found later. Packed, the output would grow into every next
+   * version; left out, the source would quietly hold files that are neither packed nor listed as
+   * failures. Refused, the user moves the link or the output and knows exactly what was packed.
+   */
+  private refuseOutput(key: string, real: string, walked: boolean): void {
+    const output = this.outputDir;
+    if (output === undefined) return;
+    const what = key === '' ? 'the source folder itself' : `'${key}'`;
+    const where = real === output ? 'is the output folder' : isPathInside(real, output) ? 'is inside the output folder'
+      : walked && isPathInside(output, real) ? 'holds the output folder' : undefined;
+    if (where === undefined) return;
+    throw new SourceContainsOutputError(`${what} in the source ${this.root} leads to ${real}, which ${where} ${output}: `
+      + 'packing it would pack the dataset into itself; remove the link or choose an output outside the source');
+  }
+
   public async read(key: string): Promise<Buffer> {
-    const fd = fs.openSync(this.pathOf(key), 'r');
+    const fd = openForReading(this.pathOf(key));
     try {
       return readWhole(fd);
+    } catch (error) {
+      throw notRegularOnSeekOrWait(fd, error);
     } finally {
       fs.closeSync(fd);
     }
   }
 
   public readInto(key: string, listedSize: number, scratch: ScratchBuffer): Buffer {
-    const fd = fs.openSync(this.pathOf(key), 'r');
+    const fd = openForReading(this.pathOf(key));
     try {
       // One byte more than listed: a short read ends the file without an fstat per file; a full
       // one means the file grew since it was listed, and then it is read whole, sized by fstat.
@@ -125,7 +154,11 @@ export class LocalDirectorySource implements PackingSource {
       const buffer = scratch.reserve(listedSize + 1);
       const first = fs.readSync(fd, buffer, 0, listedSize + 1, 0);
       const filled = first === listedSize ? first : first + readFully(fd, buffer.subarray(first), listedSize + 1 - first, first);
+      // Nothing read: an empty file, or something else listed with size 0 (a FIFO, /dev/null); only then the fstat that tells them apart.
+      if (filled === 0) checkRegular(fd);
       return filled <= listedSize ? buffer.subarray(0, filled) : readWhole(fd);
+    } catch (error) {
+      throw notRegularOnSeekOrWait(fd, error);
     } finally {
       fs.closeSync(fd);
     }
@@ -139,7 +172,7 @@ export class LocalDirectorySource implements PackingSource {
   public stat(keys: readonly string[]): Float64Array {
     const stats = new Float64Array(2 * keys.length);
     for (let i = 0; i < keys.length; i++) {
-      const found = fs.statSync(this.pathOf(keys[i]), { throwIfNoEntry: false });
+      const found = statOrUndefined(this.pathOf(keys[i]));
       stats[2 * i] = found ? found.size : NaN;
       stats[2 * i + 1] = found ? found.mtimeMs : NaN;
     }
@@ -274,6 +307,22 @@ export class LocalDirectorySink implements PackingSink {
   }
 }
 
+/** How a {@link LocalDirectorySource} lists. */
+export interface LocalDirectorySourceOptions {
+  /** The output folder of the run, when it is local: an entry of the source that leads into it is refused. */
+  readonly outputDir?: string;
+  /** Stats the listed files (on worker threads); by default the source stats them itself. */
+  readonly statFiles?: StatFiles;
+}
+
+/** The walk reached the output folder through the source: the dataset would be packed into itself. */
+export class SourceContainsOutputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SourceContainsOutputError';
+  }
+}
+
 /** Stats files of a listing by key, as {@link LocalDirectorySource.stat} does. */
 export type StatFiles = (keys: string[]) => Promise<Float64Array>;
 
@@ -286,9 +335,75 @@ async function listedBatch(batch: { readonly keys: string[]; readonly stats: Pro
   });
 }
 
+/**
+ * Opens without blocking: opening a FIFO for reading otherwise waits for a writer, forever. A
+ * regular file reads as before; a socket cannot be opened (ENXIO) and is reported as what it is.
+ */
+function openForReading(file: string): number {
+  try {
+    return fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw new NotRegularFileError('a socket');
+    throw error;
+  }
+}
+
+/**
+ * A read that a regular file never fails with: a positioned read of a FIFO (ESPIPE), or a read of
+ * one held open by a writer that wrote nothing yet (EAGAIN). Reported as what the file is.
+ */
+function notRegularOnSeekOrWait(fd: number, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== 'ESPIPE' && code !== 'EAGAIN') return error;
+  try {
+    checkRegular(fd);
+  } catch (notRegular) {
+    return notRegular;
+  }
+  return error;
+}
+
+/** Throws when the open file is not a regular file (its bytes are no file's contents, or never end). */
+function checkRegular(fd: number, stats: fs.Stats = fs.fstatSync(fd)): void {
+  if (stats.isFile()) return;
+  const kind = stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : stats.isCharacterDevice() ? 'a character device'
+    : stats.isBlockDevice() ? 'a block device' : 'not a file';
+  throw new NotRegularFileError(kind);
+}
+
+/** stat, following links; undefined for an entry that is not there, loops or may not be stat-ed (reading it reports which). */
+function statOrUndefined(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    if (isUnreadableInput(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Whether a link leads to a folder; a link that leads nowhere or loops is listed as a file, and reading it reports why. */
+function isLinkedFolder(link: string): boolean {
+  return statOrUndefined(link)?.isDirectory() ?? false;
+}
+
+/** Where a link leads, links resolved; for one that leads nowhere (yet), where its target would be. */
+function linkTarget(link: string): string {
+  try {
+    return fs.realpathSync(link);
+  } catch {
+    try {
+      return resolveExistingPath(path.resolve(path.dirname(resolveExistingPath(link)), fs.readlinkSync(link)));
+    } catch {
+      return resolveExistingPath(link);
+    }
+  }
+}
+
 /** The whole file, sized by fstat (not by the listing: the file may have changed since). */
 function readWhole(fd: number): Buffer {
-  const data = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+  const stats = fs.fstatSync(fd);
+  checkRegular(fd, stats);
+  const data = Buffer.allocUnsafe(stats.size);
   const filled = readFully(fd, data, data.length);
   return filled === data.length ? data : data.subarray(0, filled);
 }

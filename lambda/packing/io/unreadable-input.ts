@@ -1,7 +1,24 @@
 import { isS3AccessDenied, isS3NotFound } from './s3-retry';
 
-/** Local errors that say the file is not there (a dangling or looping link included) or may not be read. */
-const UNREADABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM']);
+/** The code of {@link NotRegularFileError}. */
+const NOT_REGULAR_FILE = 'ERR_NOT_REGULAR_FILE';
+
+/**
+ * Local errors that say the file is not there (a dangling or looping link included), may not be
+ * read, or is no regular file (a FIFO, socket or device in the source: it has no contents to pack).
+ */
+const UNREADABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', NOT_REGULAR_FILE]);
+
+/** A source entry that is not a regular file: listed, so that it is reported among the failures, and never read. */
+export class NotRegularFileError extends Error {
+  public readonly code = NOT_REGULAR_FILE;
+
+  /** `kind`: what it is instead, e.g. `a FIFO`. */
+  constructor(kind: string) {
+    super(`not a regular file (${kind}): only regular files are packed`);
+    this.name = 'NotRegularFileError';
+  }
+}
 
 /**
  * Whether a source's read failed because the input does not exist or may not be read: the only

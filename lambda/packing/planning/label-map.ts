@@ -70,7 +70,7 @@ function labelEachByClass(files: readonly SourceFile[], indexOf: (name: string, 
   return labels;
 }
 
-/** The class of a key: its first folder. Keys at the root fail, naming the key. */
+/** The class of a key: its first folder. Keys at the root, or whose first folder is empty, `.` or `..`, fail, naming the key. */
 export function className(key: string): string {
   const slash = key.indexOf('/');
   if (slash < 0) {
@@ -85,5 +85,13 @@ export function className(key: string): string {
       + "list keys relative to the source root or use labels 'none'",
     );
   }
-  return key.slice(0, slash);
+  const name = key.slice(0, slash);
+  if (name === '.' || name === '..') {
+    // A folder cannot be named so: only an S3 key can start with it, and a class '.' or '..' would be a path, not a name.
+    throw new PlanError(
+      `labels 'folder' takes the class from the first folder of each key, but '${key}' starts with '${name}/' (a class named '${name}'): `
+      + "rename the object to start with its class folder (e.g. 'cat/…') or use labels 'none'",
+    );
+  }
+  return name;
 }

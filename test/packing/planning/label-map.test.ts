@@ -26,4 +26,9 @@ describe('labelByFolder', () => {
     expect(() => labelByFolder(listed('cat/1', '/abs/2'))).toThrow(PlanError);
     expect(() => labelByFolder(listed('cat/1', '/abs/2'))).toThrow(/'\/abs\/2' starts with '\/'/);
   });
+
+  test.each(['./2.jpg', '../2.jpg', '../cat/2.jpg'])('an S3 key %j would make a class named . or ..: it fails naming the key', (key) => {
+    expect(() => labelByFolder(listed('cat/1', key))).toThrow(PlanError);
+    expect(() => labelByFolder(listed('cat/1', key))).toThrow(`'${key}' starts with '${key.split('/')[0]}/' (a class named '${key.split('/')[0]}')`);
+  });
 });
