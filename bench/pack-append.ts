@@ -1,10 +1,12 @@
 // Benchmark: an incremental repack after appending 5 % more files to a packed dataset, against a
 // full repack of the same source (`--full`), both by `training-io pack` in the same run. Prints the
 // bytes each wrote and its wall time, the ratios incremental/full (target: bytes near the appended
-// files' share), and the appended files' own bytes, the floor any repack must write. Not a test:
+// files' share), and the appended files' own bytes, the floor any repack must write (an incremental
+// repack also rewrites the shards under half the target, so it may write a little more), and each
+// result's shard count and how many of its shards are under half the target. Not a test:
 // `npm run bench:pack-append [-- --dir D --files N --percent P --runs R]`.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -101,3 +103,13 @@ console.log(`incremental repack: ${mb(incremental.bytes)} written in ${median(in
 console.log(`full repack:        ${mb(full.bytes)} written in ${median(full.seconds).toFixed(2)} s`);
 console.log(`incremental ÷ full: bytes ${(incremental.bytes / full.bytes).toFixed(3)}, time ${(median(incremental.seconds) / median(full.seconds)).toFixed(3)}`);
 console.log(`incremental bytes ÷ appended files' bytes: ${(incremental.bytes / appendedBytes).toFixed(3)} (1.0 = only the new files, framed)`);
+
+/** The shard count of the dataset in `output` and how many of its shards are under half its target. */
+function fragmentation(output: string): string {
+  const manifest = JSON.parse(readFileSync(path.join(output, 'manifest.json'), 'utf8')) as {
+    shards: Array<{ bytes: number }>; sizing: { targetShardBytes: number | null };
+  };
+  const half = (manifest.sizing.targetShardBytes ?? 0) / 2;
+  return `${manifest.shards.length} shards, ${manifest.shards.filter((shard) => shard.bytes < half).length} under half the target`;
+}
+console.log(`shards: incremental ${fragmentation(path.join(root, 'packed-incremental'))}; full ${fragmentation(path.join(root, 'packed-full'))}`);

@@ -2,7 +2,7 @@ import * as net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Timeouts } from '../../lambda/packing/io/s3-client';
-import { engineS3Client } from '../../lambda/packing/io/s3-client';
+import { engineS3Client, engineS3Timeouts } from '../../lambda/packing/io/s3-client';
 import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
@@ -73,6 +73,21 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+describe('engine S3 timeouts', () => {
+  test('are seconds, not minutes, unless a caller sets its own', () => {
+    const client = engineS3Client({ region: 'us-east-1' });
+    const tuned = engineS3Client({ region: 'us-east-1' }, { idleTimeoutMs: 200 });
+    expect(engineS3Timeouts(client)).toEqual({ connectionTimeoutMs: 3_000, idleTimeoutMs: 10_000, requestTimeoutMs: 300_000 });
+    expect(engineS3Timeouts(tuned)).toEqual({ connectionTimeoutMs: 3_000, idleTimeoutMs: 200, requestTimeoutMs: 300_000 });
+    client.destroy();
+    tuned.destroy();
+  });
+});
+
 describe('a store that cannot be reached fails the run, never the files', () => {
   test('connection refused on every read: the pack rejects naming the endpoint, no file is listed as lost, no manifest', async () => {
     // GIVEN
@@ -112,18 +127,34 @@ describe('a store that cannot be reached fails the run, never the files', () => 
     proxied.destroy();
   }, 30_000);
 
-  test('a server that accepts connections and never answers: the read times out naming the endpoint, no manifest', async () => {
-    // GIVEN: every request through the proxy is held far longer than the client waits.
-    fixture.proxy.delay(5_000);
+  test('a server that accepts connections and never answers: the pack fails naming the read, its key and the wait, no manifest', async () => {
+    // GIVEN: the reads go to a server that takes every request and never answers; the client waits 0.2 s at a time.
+    fixture.proxy.neverAnswer();
     const silent = engineClient(fixture.proxy.endpoint, { idleTimeoutMs: 200 });
     const sink = freshSink();
 
     // WHEN
     const packing = packDataset({ source: sourceReadingThrough(silent), sink, format: 'tfrecord', seed: 3, shardCount: 1, readConcurrency: 2 });
 
-    // THEN
-    await expect(packing).rejects.toThrow(`no answer from ${fixture.proxy.endpoint} in time`);
+    // THEN: the source's object, the operation and the wait, after the retries (FAST_RETRY's 4 attempts).
+    await expect(packing).rejects.toThrow(new RegExp(
+      `^s3://${bucket}/raw/(cat|dog)/\\d{4}\\.jpg: GetObject: no answer within 0\\.2 s from ${escape(fixture.proxy.endpoint)} after 4 attempts$`));
+    expect(fixture.proxy.faults).toBeGreaterThanOrEqual(4);
     expect(await manifestWritten(sink)).toBe(false);
+    silent.destroy();
+  }, 30_000);
+
+  test('a listing that gets no answer names the SDK operation, the prefix and the wait', async () => {
+    // GIVEN
+    fixture.proxy.neverAnswer();
+    const silent = engineClient(fixture.proxy.endpoint, { idleTimeoutMs: 200 });
+    const listing = new S3Source({ client: silent, bucket, prefix: 'raw/', retry: FAST_RETRY });
+
+    // WHEN
+    const listed = listAll(listing);
+
+    // THEN
+    await expect(listed).rejects.toThrow(`s3://${bucket}/raw/: ListObjectsV2: no answer within 0.2 s from ${fixture.proxy.endpoint} after 4 attempts`);
     silent.destroy();
   }, 30_000);
 

@@ -104,6 +104,30 @@ describe('incremental repacks', () => {
     expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
   });
 
+  test('many small appends never fragment the dataset: after each, only shards this pack wrote may be under half the target, at most one per consumer', async () => {
+    // GIVEN a packed version of 1,200 files (about 4.8 MB, 1 MiB target, 2 consumers)
+    const sourceDir = folder('src');
+    writeFiles(sourceDir, files(0, 1200));
+    const outDir = folder('out');
+    await pack(sourceDir, outDir);
+    const halfTarget = 1024 * 1024 / 2;
+
+    for (let append = 0; append < 8; append++) {
+      // WHEN 120 files (about 0.48 MB: alone, a shard under half the target) are added and packed
+      writeFiles(sourceDir, files(1200 + append * 120, 120));
+      const { manifest, fullRepackReason } = await pack(sourceDir, outDir);
+
+      // THEN the small shards are this pack's own, and every file is a record exactly once
+      const small = manifest.shards.filter((shard) => shard.bytes < halfTarget);
+      expect({ append, fullRepackReason }).toEqual({ append, fullRepackReason: undefined });
+      expect({ append, small: small.length <= 2 }).toEqual({ append, small: true });
+      for (const shard of small) expect({ append, key: shard.key }).toEqual({ append, key: expect.stringMatching(`^versions/${manifest.datasetVersion}/`) });
+      expect(manifest.sizing.multipleOfConsumers).toBe(manifest.shards.length % 2 === 0);
+      expect(recordFilenames(outDir, manifest)).toEqual(Object.keys(files(0, 1200 + (append + 1) * 120)).sort());
+    }
+    expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
+  });
+
   test('an unchanged source is up to date: nothing is written, not even a claim', async () => {
     // GIVEN
     const sourceDir = folder('src');

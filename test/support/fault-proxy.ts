@@ -22,7 +22,7 @@ export interface FaultProxy {
   readonly endpoint: string;
   /** Requests received so far, faulted ones included. */
   readonly requests: number;
-  /** Requests answered with a fault so far (resets and SlowDowns). */
+  /** Requests answered with a fault so far (resets, SlowDowns, denials, and requests left unanswered). */
   readonly faults: number;
   /** Drops every fault still pending and every delay. */
   passThrough(): void;
@@ -34,6 +34,11 @@ export interface FaultProxy {
   denyNext(count: number): void;
   /** Holds every request this long before forwarding it (0: none). */
   delay(ms: number): void;
+  /**
+   * From now on, accepts every connection and reads every request but never answers, as a server
+   * that hangs does (until `passThrough()` or `close()`, which reset the connections held).
+   */
+  neverAnswer(): void;
   /** Called with each request before it is faulted or forwarded, e.g. to kill the server at a chosen moment. */
   onRequest(hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined): void;
   /** Points the proxy at another port. */
@@ -56,6 +61,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   let pendingSlowDowns = 0;
   let pendingDenials = 0;
   let delayMs = 0;
+  let silent = false;
   /** Ends the requests being held, so that no timer outlives passThrough() or close() (jest waits for them). */
   let holding = new AbortController();
   const releaseHeld = () => {
@@ -73,6 +79,12 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       await hook?.({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
       // A held request released early is reset, as an answer that never came.
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: holding.signal });
+      if (silent) {
+        faults++;
+        req.resume();
+        holding.signal.addEventListener('abort', () => req.socket.resetAndDestroy(), { once: true });
+        return;
+      }
       if (pendingResets > 0) {
         pendingResets--;
         faults++;
@@ -123,6 +135,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       pendingSlowDowns = 0;
       pendingDenials = 0;
       delayMs = 0;
+      silent = false;
     },
     resetNext: (count) => {
       pendingResets += count;
@@ -135,6 +148,9 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     },
     delay: (ms) => {
       delayMs = ms;
+    },
+    neverAnswer: () => {
+      silent = true;
     },
     onRequest: (next) => {
       hook = next;

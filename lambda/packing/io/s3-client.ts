@@ -1,15 +1,11 @@
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3Client } from '@aws-sdk/client-s3';
+import type { UnansweredWait } from './s3-no-answer';
+import { S3NoAnswerError } from './s3-no-answer';
+import type { S3Timeouts } from './s3-timeouts';
+import { resolveTimeouts, timeoutHandlerOptions } from './s3-timeouts';
 
-/** How long an S3 call may wait on the network before it fails (and is retried, see withS3Retry). */
-export interface S3Timeouts {
-  /** To open a connection (default 10,000 ms). */
-  readonly connectionTimeoutMs?: number;
-  /** Without a byte sent or received on an open connection (default 30,000 ms): a server that accepted and never answers. */
-  readonly idleTimeoutMs?: number;
-  /** For a whole request and its answer (default 300,000 ms): a server that trickles. */
-  readonly requestTimeoutMs?: number;
-}
+export type { S3Timeouts } from './s3-timeouts';
 
 /**
  * The S3 client the engine's sources and sinks are made for, in the Lambda handlers and the CLI
@@ -18,7 +14,8 @@ export interface S3Timeouts {
  * CRC32C it computed natively, and the SDK's JavaScript checksums (on requests, and validating
  * responses) would cost more CPU than the small objects they cover. Every call has timeouts: the
  * SDK has none by default, and an endpoint that accepts connections but never answers would hang
- * a run forever. A call that got no answer fails with an error naming the endpoint.
+ * a run forever. A call that got no answer in time fails with an S3NoAnswerError naming the
+ * operation, the wait and the endpoint (retried as transient; the retries' error adds the key).
  */
 export function engineS3Client(config: S3ClientConfig = {}, timeouts: S3Timeouts = {}): S3Client {
   const resolved = resolveTimeouts(timeouts);
@@ -27,20 +24,15 @@ export function engineS3Client(config: S3ClientConfig = {}, timeouts: S3Timeouts
     maxAttempts: 1,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    // Options rather than a NodeHttpHandler: the SDK makes its own, and the handlers' bundles need no copy of it.
-    requestHandler: {
-      connectionTimeout: resolved.connectionTimeoutMs,
-      socketTimeout: resolved.idleTimeoutMs,
-      requestTimeout: resolved.requestTimeoutMs,
-      throwOnRequestTimeout: true,
-    },
+    requestHandler: timeoutHandlerOptions(resolved),
   });
   CLIENT_TIMEOUTS.set(client, resolved);
-  client.middlewareStack.add((next) => async (args) => {
+  // Inside the SDK's retry step (priority low), so the error is the handler's own, not yet wrapped.
+  client.middlewareStack.add((next, context) => async (args) => {
     try {
       return await next(args);
     } catch (error) {
-      throw namingEndpoint(error, (args as { request?: EndpointRequest }).request);
+      throw explainUnanswered(error, context.commandName, (args as { request?: EndpointRequest }).request, resolved);
     }
   }, { step: 'finalizeRequest', name: 'namingEndpointOfUnansweredCalls', priority: 'low' });
   return client;
@@ -54,14 +46,6 @@ export function engineS3Timeouts(client: S3Client): Required<S3Timeouts> {
   return CLIENT_TIMEOUTS.get(client) ?? resolveTimeouts({});
 }
 
-function resolveTimeouts(timeouts: S3Timeouts): Required<S3Timeouts> {
-  return {
-    connectionTimeoutMs: timeouts.connectionTimeoutMs ?? 10_000,
-    idleTimeoutMs: timeouts.idleTimeoutMs ?? 30_000,
-    requestTimeoutMs: timeouts.requestTimeoutMs ?? 300_000,
-  };
-}
-
 /** Where a request went: enough to name the endpoint in an error. */
 export interface EndpointRequest {
   readonly protocol?: string;
@@ -69,15 +53,39 @@ export interface EndpointRequest {
   readonly port?: number;
 }
 
-/** Adds the endpoint to the message of an error the server did not answer with (refused, reset, timed out). */
+/** `http://127.0.0.1:9000`: where a request went. */
+export function endpointOf(request: EndpointRequest & { readonly hostname: string }): string {
+  return `${request.protocol ?? 'https:'}//${request.hostname}${request.port ? `:${request.port}` : ''}`;
+}
+
+/** Adds the endpoint to the message of an error the server did not answer with (refused, reset). */
 export function namingEndpoint(error: unknown, request: EndpointRequest | undefined): unknown {
-  const fields = error as { message?: unknown; name?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  const fields = error as { message?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
   if (!request?.hostname || typeof fields?.message !== 'string' || fields.$metadata?.httpStatusCode !== undefined) return error;
-  const endpoint = `${request.protocol ?? 'https:'}//${request.hostname}${request.port ? `:${request.port}` : ''}`;
-  if (fields.message.includes(endpoint)) return error;
-  // Not by name: the SDK calls a reset a TimeoutError too.
-  fields.message = /timed out|exceeded the configured|within the configured timeout/.test(fields.message)
-    ? `no answer from ${endpoint} in time: ${fields.message}`
-    : `${fields.message} (endpoint ${endpoint})`;
+  const endpoint = endpointOf({ ...request, hostname: request.hostname });
+  if (!fields.message.includes(endpoint)) fields.message = `${fields.message} (endpoint ${endpoint})`;
   return error;
+}
+
+/**
+ * The SDK's timeout as an S3NoAnswerError (operation, wait, endpoint); any other error that came
+ * without an answer with the endpoint added. By the message, not by name: the SDK calls a reset a
+ * TimeoutError too, and its three timeouts share that name.
+ */
+function explainUnanswered(error: unknown, commandName: string | undefined, request: EndpointRequest | undefined,
+  timeouts: Required<S3Timeouts>): unknown {
+  const message = (error as { message?: unknown } | undefined)?.message;
+  const wait = typeof message === 'string' ? sdkTimeoutWait(message) : undefined;
+  if (!wait || !request?.hostname) return namingEndpoint(error, request);
+  const waitedMs = wait === 'connect' ? timeouts.connectionTimeoutMs : wait === 'idle' ? timeouts.idleTimeoutMs : timeouts.requestTimeoutMs;
+  const operation = (commandName ?? 'S3 call').replace(/Command$/, '');
+  return new S3NoAnswerError(operation, wait, waitedMs, endpointOf({ ...request, hostname: request.hostname }), error);
+}
+
+/** Which of its timeouts @smithy/node-http-handler's message names (pinned by package-lock; checked by test/packing/honest-failures.test.ts). */
+function sdkTimeoutWait(message: string): UnansweredWait | undefined {
+  if (/did not establish a connection/.test(message)) return 'connect';
+  if (/of inactivity/.test(message)) return 'idle';
+  if (/requestTimeout/.test(message)) return 'request';
+  return undefined;
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { S3NoAnswerError } from './s3-no-answer';
 
 /**
  * How S3 calls are retried. The SDK client's own retries (its `maxAttempts`, 3 by default) come on
@@ -25,7 +26,10 @@ export interface S3Retry {
   readonly error: unknown;
 }
 
-/** A failed S3 call: names the `s3://` address, the S3 error code (or the network error code) and the attempts made. */
+/**
+ * A failed S3 call: names the `s3://` address, the S3 error code (or the network error code) and the
+ * attempts made; a call that got no answer, the operation and the wait (`s3://b/k: GetObject: no answer within 10 s from …`).
+ */
 export class S3StorageError extends Error {
   constructor(
     /** The `s3://` address of what the call worked on. */
@@ -149,6 +153,8 @@ function toStorageError(uri: string, error: unknown, attempts: number): S3Storag
   const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
   const reason = isS3NotFound(error)
     ? `no such object (${code ?? 'HTTP 404'})`
-    : `${code ?? 'error'}${status ? ` (HTTP ${status})` : ''}: ${message}${tried}`;
+    : error instanceof S3NoAnswerError
+      ? `${message}${tried}`
+      : `${code ?? 'error'}${status ? ` (HTTP ${status})` : ''}: ${message}${tried}`;
   return new S3StorageError(uri, code, attempts, reason, error, status);
 }

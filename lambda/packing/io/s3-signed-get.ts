@@ -4,7 +4,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { EndpointRequest } from './s3-client';
-import { engineS3Timeouts, namingEndpoint } from './s3-client';
+import { endpointOf, engineS3Timeouts, namingEndpoint } from './s3-client';
+import type { UnansweredWait } from './s3-no-answer';
+import { S3NoAnswerError } from './s3-no-answer';
 import { sdkGetObject } from './s3-location';
 import type { S3RetryOptions } from './s3-retry';
 import { withS3Retry } from './s3-retry';
@@ -133,11 +135,12 @@ export class S3SignedGet {
           else reject(httpError(status, bytes, response.headers));
         }, fail);
       });
-      const overall = setTimeout(() => fail(timeoutError(`request exceeded the configured ${requestTimeoutMs} ms`)), requestTimeoutMs);
-      request.setTimeout(idleTimeoutMs, () => fail(timeoutError(`connection idle for the configured ${idleTimeoutMs} ms`)));
+      const unanswered = (wait: UnansweredWait, ms: number) => () => fail(new S3NoAnswerError('GetObject', wait, ms, endpointOf(endpoint.request)));
+      const overall = setTimeout(unanswered('request', requestTimeoutMs), requestTimeoutMs);
+      request.setTimeout(idleTimeoutMs, unanswered('idle', idleTimeoutMs));
       request.on('socket', (socket) => {
         if (!socket.connecting) return;
-        const connecting = setTimeout(() => fail(timeoutError(`connection not made within the configured ${connectionTimeoutMs} ms`)), connectionTimeoutMs);
+        const connecting = setTimeout(unanswered('connect', connectionTimeoutMs), connectionTimeoutMs);
         socket.once('connect', () => clearTimeout(connecting));
         socket.once('close', () => clearTimeout(connecting));
       });
@@ -299,12 +302,5 @@ function httpError(status: number, body: Buffer, headers: http.IncomingHttpHeade
   error.name = code ?? 'UnknownError';
   if (code) error.Code = code;
   error.$metadata = { httpStatusCode: status, requestId: headers['x-amz-request-id'] as string | undefined };
-  return error;
-}
-
-/** Named as the SDK names its timeouts, and worded so that namingEndpoint says no answer came in time. */
-function timeoutError(message: string): Error {
-  const error = new Error(`${message}: timed out`);
-  error.name = 'TimeoutError';
   return error;
 }

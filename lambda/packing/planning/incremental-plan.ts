@@ -36,8 +36,9 @@ export interface FullRepack {
 /**
  * Plans a repack that rewrites only what must change (ARCHITECTURE.md "The manifest"): a shard of
  * the previous version is reused when every one of its inputs still exists with the same size and
- * modification time and none failed; the other inputs (new, changed, or beside a changed or removed
- * one) are planned into new shards with the same seed, numbered after the reused ones, their
+ * modification time and none failed, and it is at least half the target size (a smaller one is
+ * repacked whenever there is something new to pack with it); the other inputs (new, changed, beside
+ * a changed or removed one, or in a small shard) are planned into new shards with the same seed, numbered after the reused ones, their
  * record ids after the previous version's largest. The new shard count keeps the total a multiple
  * of the consumers unless that would make shards under 1 MiB. The record set is the source's:
  * every listed file exactly once.
@@ -58,18 +59,28 @@ export function planIncremental(
   const listed = new Map<string, ListedFile>();
   for (const file of sorted) listed.set(file.key, file);
   const failed = new Set(manifest.failures.map((failure) => failure.key));
-  const reused: ManifestShard[] = [];
+  const unchanged: Array<{ readonly shard: ManifestShard; readonly members: readonly PlannedRecord[] }> = [];
   const covered = new Set<string>();
   manifest.shards.forEach((shard, i) => {
     const members = previous.members[i];
-    const unchanged = members.length > 0 && members.every((member) => {
+    const same = members.length > 0 && members.every((member) => {
       const file = listed.get(member.key);
       return file !== undefined && file.size === member.size && file.modified === member.modified && !failed.has(member.key) && !covered.has(member.key);
     });
-    if (!unchanged) return;
-    reused.push(shard);
+    if (!same) return;
+    unchanged.push({ shard, members });
     for (const member of members) covered.add(member.key);
   });
+
+  // An append of a few files makes shards under half the target; repacked with the next pack's new
+  // files rather than reused, they never pile up, however many appends come.
+  const halfTarget = (manifest.sizing.targetShardBytes ?? 0) / 2;
+  const anyNew = sorted.some((file) => !covered.has(file.key));
+  const reused: ManifestShard[] = [];
+  for (const { shard, members } of unchanged) {
+    if (anyNew && shard.bytes < halfTarget) for (const member of members) covered.delete(member.key);
+    else reused.push(shard);
+  }
 
   const pending = sorted.filter((file) => !covered.has(file.key));
   const totalBytes = sorted.reduce((sum, file) => sum + file.size, 0);

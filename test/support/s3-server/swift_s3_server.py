@@ -150,6 +150,14 @@ pipeline = catch_errors gatekeeper listing_formats conditional_put_in s3api temp
 use = egg:swift#proxy
 account_autocreate = true
 allow_account_management = true
+# One process serves the proxy and the storage servers: under load (three packs reading at once)
+# its connection to the object server can take more than the default 0.5 s, and after 10 such
+# errors the proxy error-limits the node for a minute. The rings have one node each, so there is
+# nowhere else to go: every object request was answered 503 for that minute, longer than any
+# client's retries. Hence a patient connection and no error limiting (a 507, a full disk, still
+# limits the node: error_limit() sets the count past any limit).
+conn_timeout = 5
+error_suppression_limit = 1000000000
 
 [filter:catch_errors]
 use = egg:swift#catch_errors
