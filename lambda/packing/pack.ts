@@ -3,6 +3,7 @@ import { newVersionId, VersionLayout } from './dataset-layout';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
+import { storeDidNotAnswer } from './io/s3-no-answer';
 import type { PackingSink, PackingSource } from './io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import { ListingCollector } from './listing/listing-collector';
@@ -170,7 +171,8 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       };
     } catch (error) {
       // At the claim or after it, the version may be published: nothing of it is deleted (the next publish prunes a loser's folder).
-      if (error instanceof AfterClaimError) throw error;
+      // A store that stopped answering would only make the clean-up wait out its timeouts too: its folder is left to that prune as well.
+      if (error instanceof AfterClaimError || storeDidNotAnswer(error)) throw error;
       await removeUnpublished(options.sink, layout);
       if (error instanceof ConcurrentPublishError) throw error;
       // Lost the race to publish: that is the error to report, whatever failed first (the winner prunes the loser's objects).

@@ -144,6 +144,24 @@ describe('a store that cannot be reached fails the run, never the files', () => 
     silent.destroy();
   }, 30_000);
 
+  test('a store that stops answering mid-run: the error names the read that got no answer, not a clean-up after it', async () => {
+    // GIVEN: one client for the reads and the dataset, through the proxy; it goes silent at the first read
+    const proxied = engineClient(fixture.proxy.endpoint, { idleTimeoutMs: 200 });
+    const sink = new S3Sink({ client: proxied, bucket, prefix: `packed-${++sinks}/`, retry: FAST_RETRY });
+    const reads = sourceReadingThrough(proxied);
+    const source: PackingSource = { uri: reads.uri, list: () => reads.list(), read: (key) => {
+      fixture.proxy.neverAnswer();
+      return reads.read(key);
+    } };
+
+    // WHEN
+    const packing = packDataset({ source, sink, format: 'tfrecord', seed: 3, shardCount: 1, readConcurrency: 2 });
+
+    // THEN: the source's read and its wait; the run did not go on to wait out a clean-up and name that instead
+    await expect(packing).rejects.toThrow(new RegExp(`^s3://${bucket}/raw/(cat|dog)/\\d{4}\\.jpg: GetObject: no answer within 0\\.2 s`));
+    proxied.destroy();
+  }, 30_000);
+
   test('a listing that gets no answer names the SDK operation, the prefix and the wait', async () => {
     // GIVEN
     fixture.proxy.neverAnswer();

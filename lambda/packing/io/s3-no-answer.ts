@@ -33,3 +33,13 @@ const WORDS: Record<UnansweredWait, string> = {
 function seconds(ms: number): string {
   return String(Number((ms / 1000).toPrecision(3)));
 }
+
+/**
+ * Whether a run failed because the store stopped answering (an S3NoAnswerError, or the
+ * S3StorageError its retries ended in): cleaning up after it would only wait out the same timeouts
+ * again and then hide the cause, so the run leaves its unpublished folder to the next publish's prune.
+ */
+export function storeDidNotAnswer(error: unknown): boolean {
+  const fields = error as { name?: unknown; code?: unknown } | undefined;
+  return fields?.name === 'TimeoutError' || fields?.code === 'TimeoutError';
+}
