@@ -5,6 +5,7 @@ import { sortByKeyInCodePointOrder } from './planning/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
 import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
+import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 import { publishVersion, throwIfClaimedByAnother } from './publish';
 
 /** What the shards of a run produced, in shard order. */
@@ -22,6 +23,8 @@ export interface FinalizeInput {
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
   readonly shards: ManifestShard[];
   readonly failures: ManifestFailure[];
+  /** What was done to the images, when they were preprocessed (see manifest.ts). */
+  readonly preprocessing?: ManifestPreprocessing;
   /** When the version is published (default: now). */
   readonly now?: Date;
 }
@@ -59,6 +62,7 @@ export async function finalizeDataset(input: FinalizeInput): Promise<Manifest> {
     shards: input.shards,
     ...(input.format === 'recordio' ? { globalIndexKey: layout.globalIndexKey } : {}),
     failures,
+    ...(input.preprocessing ? { preprocessing: input.preprocessing } : {}),
   };
   const problem = checkTotals(manifest);
   if (problem) throw new IncompleteDatasetError(`not publishing ${layout.id}: ${problem}`);

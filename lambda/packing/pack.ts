@@ -15,6 +15,8 @@ import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
 import type { LabelMode, PlannedShard } from './planning/plan-types';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
+import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { PruneResult } from './prune';
 import { DEFAULT_RETENTION_DAYS, pruneVersions } from './prune';
 import { currentVersion, throwIfClaimedByAnother } from './publish';
@@ -62,6 +64,11 @@ export interface PackOptions {
   readonly fullRepack?: boolean;
   /** Versions that stopped being current longer ago than this are pruned after publishing (default 7 days). */
   readonly retentionDays?: number;
+  /**
+   * Resize and re-encode every image as JPEG as it is packed (needs sharp). A `writeShard` of
+   * your own must apply the same settings. Default: the files' bytes, unchanged.
+   */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** What a packing run did. */
@@ -100,13 +107,15 @@ export interface PackProgress {
 export async function packDataset(options: PackOptions): Promise<PackResult> {
   const format = shardFormat(options.format);
   const recordBytes = format.recordBytes.bind(format);
+  // Before the listing: settings out of range or sharp missing fail the run at once.
+  const preprocessing = options.preprocessing ? new ImagePreprocessor(options.preprocessing).record : undefined;
   const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
     const sizing = effectiveSizing(options.targetShardBytes, options.shardCount, options.consumers);
     const request: PackRequest = {
-      sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
+      sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder', preprocessing,
     };
     const held = collector.takeInMemory();
     if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, collector.fingerprintOf(held))) {
@@ -120,7 +129,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       } else {
         const plan = planIncremental(held, { manifest: current.manifest, members: await readMembers(options.sink, current.manifest.shards) }, {
           format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-          consumers: options.consumers, labels: options.labels, recordBytes,
+          consumers: options.consumers, labels: options.labels, recordBytes, preprocessing,
         });
         if (plan.kind === 'full') fullRepackReason = plan.reason;
         else incremental = plan;
@@ -155,6 +164,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         },
         shards: [...reused, ...written],
         failures: results.shards.flatMap((r) => r.failures),
+        preprocessing,
       });
       const prune = await pruneVersions(options.sink, (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000);
       return { manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune };
@@ -202,6 +212,7 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
     sink: versionSink,
     format,
     readConcurrency: options.readConcurrency ?? 32,
+    preprocessing: options.preprocessing,
     onFile: (bytes) => onFiles(bytes, 1),
   }));
   const results = new Array<ShardResult>(plan.shardCount);

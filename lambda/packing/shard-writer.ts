@@ -9,6 +9,8 @@ import { crc32cBase64 } from './manifest';
 import { serializeMembers } from './members';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
+import { ImagePreprocessor, PREPROCESSED_FORMAT, UndecodableImageError } from './preprocess/image-preprocessor';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {
@@ -19,6 +21,8 @@ export interface ShardWriterOptions {
   readonly readConcurrency: number;
   /** Called after each input file with its size, whether it became a record or a failure. */
   readonly onFile?: (bytes: number) => void;
+  /** Resize and re-encode each image before it becomes a record (default: the files' bytes, unchanged). */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** What writing one shard produced. */
@@ -33,8 +37,8 @@ const BLOCK_BYTES = 4 * 1024 * 1024;
 /**
  * Writes one planned shard and its index: reads the members with bounded read-ahead, frames them
  * in plan order (deterministic bytes), streams the frames to the sink with a running CRC32C, and
- * lists every member that does not exist, may not be read or cannot be framed as a failure
- * instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
+ * lists every member that does not exist, may not be read, cannot be framed or (with
+ * preprocessing) cannot be decoded as a failure instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
  * outlasted the retries) fails the shard: the input is not known to be lost, so it is not listed.
  * The shard appears only when complete; a failed write leaves nothing behind.
  */
@@ -95,6 +99,8 @@ interface WrittenRecords {
 
 async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, options: ShardWriterOptions): Promise<WrittenRecords> {
   const { format } = options;
+  // Made here, not per file: it loads sharp (failing the shard at once when it is missing) and checks the settings once.
+  const preprocessor = options.preprocessing ? new ImagePreprocessor(options.preprocessing) : undefined;
   const reads = memberReads(records, options);
   const output = new OutputBlock(writer, BLOCK_BYTES);
   const failures: ManifestFailure[] = [];
@@ -111,9 +117,23 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
       options.onFile?.(record.size);
       continue;
     }
+    let recordData = data;
+    if (preprocessor) {
+      try {
+        recordData = await preprocessor.process(data);
+      } catch (error) {
+        // Bytes that do not decode never will: a listed failure, not retried. Anything else fails the shard.
+        if (!(error instanceof UndecodableImageError)) throw error;
+        failures.push({ key: record.key, reason: error.message });
+        options.onFile?.(data.length);
+        continue;
+      }
+    }
     let encoded;
     try {
-      encoded = format.encode({ data, key: record.key, label: record.label, recordId: record.recordId });
+      encoded = format.encode({
+        data: recordData, key: record.key, label: record.label, recordId: record.recordId, format: preprocessor ? PREPROCESSED_FORMAT : undefined,
+      });
     } catch (error) {
       failures.push({ key: record.key, reason: (error as Error).message });
       options.onFile?.(data.length);
