@@ -33,7 +33,8 @@ function prng(seed: number): () => number {
 
 /** `count` JPEGs under `dir/class-N/`, made once (a `.complete` file records their bytes). */
 async function generate(dir: string, count: number): Promise<number> {
-  const marker = path.join(dir, '.complete');
+  // Beside the folder, not in it: the pack would take it for an image at the root.
+  const marker = `${dir}.complete`;
   if (existsSync(marker) && readFileSync(marker, 'utf8').startsWith(`${count} `)) return Number(readFileSync(marker, 'utf8').split(' ')[1]);
   rmSync(dir, { recursive: true, force: true });
   const sharp = loadSharp();
