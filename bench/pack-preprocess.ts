@@ -3,7 +3,7 @@
 // one process, nothing else; a worker thread per CPU for all CPUs), on 1 CPU (`taskset -c 0`: the CLI
 // then packs in its own thread) and on all, runs taking turns. Images are generated once with sharp
 // from a seeded PRNG: smooth colour fields with fine texture, 400-1,000 x 500-1,300 px, JPEG quality 92.
-// Prints images/s (best of the runs), pack / floor on all CPUs (target >= 0.85), the speed-up of all
+// Prints images/s (best of the runs), CPU per image, pack / floor on all CPUs (target >= 0.85), the speed-up of all
 // CPUs over one (target >= 1.8 on 2), the shards' bytes per image / the originals' (target <= 0.4),
 // peak RSS and the load average. Not a test: `npm run bench:pack-preprocess [-- --images N --runs N --dir D]`.
 import { execFileSync } from 'node:child_process';
@@ -64,16 +64,18 @@ async function generate(dir: string, count: number): Promise<number> {
 
 interface Timing {
   readonly seconds: number;
+  /** User + system: on a machine other jobs load, what each image cost says more than the wall time. */
+  readonly cpuSeconds: number;
   readonly peakRssMB: number;
 }
 
-/** Runs a command under GNU time, optionally pinned with taskset: wall seconds and peak RSS. */
+/** Runs a command under GNU time, pinned with taskset: wall and CPU seconds, peak RSS. */
 function timed(cpus: string, command: string, args: string[]): Timing {
   const report = path.join(os.tmpdir(), `training-io-bench-time-${process.pid}.txt`);
-  execFileSync('taskset', ['-c', cpus, '/usr/bin/time', '-f', '%e %M', '-o', report, command, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const [seconds, kib] = readFileSync(report, 'utf8').trim().split(/\s+/).map(Number);
+  execFileSync('taskset', ['-c', cpus, '/usr/bin/time', '-f', '%e %U %S %M', '-o', report, command, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const [seconds, user, system, kib] = readFileSync(report, 'utf8').trim().split(/\s+/).map(Number);
   rmSync(report, { force: true });
-  return { seconds, peakRssMB: kib / 1024 };
+  return { seconds, cpuSeconds: user + system, peakRssMB: kib / 1024 };
 }
 
 async function main(): Promise<void> {
@@ -106,14 +108,18 @@ async function main(): Promise<void> {
   const shardBytes = manifest.shards.reduce((sum, shard) => sum + shard.bytes, 0);
 
   const rate = (name: string) => images / Math.min(...timings.get(name)!.map((t) => t.seconds));
-  console.log('\ncontender                 images/s (best)   peak RSS');
+  const cpuMs = (name: string) => 1000 * Math.min(...timings.get(name)!.map((t) => t.cpuSeconds)) / images;
+  console.log('\ncontender                 images/s (best)   CPU ms/image (least)   peak RSS');
   for (const contender of contenders) {
     const peak = Math.max(...timings.get(contender.name)!.map((t) => t.peakRssMB));
-    console.log(`${contender.name.padEnd(26)}${rate(contender.name).toFixed(1).padStart(15)}${peak.toFixed(0).padStart(9)} MB`);
+    console.log(`${contender.name.padEnd(26)}${rate(contender.name).toFixed(1).padStart(15)}${cpuMs(contender.name).toFixed(2).padStart(23)}`
+      + `${peak.toFixed(0).padStart(9)} MB`);
   }
   const [one, all] = pinnings.map((p) => p.name);
   console.log(`\npack / floor, ${all}:            ${(rate(`pack, ${all}`) / rate(`sharp floor, ${all}`)).toFixed(2)} (target >= 0.85)`);
   console.log(`pack / floor, ${one}:             ${(rate(`pack, ${one}`) / rate(`sharp floor, ${one}`)).toFixed(2)}`);
+  console.log(`CPU per image, floor / pack:     ${(cpuMs(`sharp floor, ${all}`) / cpuMs(`pack, ${all}`)).toFixed(2)} (${all}), `
+    + `${(cpuMs(`sharp floor, ${one}`) / cpuMs(`pack, ${one}`)).toFixed(2)} (${one})`);
   console.log(`speed-up ${all} over 1, pack:     ${(rate(`pack, ${all}`) / rate(`pack, ${one}`)).toFixed(2)} (target >= 1.8 on 2 CPUs)`);
   console.log(`speed-up ${all} over 1, floor:    ${(rate(`sharp floor, ${all}`) / rate(`sharp floor, ${one}`)).toFixed(2)}`);
   console.log(`bytes per image / original:      ${(shardBytes / manifest.records / (originalBytes / images)).toFixed(3)} `
