@@ -11,6 +11,7 @@ import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { ImagePreprocessor, PREPROCESSED_FORMAT, UndecodableImageError } from './preprocess/image-preprocessor';
+import { PreprocessedReads } from './preprocess/preprocessed-reads';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {
@@ -33,6 +34,9 @@ export interface ShardResult {
 
 /** Bytes gathered before one write: few system calls, bounded memory. */
 const BLOCK_BYTES = 4 * 1024 * 1024;
+
+/** Images preprocessed at once per shard (see PreprocessedReads): measured on 2 CPUs, 1,000 JPEGs of ~0.6 MP. */
+const PREPROCESS_AHEAD = 2;
 
 /**
  * Writes one planned shard and its index: reads the members with bounded read-ahead, frames them
@@ -101,7 +105,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
   const { format } = options;
   // Made here, not per file: it loads sharp (failing the shard at once when it is missing) and checks the settings once.
   const preprocessor = options.preprocessing ? new ImagePreprocessor(options.preprocessing) : undefined;
-  const reads = memberReads(records, options);
+  const reads = preprocessor ? new PreprocessedReads(memberReads(records, options), records.length, preprocessor, PREPROCESS_AHEAD) : memberReads(records, options);
   const output = new OutputBlock(writer, BLOCK_BYTES);
   const failures: ManifestFailure[] = [];
   const recordIds: number[] = [];
@@ -112,27 +116,21 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     const taken = reads.take(i);
     const data = taken instanceof Promise ? await taken : taken;
     if (types.isNativeError(data)) {
+      // Bytes that do not decode never will: a listed failure, not retried. Anything else fails the shard.
+      if (data instanceof UndecodableImageError) {
+        failures.push({ key: record.key, reason: data.message });
+        options.onFile?.(record.size);
+        continue;
+      }
       if (!isUnreadableInput(data)) throw data;
       failures.push({ key: record.key, reason: describeReadError(data) });
       options.onFile?.(record.size);
       continue;
     }
-    let recordData = data;
-    if (preprocessor) {
-      try {
-        recordData = await preprocessor.process(data);
-      } catch (error) {
-        // Bytes that do not decode never will: a listed failure, not retried. Anything else fails the shard.
-        if (!(error instanceof UndecodableImageError)) throw error;
-        failures.push({ key: record.key, reason: error.message });
-        options.onFile?.(data.length);
-        continue;
-      }
-    }
     let encoded;
     try {
       encoded = format.encode({
-        data: recordData, key: record.key, label: record.label, recordId: record.recordId, format: preprocessor ? PREPROCESSED_FORMAT : undefined,
+        data, key: record.key, label: record.label, recordId: record.recordId, format: preprocessor ? PREPROCESSED_FORMAT : undefined,
       });
     } catch (error) {
       failures.push({ key: record.key, reason: (error as Error).message });
@@ -143,7 +141,8 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     recordIds.push(record.recordId);
     const appending = output.append(encoded);
     if (appending) await appending;
-    options.onFile?.(data.length);
+    // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
+    options.onFile?.(preprocessor ? record.size : data.length);
   }
   await output.flush();
   return { bytes: output.size, crc: output.checksum, index: indexLines.join(''), recordIds, failures };

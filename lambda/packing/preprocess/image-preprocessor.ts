@@ -14,6 +14,9 @@ const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 't
  */
 const INPUT: SharpOptions = { failOn: 'truncated', pages: 1 };
 
+/** sharp's default `limitInputPixels` (16383 x 16383), checked here so that the reason does not depend on libvips' message. */
+const PIXEL_LIMIT = 0x3fff * 0x3fff;
+
 /** Transparent pixels become white: what a viewer shows, and not the arbitrary colour they hide. */
 const ALPHA_BACKGROUND = '#ffffff';
 
@@ -50,9 +53,12 @@ export class ImagePreprocessor {
 
   /** The record's JPEG bytes for one file; an UndecodableImageError says why a file cannot be one. */
   public async process(data: Buffer): Promise<Buffer> {
-    const metadata = await this.decode(() => this.sharp(data, INPUT).metadata());
+    const metadata = await this.decode(() => this.sharp(data, INPUT).metadata(), (message) => unreadableHeader(message));
     if (!ACCEPTED_FORMATS.has(metadata.format)) {
       throw new UndecodableImageError(`unsupported image format '${metadata.format}' (accepted: ${[...ACCEPTED_FORMATS].join(', ')})`);
+    }
+    if (metadata.width * metadata.height > PIXEL_LIMIT) {
+      throw new UndecodableImageError(`image too large: ${metadata.width} x ${metadata.height} px, over sharp's limit of ${PIXEL_LIMIT} px`);
     }
     let pipeline = this.sharp(data, INPUT).rotate();
     const resize = this.resizeOf(metadata);
@@ -60,7 +66,7 @@ export class ImagePreprocessor {
     if (metadata.hasAlpha) pipeline = pipeline.flatten({ background: ALPHA_BACKGROUND });
     const gray = this.settings.keepGrayscale === true && (metadata.space === 'b-w' || metadata.space === 'grey16');
     pipeline = pipeline.toColourspace(gray ? 'b-w' : 'srgb').jpeg({ quality: this.record.jpegQuality });
-    return this.decode(() => pipeline.toBuffer());
+    return this.decode(() => pipeline.toBuffer(), () => undecodablePixels(metadata.format, data));
   }
 
   /**
@@ -82,22 +88,54 @@ export class ImagePreprocessor {
     return side === width ? { width: pixels } : { height: pixels };
   }
 
-  /** Runs a sharp step; an error that comes from the file's bytes becomes an UndecodableImageError with its reason. */
-  private async decode<T>(step: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a sharp step; an error that comes from the file's bytes becomes an UndecodableImageError
+   * whose reason is made from the bytes, not from libvips' message: libvips keeps one error buffer
+   * for the process, which another thread's image may clear or fill meanwhile (seen: a truncated
+   * JPEG reported as "Unknown error" with images decoded beside it), and the manifest must be the
+   * same however many threads packed it.
+   */
+  private async decode<T>(step: () => Promise<T>, reason: (message: string) => string): Promise<T> {
     try {
       return await step();
     } catch (error) {
       const message = (error as Error).message ?? String(error);
       // Memory is the machine's state, not the file's: that fails the shard, as a read error would.
       if (/out of memory/i.test(message)) throw error;
-      throw new UndecodableImageError(reasonOf(message), error);
+      throw new UndecodableImageError(reason(message), error);
     }
   }
 }
 
-function reasonOf(message: string): string {
-  const first = message.split('\n')[0].trim();
-  if (/unsupported image format|Input Buffer is empty/i.test(first)) return 'not an image (no image format recognised in its bytes)';
-  if (/premature end|truncat|unexpected end|Read error/i.test(first)) return `truncated image (${first})`;
-  return `image cannot be decoded (${first})`;
+/** sharp's own words (not libvips'), which say the bytes are no image format it knows. */
+function unreadableHeader(message: string): string {
+  return /unsupported image format|Input Buffer is empty/i.test(message)
+    ? 'not an image (no image format recognised in its bytes)'
+    : 'corrupt image (its header does not read)';
 }
+
+/** Truncated when the format's end marker is missing, else corrupt. */
+function undecodablePixels(format: string, data: Buffer): string {
+  return endsComplete(format, data) === false
+    ? `truncated ${format} image (it ends before its end marker)`
+    : `corrupt ${format} image (its header reads, its pixels do not decode)`;
+}
+
+/**
+ * Whether the file ends with its format's end marker: JPEG's EOI (in the last KiB: some writers
+ * append a few bytes), PNG's IEND chunk, GIF's trailer, the RIFF length of WebP; undefined for TIFF,
+ * which has none.
+ */
+function endsComplete(format: string, data: Buffer): boolean | undefined {
+  const tail = data.subarray(Math.max(0, data.length - 1024));
+  switch (format) {
+    case 'jpeg': return tail.includes(JPEG_END);
+    case 'png': return tail.includes(PNG_END);
+    case 'gif': return data[data.length - 1] === 0x3b;
+    case 'webp': return data.length >= 8 && data.readUInt32LE(4) + 8 <= data.length;
+    default: return undefined;
+  }
+}
+
+const JPEG_END = Buffer.from([0xff, 0xd9]);
+const PNG_END = Buffer.from('IEND');
