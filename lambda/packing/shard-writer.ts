@@ -105,7 +105,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
   const { format } = options;
   // Made here, not per file: it loads sharp (failing the shard at once when it is missing) and checks the settings once.
   const preprocessor = options.preprocessing ? new ImagePreprocessor(options.preprocessing) : undefined;
-  const reads = preprocessor ? new PreprocessedReads(memberReads(records, options), records.length, preprocessor, PREPROCESS_AHEAD) : memberReads(records, options);
+  const reads = preprocessor ? preprocessedReads(records, options, preprocessor) : memberReads(records, options);
   const output = new OutputBlock(writer, BLOCK_BYTES);
   const failures: ManifestFailure[] = [];
   const recordIds: number[] = [];
@@ -146,6 +146,12 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
   }
   await output.flush();
   return { bytes: output.size, crc: output.checksum, index: indexLines.join(''), recordIds, failures };
+}
+
+/** The members' images, preprocessed a few at once: reads in place each with a buffer of their own (see PreprocessedReads). */
+function preprocessedReads(records: PlannedRecord[], options: ShardWriterOptions, preprocessor: ImagePreprocessor): MemberReads {
+  const readers = options.source.readInto ? Array.from({ length: PREPROCESS_AHEAD }, () => memberReads(records, options)) : [memberReads(records, options)];
+  return new PreprocessedReads(readers, records.length, preprocessor, PREPROCESS_AHEAD);
 }
 
 /** The members' bytes in plan order; a buffer taken is valid until the next `take`. */
