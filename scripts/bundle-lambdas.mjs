@@ -95,7 +95,9 @@ async function bundleLambdas({ ifStale = true } = {}) {
       platform: 'node',
       target: 'node22',
       format: 'cjs',
-      external: ['@aws-sdk/*'],
+      // sharp (image preprocessing, issue 26) is loaded only when asked for; its native addon and
+      // libvips are shipped beside the bundle, not inside it.
+      external: ['@aws-sdk/*', 'sharp'],
       plugins: [nativeCrc32],
       sourcemap: 'inline',
       logLevel: 'warning',

@@ -11,6 +11,8 @@ import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import type { PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
+import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-preprocessing';
+import { DEFAULT_JPEG_QUALITY, describePreprocessing, JPEG_QUALITY, SIDE_PIXELS } from '../../lambda/packing/preprocess/preprocessing-settings';
 import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
 import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
 
@@ -36,6 +38,15 @@ output at once: one publishes, the other fails and publishes nothing.
   --concurrency N              S3 objects read ahead per shard (default: 64); local files are
                                read one at a time by each thread, a worker thread per core
   --full                       pack every file again instead of reusing unchanged shards
+  --resize PX                  resize each image so that its shorter side is PX pixels (${SIDE_PIXELS.min}-${SIDE_PIXELS.max};
+                               never enlarged, aspect ratio kept) and store it as JPEG
+  --max-side PX                cap the longer side at PX pixels (${SIDE_PIXELS.min}-${SIDE_PIXELS.max}), with or without --resize
+  --quality Q                  JPEG quality of re-encoded images, ${JPEG_QUALITY.min}-${JPEG_QUALITY.max} (default: ${DEFAULT_JPEG_QUALITY})
+  --keep-grayscale             keep grayscale images one channel (default: converted to RGB)
+                               Any of these four re-encodes every image once, at pack time, with
+                               sharp: EXIF orientation applied; CMYK, palette, 16-bit and alpha
+                               (flattened on white) made 8-bit sRGB; JPEG, PNG, WebP, TIFF and
+                               GIF (first frame) read; a file that does not decode is a failure.
   --retention DAYS             keep versions this many days after they stop being current, so that
                                jobs reading them finish; older ones are deleted (default: ${DEFAULT_RETENTION_DAYS})
   --allow-missing              exit 0 even when some files could not be read
@@ -85,6 +96,10 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
       'full': { type: 'boolean', default: false },
+      'resize': { type: 'string' },
+      'max-side': { type: 'string' },
+      'quality': { type: 'string' },
+      'keep-grayscale': { type: 'boolean', default: false },
       'retention': { type: 'string', default: String(DEFAULT_RETENTION_DAYS) },
       'inventory': { type: 'string' },
       'endpoint-url': { type: 'string' },
@@ -123,6 +138,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const retentionDays = parseWholeNumber('--retention', values.retention!, 0, 36_500);
   const onS3 = source.kind === 's3' || output.kind === 's3';
   const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
+  const preprocessing = parsePreprocessing(values);
 
   // Local to local is disk- and CPU-bound: a worker thread per core; on one core, this thread
   // alone (a worker there would only add its start, its own compilation and heap: 5-8 % of the
@@ -131,9 +147,10 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const s3 = onS3 ? await import('./s3-storage') : undefined;
   const client = s3?.createS3Client(s3Flags);
   const threads = Math.max(1, os.availableParallelism());
+  if (preprocessing) allowImageWorkOnEveryThread(threads);
   const local = source.kind === 'local' && output.kind === 'local';
   const pool = local && threads > 1
-    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency }, threads)
+    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency, preprocessing }, threads)
     : undefined;
   const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();
@@ -148,7 +165,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: local ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, prefix, onFiles) => pool.write(shard, prefix, onFiles) : undefined,
-      fullRepack: values.full, retentionDays,
+      fullRepack: values.full, retentionDays, preprocessing,
       onProgress: (state) => progress.update(state),
       onLargeListing: favourMemoryOverSpeed,
     });
@@ -181,6 +198,27 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
  */
 function favourMemoryOverSpeed(): void {
   v8.setFlagsFromString('--optimize-for-size');
+}
+
+/** `--resize`, `--max-side`, `--quality`, `--keep-grayscale`: the preprocessing, or none when no flag is given. */
+function parsePreprocessing(values: { resize?: string; 'max-side'?: string; quality?: string; 'keep-grayscale'?: boolean }): ImagePreprocessing | undefined {
+  if (values.resize === undefined && values['max-side'] === undefined && values.quality === undefined && !values['keep-grayscale']) return undefined;
+  return {
+    ...(values.resize !== undefined ? { shorterSide: parseWholeNumber('--resize', values.resize, SIDE_PIXELS.min, SIDE_PIXELS.max) } : {}),
+    ...(values['max-side'] !== undefined ? { longerSide: parseWholeNumber('--max-side', values['max-side'], SIDE_PIXELS.min, SIDE_PIXELS.max) } : {}),
+    ...(values.quality !== undefined ? { jpegQuality: parseWholeNumber('--quality', values.quality, JPEG_QUALITY.min, JPEG_QUALITY.max) } : {}),
+    ...(values['keep-grayscale'] ? { keepGrayscale: true } : {}),
+  };
+}
+
+/**
+ * sharp runs each image on libuv's thread pool, which all of a process's worker threads share and
+ * which has 4 threads unless UV_THREADPOOL_SIZE says otherwise: with a worker per core on more
+ * than 4 cores, the images would queue for those 4. Read when the pool first starts, which is
+ * later than this (nothing before packing queues work on it); a value the user set is kept.
+ */
+function allowImageWorkOnEveryThread(threads: number): void {
+  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, threads));
 }
 
 function parseShardSize(raw: string): number {
@@ -250,6 +288,7 @@ function summary(result: PackResult, output: string, seconds: number): string {
       `           ${manifest.shards.length} shards are not a multiple of the ${manifest.sizing.consumers} consumers (more would be under 1 MiB); --full evens them`,
     ]),
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
+    ...(manifest.preprocessing ? [`images     ${describePreprocessing(manifest.preprocessing)}`] : []),
     `shards     ${manifest.shards.length} (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all`,
     `records    ${manifest.records}`,
     `failures   ${manifest.failures.length}`,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set
 
 from .errors import FormatError
 from .layout import is_confined_key
@@ -51,6 +51,9 @@ class DatasetManifest:
     """In shard order: the order to read them in."""
     global_index_key: Optional[str]
     """RecordIO: one index over all the shards in order (DALI's mxnet reader)."""
+    preprocessing: Optional[Dict[str, Any]] = None
+    """What the packer did to every image (resized, re-encoded as JPEG: `shorterSide`, `longerSide`,
+    `jpegQuality`, `keepGrayscale`, `sharp`, `libvips`); None when the records hold the files' own bytes."""
 
     @property
     def largest_shard_bytes(self) -> int:
@@ -94,9 +97,12 @@ def read_manifest(path: str) -> DatasetManifest:
     if global_index_key is not None:
         _check_key(path, "globalIndexKey", global_index_key)
     dataset_version = document.get("datasetVersion")
+    preprocessing = document.get("preprocessing")
+    if preprocessing is not None and not isinstance(preprocessing, dict):
+        raise FormatError(f"dataset manifest {path}: preprocessing must be an object, got {preprocessing!r}")
     return DatasetManifest(path=path, version=version, dataset_version=dataset_version if isinstance(dataset_version, str) else None,
                            format=FORMAT_NAMES[format_name], labels=dict(labels), classes=classes, records=records,
-                           shards=shards, global_index_key=global_index_key)
+                           shards=shards, global_index_key=global_index_key, preprocessing=preprocessing)
 
 
 def _shards(path: str, listed: object) -> List[ManifestShard]:

@@ -8,6 +8,7 @@ import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout'
 import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
 import type { PruneResult } from './prune';
 import { pruneVersions } from './prune';
+import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 
 /** What the shards of a run produced, in shard order. */
 export interface FinalizeInput {
@@ -24,6 +25,8 @@ export interface FinalizeInput {
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
   readonly shards: ManifestShard[];
   readonly failures: ManifestFailure[];
+  /** What was done to the images, when they were preprocessed (see manifest.ts). */
+  readonly preprocessing?: ManifestPreprocessing;
   /** Versions that stopped being current longer ago than this, by the store's clock, are pruned after publishing. */
   readonly retentionMs: number;
   /** The packer's clock, written into the claim for people to read (default: now); retention never uses it. */
@@ -85,6 +88,7 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     shards: input.shards,
     ...(input.format === 'recordio' ? { globalIndexKey: layout.globalIndexKey } : {}),
     failures,
+    ...(input.preprocessing ? { preprocessing: input.preprocessing } : {}),
   };
   const problem = checkTotals(manifest);
   if (problem) throw new IncompleteDatasetError(`not publishing ${layout.id}: ${problem}`);

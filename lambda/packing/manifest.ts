@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
+import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
+import { samePreprocessing } from './preprocess/preprocessing-settings';
 
 /** One shard as written. */
 export interface ManifestShard {
@@ -61,6 +63,11 @@ export interface Manifest {
   /** RecordIO only: one index over all shards in order, offsets global across them (DALI fn.readers.mxnet). */
   readonly globalIndexKey?: string;
   readonly failures: ManifestFailure[];
+  /**
+   * What was done to every image before it became a record (resized, re-encoded as JPEG), with
+   * the sharp and libvips versions that did it; absent when the records hold the files' own bytes.
+   */
+  readonly preprocessing?: ManifestPreprocessing;
 }
 
 /** The shard options a version was packed with: a rerun with other options is not up to date. */
@@ -96,6 +103,8 @@ export interface PackRequest {
   readonly shardCount: number | null;
   readonly consumers: number;
   readonly labelled: boolean;
+  /** The preprocessing as the manifest would record it; undefined for none. */
+  readonly preprocessing?: ManifestPreprocessing;
 }
 
 /** The version was packed from this very listing (its fingerprint) with these settings: nothing to do. */
@@ -104,7 +113,8 @@ export function isUpToDate(manifest: Manifest, request: PackRequest, fingerprint
     && manifest.format === request.format && manifest.seed === request.seed
     && manifest.sizing.targetShardBytes === request.targetShardBytes && manifest.sizing.shardCount === request.shardCount
     && manifest.sizing.consumers === request.consumers
-    && (Object.keys(manifest.labels).length > 0) === request.labelled;
+    && (Object.keys(manifest.labels).length > 0) === request.labelled
+    && samePreprocessing(manifest.preprocessing, request.preprocessing);
 }
 
 /** Every source object must be a record or a listed failure. */

@@ -16,6 +16,8 @@ import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
 import type { LabelMode, PlannedShard } from './planning/plan-types';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
+import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { PruneResult } from './prune';
 import { DEFAULT_RETENTION_DAYS } from './prune';
 import { AfterClaimError, ConcurrentPublishError, currentVersion, syncRootCopies, throwIfClaimedByAnother } from './publish';
@@ -65,6 +67,11 @@ export interface PackOptions {
   readonly retentionDays?: number;
   /** The packer's clock, written into the claim for people (default: the system's); retention uses the store's clock. */
   readonly clock?: () => Date;
+  /**
+   * Resize and re-encode every image as JPEG as it is packed (needs sharp). A `writeShard` of
+   * your own must apply the same settings. Default: the files' bytes, unchanged.
+   */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** What a packing run did. */
@@ -107,6 +114,8 @@ export interface PackProgress {
 export async function packDataset(options: PackOptions): Promise<PackResult> {
   const format = shardFormat(options.format);
   const recordBytes = format.recordBytes.bind(format);
+  // Before the listing: settings out of range or sharp missing fail the run at once.
+  const preprocessing = options.preprocessing ? new ImagePreprocessor(options.preprocessing).record : undefined;
   const repairedRootCopies = await syncRootCopies(options.sink);
   const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
@@ -114,7 +123,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     for await (const batch of options.source.list()) collector.add(batch);
     const sizing = effectiveSizing(options.targetShardBytes, options.shardCount, options.consumers);
     const request: PackRequest = {
-      sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder',
+      sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder', preprocessing,
     };
     const held = collector.takeInMemory();
     if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, collector.fingerprintOf(held))) {
@@ -128,7 +137,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       } else {
         const plan = planIncremental(held, { manifest: current.manifest, members: await readMembers(options.sink, current.manifest.shards) }, {
           format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-          consumers: options.consumers, labels: options.labels, recordBytes,
+          consumers: options.consumers, labels: options.labels, recordBytes, preprocessing,
         });
         if (plan.kind === 'full') fullRepackReason = plan.reason;
         else incremental = plan;
@@ -165,6 +174,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         failures: results.shards.flatMap((r) => r.failures),
         retentionMs: (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000,
         now: options.clock?.(),
+        preprocessing,
       });
       return {
         manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
@@ -220,6 +230,7 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
     sink: versionSink,
     format,
     readConcurrency: options.readConcurrency ?? 32,
+    preprocessing: options.preprocessing,
     onFile: (bytes) => onFiles(bytes, 1),
   }));
   const results = new Array<ShardResult>(plan.shardCount);

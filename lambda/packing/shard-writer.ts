@@ -11,6 +11,9 @@ import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 import { MAX_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import { MIB } from '../../lib/contract/units';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
+import { ImagePreprocessor, PREPROCESSED_FORMAT, UndecodableImageError } from './preprocess/image-preprocessor';
+import { PreprocessedReads } from './preprocess/preprocessed-reads';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {
@@ -21,6 +24,8 @@ export interface ShardWriterOptions {
   readonly readConcurrency: number;
   /** Called after each input file with its size, whether it became a record or a failure. */
   readonly onFile?: (bytes: number) => void;
+  /** Resize and re-encode each image before it becomes a record (default: the files' bytes, unchanged). */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** What writing one shard produced. */
@@ -32,11 +37,14 @@ export interface ShardResult {
 /** Bytes gathered before one write: few system calls, bounded memory. */
 const BLOCK_BYTES = 4 * 1024 * 1024;
 
+/** Images preprocessed at once per shard (see PreprocessedReads): measured on 2 CPUs, 1,000 JPEGs of ~0.6 MP. */
+const PREPROCESS_AHEAD = 2;
+
 /**
  * Writes one planned shard and its index: reads the members with bounded read-ahead, frames them
  * in plan order (deterministic bytes), streams the frames to the sink with a running CRC32C, and
- * lists every member that does not exist, may not be read or cannot be framed as a failure
- * instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
+ * lists every member that does not exist, may not be read, cannot be framed or (with
+ * preprocessing) cannot be decoded as a failure instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
  * outlasted the retries) fails the shard: the input is not known to be lost, so it is not listed.
  * The shard appears only when complete; a failed write leaves nothing behind.
  */
@@ -97,7 +105,9 @@ interface WrittenRecords {
 
 async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, options: ShardWriterOptions): Promise<WrittenRecords> {
   const { format } = options;
-  const reads = memberReads(records, options);
+  // Made here, not per file: it loads sharp (failing the shard at once when it is missing) and checks the settings once.
+  const preprocessor = options.preprocessing ? new ImagePreprocessor(options.preprocessing) : undefined;
+  const reads = preprocessor ? preprocessedReads(records, options, preprocessor) : memberReads(records, options);
   const output = new OutputBlock(writer, BLOCK_BYTES);
   const failures: ManifestFailure[] = [];
   const recordIds: number[] = [];
@@ -113,6 +123,12 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
       continue;
     }
     if (types.isNativeError(data)) {
+      // Bytes that do not decode never will: a listed failure, not retried. Anything else fails the shard.
+      if (data instanceof UndecodableImageError) {
+        failures.push({ key: record.key, reason: data.message });
+        options.onFile?.(record.size);
+        continue;
+      }
       if (!isUnreadableInput(data)) throw data;
       failures.push({ key: record.key, reason: describeReadError(data) });
       options.onFile?.(record.size);
@@ -120,7 +136,9 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     }
     let encoded;
     try {
-      encoded = format.encode({ data, key: record.key, label: record.label, recordId: record.recordId });
+      encoded = format.encode({
+        data, key: record.key, label: record.label, recordId: record.recordId, format: preprocessor ? PREPROCESSED_FORMAT : undefined,
+      });
     } catch (error) {
       failures.push({ key: record.key, reason: (error as Error).message });
       options.onFile?.(data.length);
@@ -136,10 +154,17 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     recordIds.push(record.recordId);
     const appending = output.append(encoded);
     if (appending) await appending;
-    options.onFile?.(data.length);
+    // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
+    options.onFile?.(preprocessor ? record.size : data.length);
   }
   await output.flush();
   return { bytes: output.size, crc: output.checksum, index: indexLines.join(''), recordIds, failures };
+}
+
+/** The members' images, preprocessed a few at once: reads in place each with a buffer of their own (see PreprocessedReads). */
+function preprocessedReads(records: PlannedRecord[], options: ShardWriterOptions, preprocessor: ImagePreprocessor): MemberReads {
+  const readers = options.source.readInto ? Array.from({ length: PREPROCESS_AHEAD }, () => memberReads(records, options)) : [memberReads(records, options)];
+  return new PreprocessedReads(readers, records.length, preprocessor, PREPROCESS_AHEAD);
 }
 
 /** The members' bytes in plan order; a buffer taken is valid until the next `take`. */

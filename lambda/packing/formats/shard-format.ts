@@ -15,6 +15,8 @@ export interface RecordInput {
   readonly label: number;
   /** Global record id, unique across the dataset (RecordIO IRHeader id; manifest first/last id). */
   readonly recordId: number;
+  /** The `image/format` of the bytes when they are not the file's own (a re-encoded image: `jpeg`); default: from the key's extension. */
+  readonly format?: string;
 }
 
 /** A shard file format. */

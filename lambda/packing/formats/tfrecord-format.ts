@@ -19,7 +19,7 @@ export const tfrecordFormat: ShardFormat = {
       encoded: input.data,
       label: input.label,
       filename: input.key,
-      format: imageFormatOf(input.key),
+      format: input.format ?? imageFormatOf(input.key),
     }));
   },
 

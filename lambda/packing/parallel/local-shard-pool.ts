@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ShardFormatName } from '../formats/shard-format';
 import type { PlannedShard } from '../planning/plan-types';
+import type { ImagePreprocessing } from '../preprocess/image-preprocessing';
 import type { ShardResult } from '../shard-writer';
 import type { ShardMessage} from './shard-message';
 import { toShardMessage } from './shard-message';
@@ -20,6 +21,8 @@ export interface LocalShardWorkerData {
   readonly outputDir: string;
   readonly format: ShardFormatName;
   readonly readConcurrency: number;
+  /** Resize and re-encode images as they are packed (default: the files' bytes). */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** Work for a worker: write a shard, or stat files for the listing. */

@@ -30,6 +30,7 @@ port.on('message', (request: WorkerRequest) => {
   Promise.resolve(request.shard).then((message) => writeShardWithMembers(fromShardMessage(message), {
     source, sink: sink.scoped(request.prefix), format,
     readConcurrency: data.readConcurrency,
+    preprocessing: data.preprocessing,
     onFile: (size) => {
       files++;
       bytes += size;

@@ -1,6 +1,8 @@
 import type { ListedFile } from '../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
 import { effectiveSizing } from '../manifest';
+import type { ManifestPreprocessing } from '../preprocess/image-preprocessing';
+import { describePreprocessing, samePreprocessing } from '../preprocess/preprocessing-settings';
 import { sortByKeyInCodePointOrder } from './key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { MIN_TARGET_SHARD_BYTES, planShards } from './plan-shards';
@@ -43,10 +45,10 @@ export interface FullRepack {
  * of the consumers unless that would make shards under 1 MiB. The record set is the source's:
  * every listed file exactly once.
  *
- * A full repack is needed when the format, seed, labelling, class set or shard options changed.
+ * A full repack is needed when the format, image preprocessing, seed, labelling, class set or shard options changed.
  */
 export function planIncremental(
-  files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions & { readonly format: string },
+  files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions & { readonly format: string; readonly preprocessing?: ManifestPreprocessing },
 ): IncrementalPlan | FullRepack {
   const { manifest } = previous;
   const consumers = options.consumers ?? 1;
@@ -105,8 +107,13 @@ export function planIncremental(
   return { ...base, shards, multipleOfConsumers: total % consumers === 0 };
 }
 
-function changedSetting(manifest: Manifest, options: PlanOptions & { readonly format: string }, consumers: number): string | undefined {
+function changedSetting(
+  manifest: Manifest, options: PlanOptions & { readonly format: string; readonly preprocessing?: ManifestPreprocessing }, consumers: number,
+): string | undefined {
   if (manifest.format !== options.format) return `the format changed (${manifest.format} → ${options.format})`;
+  if (!samePreprocessing(manifest.preprocessing, options.preprocessing)) {
+    return `the image preprocessing changed from ${describePreprocessing(manifest.preprocessing)} to ${describePreprocessing(options.preprocessing)}`;
+  }
   if (manifest.seed !== options.seed) return `the seed changed (${manifest.seed} → ${options.seed})`;
   if (options.shardCount !== undefined) return 'an exact shard count was asked for';
   if (manifest.sizing.shardCount !== null) return 'the previous version was packed to an exact shard count';
