@@ -1,6 +1,7 @@
 import { GlobalRecordIoIndex, parseMxnetIndex } from './formats';
 import type { ShardFormatName } from './formats/shard-format';
 import type { PackingSink } from './io/storage';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
@@ -22,6 +23,8 @@ export interface FinalizeInput {
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
   readonly shards: ManifestShard[];
   readonly failures: ManifestFailure[];
+  /** The image preprocessing the packers applied (absent: none), for the manifest's record of it. */
+  readonly preprocessing?: ImagePreprocessing;
   /** When the version is published (default: now). */
   readonly now?: Date;
 }

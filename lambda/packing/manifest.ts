@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
@@ -96,6 +97,8 @@ export interface PackRequest {
   readonly shardCount: number | null;
   readonly consumers: number;
   readonly labelled: boolean;
+  /** The image preprocessing asked for (absent: none); a version made with other settings is not up to date. */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** The version was packed from this very listing (its fingerprint) with these settings: nothing to do. */

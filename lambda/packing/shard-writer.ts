@@ -9,6 +9,7 @@ import { crc32cBase64 } from './manifest';
 import { serializeMembers } from './members';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
+import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {
@@ -19,6 +20,8 @@ export interface ShardWriterOptions {
   readonly readConcurrency: number;
   /** Called after each input file with its size, whether it became a record or a failure. */
   readonly onFile?: (bytes: number) => void;
+  /** What is done to each image before it becomes a record; absent, the file's bytes unchanged. */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /** What writing one shard produced. */

@@ -61,6 +61,7 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   const manifest = await finalizeDataset({
     sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
     source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures,
+    ...(plan.preprocessing ? { preprocessing: plan.preprocessing } : {}),
   });
   // Published: the run's working files and the versions past their retention go.
   await mapLimited(await sink.list(run.version.planPrefix), DELETES_AT_ONCE, (key) => sink.delete(key));

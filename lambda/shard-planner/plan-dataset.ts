@@ -53,7 +53,10 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
   const sizing = effectiveSizing(settings.targetShardBytes, settings.shardCount, settings.consumers);
-  const request: PackRequest = { sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder' };
+  const request: PackRequest = {
+    sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder',
+    ...(settings.preprocessing ? { preprocessing: settings.preprocessing } : {}),
+  };
   if (current && !options.force && isUpToDate(current.manifest, request, fingerprint)) {
     const manifest = current.manifest;
     return {
@@ -68,7 +71,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     consumers: settings.consumers, labels: settings.labels, recordBytes,
   };
   const incremental = current && !options.force
-    ? planIncremental(files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, { ...planOptions, format: settings.format })
+    ? planIncremental(files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, { ...planOptions, format: settings.format, preprocessing: settings.preprocessing })
     : undefined;
   const fullRepackReason = !current ? '' : options.force ? 'a full repack was asked for' : incremental?.kind === 'full' ? incremental.reason : '';
   const plan: ShardPlan & { readonly multipleOfConsumers?: boolean } = incremental?.kind === 'incremental'
@@ -92,6 +95,8 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     },
     reused,
     shardCount: plan.shards.length,
+    // What the packers do to each image: the finalizer records it in the manifest, the next run's up-to-date check compares it.
+    ...(settings.preprocessing ? { preprocessing: settings.preprocessing } : {}),
   };
   // Member lists go in the new version's folder: the version keeps them for the next repack.
   const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));

@@ -1,3 +1,4 @@
+import type { ImagePreprocessing } from '../preprocess/image-preprocessing';
 import type { ListedFile } from '../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
 import { effectiveSizing } from '../manifest';
@@ -45,7 +46,7 @@ export interface FullRepack {
  * A full repack is needed when the format, seed, labelling, class set or shard options changed.
  */
 export function planIncremental(
-  files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions & { readonly format: string },
+  files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions & { readonly format: string; readonly preprocessing?: ImagePreprocessing },
 ): IncrementalPlan | FullRepack {
   const { manifest } = previous;
   const consumers = options.consumers ?? 1;
