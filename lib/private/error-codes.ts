@@ -151,6 +151,7 @@ export const WARNING_CODES = {
   datasetConsumersMismatch: { subject: 'TrainingPipeline', meaning: 'a dataset packed for consumers the job\'s readers do not divide evenly' },
   plannerAdvisesCache: { subject: 'TrainingPipeline', meaning: 'a plan that advises a cache the pipeline does not have' },
   cacheWithoutReadRate: { subject: 'TrainingPipeline', meaning: 'a cache without readRate, which gets the lowest throughput tier' },
+  resizeImagesAtPackTime: { subject: 'TrainingPipeline', meaning: 'a dataset packed without imagePreprocessing whose JPEGs the loaders decode slower than the GPUs consume' },
   smallShards: { subject: 'IoPlanner', meaning: 'packed shards averaging below 1 MiB, where per-object costs dominate' },
   shardsBelowMinimum: { subject: 'IoPlanner', meaning: 'a shard count (a multiple of the consumers) that makes shards below 1 MiB' },
   moreConsumersThanObjects: { subject: 'IoPlanner', meaning: 'fewer objects than readers, so some read nothing' },
