@@ -37,14 +37,16 @@ const nativeCrc32 = {
 };
 
 // sharp (image preprocessing, issue 26) is a native addon with its libvips beside it: it stays
-// external, and a bundle that requires it gets sharp, its linux-x64 glibc binaries and its runtime
-// dependencies copied into <bundle>/node_modules/, where Node finds them on Lambda. So the asset is
-// complete at build time and `cdk synth` needs no network and no Docker.
+// external, and the packer, the one handler that preprocesses, gets sharp, its linux-x64 glibc
+// binaries and its runtime dependencies copied into lambda/dist/shard-packer/node_modules/, where
+// Node finds them on Lambda (the engine loads sharp only when preprocessing is asked for). So the
+// asset is complete at build time and `cdk synth` needs no network and no Docker.
 // Only x86_64: `npm ci` on an x64 machine installs the x64 binaries alone (optional dependencies
 // are filtered by os and cpu), so arm64 (Graviton) packers would need @img/sharp-linux-arm64 and
 // its libvips fetched at build time, which an offline CI cannot do. The packers stay x86_64.
 const SHARP_BINARY_PACKAGES = ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64'];
 const SHARP_REQUIRE = /\brequire\(["']sharp["']\)/;
+const SHARP_HANDLERS = ['shard-packer'];
 
 /** sharp's folder and those of what it loads at run time on linux-x64: name → folder, resolved as Node resolves them from sharp. */
 function sharpRuntimePackages() {
@@ -127,7 +129,7 @@ function isStale(names) {
   return names.some((name) => {
     const bundle = join(distDir, name, 'index.js');
     return !existsSync(bundle) || statSync(bundle).mtimeMs < newest
-      || (requiresSharp(bundle) && !existsSync(join(distDir, name, 'node_modules', 'sharp', 'package.json')));
+      || (SHARP_HANDLERS.includes(name) && !existsSync(join(distDir, name, 'node_modules', 'sharp', 'package.json')));
   });
 }
 
@@ -151,8 +153,14 @@ async function bundleLambdas({ ifStale = true } = {}) {
       logLevel: 'warning',
     });
     copyFileSync(binary, join(dirname(outfile), CRC32_BINARY));
-    if (requiresSharp(outfile)) copySharp(dirname(outfile));
-    else rmSync(join(dirname(outfile), 'node_modules'), { recursive: true, force: true });
+    if (SHARP_HANDLERS.includes(name)) {
+      copySharp(dirname(outfile));
+    } else if (requiresSharp(outfile)) {
+      throw new Error(`the ${name} bundle requires sharp, which only ${SHARP_HANDLERS.join(', ')} ships: `
+        + 'keep image preprocessing in the packer, or add the handler to SHARP_HANDLERS');
+    } else {
+      rmSync(join(dirname(outfile), 'node_modules'), { recursive: true, force: true });
+    }
   }));
   console.error(`bundled ${names.length} handler(s)${names.length ? `: ${names.join(', ')}` : ''}`);
 }

@@ -7,7 +7,6 @@ import { S3Source } from '../packing/io/s3-source';
 import { readFormat, readImagePreprocessing, readLocation, readReadConcurrency } from '../handler-kit/dataset-settings';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 import { SHARD_PACKER_METRICS } from './contract';
-import { resizeOneImagePerThread } from './image-threads';
 import { packShard, parsePackerEvent } from './pack-shard';
 
 const logger = new Logger();
@@ -21,7 +20,6 @@ const sink = new S3Sink({ client, ...readLocation(process.env, 'destination'), r
 const format = readFormat(process.env);
 const readConcurrency = readReadConcurrency(process.env);
 const preprocessing = readImagePreprocessing(process.env);
-if (preprocessing) resizeOneImagePerThread();
 
 /** Packs one shard of the plan. */
 export async function handler(event: ShardPackerEvent): Promise<ShardPackerResult> {

@@ -25,8 +25,9 @@ export const PACKING_ENV = {
    */
   imagePreprocessing: 'IMAGE_PREPROCESSING',
   /**
-   * Node.js's own: the threads of libuv's pool, on which sharp resizes one image per thread. The
-   * construct sets it to the packer's vCPUs when it preprocesses (never below Node's default of 4).
+   * Node.js's own: the threads of libuv's pool, on which sharp works, one image per thread (the
+   * engine sets `sharp.concurrency(1)`, lambda/packing/preprocess/). The construct sets it to the
+   * packer's vCPUs when it preprocesses (never below Node's default of 4).
    */
   threadPoolSize: 'UV_THREADPOOL_SIZE',
 } as const;

@@ -5,8 +5,8 @@
  * settings' own field names.
  */
 export const IMAGE_PREPROCESSING_LIMITS = {
-  /** A resized side, in pixels: JPEG stores each side in 16 bits, so 65,535 is the largest image it can hold. */
-  sidePixels: { min: 1, max: 65_535 },
+  /** A resized side, in pixels: libvips' JPEG writer takes up to 65,535; 16,384 is far past any training size. */
+  sidePixels: { min: 1, max: 16_384 },
   /** libjpeg's quality scale. */
   jpegQuality: { min: 1, max: 100 },
 } as const;

@@ -98,7 +98,7 @@ export const ERROR_CODES = {
   InvalidInventoryPrefix: { subject: 'ShardedDataset', meaning: 'an inventory prefix that is neither a report folder nor its manifest.json' },
   InvalidMemorySize: { subject: 'ShardedDataset', meaning: 'Lambda memory outside 128–10,240 MiB or not whole MiB' },
   InvalidVersionRetention: { subject: 'ShardedDataset', meaning: 'a version retention that is not whole days from 0 to 3,650' },
-  InvalidImageSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing side outside 1 to 65,535 pixels' },
+  InvalidImageSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing side outside 1 to 16,384 pixels' },
   LongerSideBelowShorterSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing cap on the longer side below the shorter side\'s target' },
   InvalidJpegQuality: { subject: 'ShardedDataset', meaning: 'an image preprocessing JPEG quality outside 1 to 100' },
   // LustreDatasetCache, CacheSource, ReadRate

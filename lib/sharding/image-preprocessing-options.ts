@@ -4,12 +4,12 @@
  * goes mostly to decoding: one core decodes and crops about 727 original ImageNet JPEGs (~90 KB)
  * a second, 1,260 of them resized to a shorter side of 256 (1.7×).
  *
- * Every image is re-encoded as a baseline JPEG (EXIF orientation applied, metadata dropped); files
+ * Every image is re-encoded as a JPEG (EXIF orientation applied, alpha flattened on white); files
  * sharp cannot decode are listed as failures of the version, not dropped.
  */
 export interface ImagePreprocessingOptions {
   /**
-   * Resize so that the shorter side is this many pixels (1–65,535), keeping the aspect ratio;
+   * Resize so that the shorter side is this many pixels (1–16,384), keeping the aspect ratio;
    * smaller images are never enlarged. 256 suits the 224-pixel crops of ImageNet training.
    *
    * @default - the shorter side is not resized
@@ -17,7 +17,7 @@ export interface ImagePreprocessingOptions {
   readonly shorterSidePixels?: number;
 
   /**
-   * Then cap the longer side at this many pixels (1–65,535, at least `shorterSidePixels`),
+   * Then cap the longer side at this many pixels (1–16,384, at least `shorterSidePixels`),
    * keeping the aspect ratio; smaller images are never enlarged. Bounds panoramas.
    *
    * @default - the longer side is not capped

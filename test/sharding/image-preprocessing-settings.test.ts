@@ -24,15 +24,15 @@ describe('IMAGE_PREPROCESSING', () => {
     expect(readImagePreprocessing(env)).toEqual(expected);
     expect(readPlanSettings(env).preprocessing).toEqual(expected);
     expect(readImagePreprocessing({ IMAGE_PREPROCESSING: '{"shorterSide":1}' })).toEqual({ shorterSide: 1 });
-    expect(readImagePreprocessing({ IMAGE_PREPROCESSING: '{"longerSide":65535,"jpegQuality":100}' })).toEqual({ longerSide: 65535, jpegQuality: 100 });
+    expect(readImagePreprocessing({ IMAGE_PREPROCESSING: '{"longerSide":16384,"jpegQuality":100}' })).toEqual({ longerSide: 16384, jpegQuality: 100 });
   });
 
   test.each([
     ['not JSON', '{shorterSide: 256}', /IMAGE_PREPROCESSING must be a JSON object of shorterSide, longerSide, jpegQuality, keepGrayscale, got '\{shorterSide: 256\}'/],
     ['an array', '[256]', /IMAGE_PREPROCESSING must be a JSON object/],
     ['a misspelt field', '{"shortSide":256}', /IMAGE_PREPROCESSING has unknown field\(s\) shortSide; allowed: shorterSide, longerSide, jpegQuality, keepGrayscale/],
-    ['a side of 0', '{"shorterSide":0}', /field shorterSide must be a whole number from 1 to 65535, got '\{"shorterSide":0\}'/],
-    ['a side above JPEG\'s limit', '{"longerSide":65536}', /field longerSide must be a whole number from 1 to 65535/],
+    ['a side of 0', '{"shorterSide":0}', /field shorterSide must be a whole number from 1 to 16384, got '\{"shorterSide":0\}'/],
+    ['a side above 16,384', '{"longerSide":16385}', /field longerSide must be a whole number from 1 to 16384/],
     ['a fractional side', '{"shorterSide":256.5}', /field shorterSide must be a whole number/],
     ['a side as a string', '{"shorterSide":"256"}', /field shorterSide must be a whole number/],
     ['quality 0', '{"jpegQuality":0}', /field jpegQuality must be a whole number from 1 to 100/],

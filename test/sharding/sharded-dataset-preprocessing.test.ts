@@ -106,8 +106,8 @@ describe('ShardedDataset imagePreprocessing', () => {
 
   describe('validation', () => {
     test.each<[string, ImagePreprocessingOptions, RegExp]>([
-      ['a shorter side of 0', { shorterSidePixels: 0 }, /InvalidImageSide.*imagePreprocessing.shorterSidePixels must be a whole number between 1 and 65535, got 0/],
-      ['a longer side above JPEG\'s limit', { longerSidePixels: 65536 }, /InvalidImageSide.*imagePreprocessing.longerSidePixels must be a whole number between 1 and 65535, got 65536/],
+      ['a shorter side of 0', { shorterSidePixels: 0 }, /InvalidImageSide.*imagePreprocessing.shorterSidePixels must be a whole number between 1 and 16384, got 0/],
+      ['a longer side above 16,384', { longerSidePixels: 16385 }, /InvalidImageSide.*imagePreprocessing.longerSidePixels must be a whole number between 1 and 16384, got 16385/],
       ['a fractional side', { shorterSidePixels: 255.5 }, /InvalidImageSide/],
       ['quality 0', { jpegQuality: 0 }, /InvalidJpegQuality.*imagePreprocessing.jpegQuality must be a whole number between 1 and 100, got 0/],
       ['quality 101', { jpegQuality: 101 }, /InvalidJpegQuality/],
@@ -118,7 +118,7 @@ describe('ShardedDataset imagePreprocessing', () => {
 
     test.each<[string, ImagePreprocessingOptions]>([
       ['the smallest sides', { shorterSidePixels: 1, longerSidePixels: 1 }],
-      ['the largest sides', { shorterSidePixels: 65535, longerSidePixels: 65535 }],
+      ['the largest sides', { shorterSidePixels: 16384, longerSidePixels: 16384 }],
       ['quality 1', { jpegQuality: 1 }],
       ['quality 100', { jpegQuality: 100 }],
       ['no size: re-encoding only', {}],

@@ -50,9 +50,12 @@ export function imagePreprocessingVariable(scope: Construct, options: ImagePrepr
 }
 
 /**
- * `UV_THREADPOOL_SIZE` of a preprocessing packer: one thread per vCPU (sharp resizes one image per
- * thread, lambda/shard-packer/image-threads.ts), never below Node's default. Undefined when the
- * memory is known only at deploy time: Node's default then.
+ * `UV_THREADPOOL_SIZE` of a preprocessing packer: one thread per vCPU, never below Node's default.
+ * The packer uses its vCPUs by resizing several images at once, one libvips thread each, rather
+ * than one image on several threads: a ~100 KB JPEG takes a few milliseconds and its decoding is
+ * sequential, so threads inside one image mostly wait, while images side by side scale with the
+ * cores. sharp runs each image on libuv's pool, so the pool bounds how many run at once.
+ * Undefined when the memory is known only at deploy time: Node's default then.
  */
 export function packerThreadPoolSize(memorySize: Size): number | undefined {
   if (memorySize.isUnresolved()) return undefined;
