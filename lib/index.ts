@@ -6,6 +6,7 @@ export * from './planning/io-plan';
 export * from './planning/io-planner';
 export * from './sharding/shard-format';
 export * from './sharding/sharded-dataset';
+export * from './sharding/image-preprocessing-options';
 export * from './storage/cache-source';
 export * from './storage/lustre-dataset-cache';
 export * from './storage/read-rate';

@@ -4,7 +4,7 @@
 // `node scripts/bundle-lambdas.mjs` always bundles; `--if-stale` only when a bundle is missing or
 // older than the sources (cdk.json's app command and jest's global setup run it that way).
 import { build } from 'esbuild';
-import { copyFileSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,57 @@ const nativeCrc32 = {
     builder.onResolve({ filter: /\.node$/ }, (args) => ({ path: args.path, external: true }));
   },
 };
+
+// sharp (image preprocessing, issue 26) is a native addon with its libvips beside it: it stays
+// external, and the packer, the one handler that preprocesses, gets sharp, its linux-x64 glibc
+// binaries and its runtime dependencies copied into lambda/dist/shard-packer/node_modules/, where
+// Node finds them on Lambda (the engine loads sharp only when preprocessing is asked for). So the
+// asset is complete at build time and `cdk synth` needs no network and no Docker.
+// Only x86_64: `npm ci` on an x64 machine installs the x64 binaries alone (optional dependencies
+// are filtered by os and cpu), so arm64 (Graviton) packers would need @img/sharp-linux-arm64 and
+// its libvips fetched at build time, which an offline CI cannot do. The packers stay x86_64.
+const SHARP_BINARY_PACKAGES = ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64'];
+const SHARP_REQUIRE = /\brequire\(["']sharp["']\)/;
+const SHARP_HANDLERS = ['shard-packer'];
+
+/** sharp's folder and those of what it loads at run time on linux-x64: name → folder, resolved as Node resolves them from sharp. */
+function sharpRuntimePackages() {
+  const fromRoot = createRequire(join(root, 'package.json'));
+  const folders = new Map();
+  const add = (name, requireFrom) => {
+    if (folders.has(name)) return;
+    // Node's lookup paths, not require.resolve: these packages' "exports" hide their package.json.
+    const folder = (requireFrom.resolve.paths(name) ?? []).map((path) => join(path, name)).find((path) => existsSync(join(path, 'package.json')));
+    if (!folder) {
+      throw new Error(`${name} is not installed; the x86_64 packer bundle needs it: npm install --no-save --os=linux --cpu=x64 `
+        + `--libc=glibc ${SHARP_BINARY_PACKAGES.join(' ')}`);
+    }
+    folders.set(name, folder);
+    const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
+    const requireHere = createRequire(join(realpathSync(folder), 'package.json'));
+    for (const dependency of Object.keys(manifest.dependencies ?? {})) add(dependency, requireHere);
+  };
+  add('sharp', fromRoot);
+  for (const name of SHARP_BINARY_PACKAGES) add(name, createRequire(join(realpathSync(folders.get('sharp')), 'package.json')));
+  return folders;
+}
+
+/** Copies sharp and what it loads into the bundle's node_modules/, flat (each package once), without their own nested node_modules. */
+function copySharp(bundleDir) {
+  const modules = join(bundleDir, 'node_modules');
+  rmSync(modules, { recursive: true, force: true });
+  for (const [name, folder] of sharpRuntimePackages()) {
+    cpSync(folder, join(modules, name), {
+      recursive: true,
+      dereference: true,
+      filter: (path) => !path.slice(folder.length).split(/[\\/]/).includes('node_modules'),
+    });
+  }
+}
+
+function requiresSharp(bundle) {
+  return existsSync(bundle) && SHARP_REQUIRE.test(readFileSync(bundle, 'utf8'));
+}
 
 function handlers() {
   return readdirSync(lambdaDir, { withFileTypes: true })
@@ -77,7 +128,8 @@ function isStale(names) {
   const newest = newestSourceTime();
   return names.some((name) => {
     const bundle = join(distDir, name, 'index.js');
-    return !existsSync(bundle) || statSync(bundle).mtimeMs < newest;
+    return !existsSync(bundle) || statSync(bundle).mtimeMs < newest
+      || (SHARP_HANDLERS.includes(name) && !existsSync(join(distDir, name, 'node_modules', 'sharp', 'package.json')));
   });
 }
 
@@ -103,6 +155,14 @@ async function bundleLambdas({ ifStale = true } = {}) {
       logLevel: 'warning',
     });
     copyFileSync(binary, join(dirname(outfile), CRC32_BINARY));
+    if (SHARP_HANDLERS.includes(name)) {
+      copySharp(dirname(outfile));
+    } else if (requiresSharp(outfile)) {
+      throw new Error(`the ${name} bundle requires sharp, which only ${SHARP_HANDLERS.join(', ')} ships: `
+        + 'keep image preprocessing in the packer, or add the handler to SHARP_HANDLERS');
+    } else {
+      rmSync(join(dirname(outfile), 'node_modules'), { recursive: true, force: true });
+    }
   }));
   console.error(`bundled ${names.length} handler(s)${names.length ? `: ${names.join(', ')}` : ''}`);
 }

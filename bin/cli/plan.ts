@@ -13,8 +13,8 @@ export const PLAN_USAGE = `Usage: training-io plan --objects N (--bytes SIZE | -
 
 Plan the data path of a training job before deploying anything: input mode (File, FSx for
 Lustre, FastFile or Pipe), whether to pack and into how many shards, loader workers and DALI
-threads, pinned memory, GPU decoding, start-up time and FSx size, each with its reason, and
-warnings for what would leave the GPUs waiting for data.
+threads, pinned memory, GPU decoding, resizing the images at pack time, start-up time and FSx
+size, each with its reason, and warnings for what would leave the GPUs waiting for data.
 
 Dataset:
   --objects N              objects under the S3 prefix (files, or shards if packed)
@@ -145,6 +145,8 @@ function table(result: IoPlan): string {
     ['loaders', `${loaders.loaderWorkers} workers, ${loaders.daliThreads} DALI threads per process`, loaders.reason],
     ['pinned memory', result.pinMemory.pinMemory ? 'yes' : 'no', result.pinMemory.reason],
     ['GPU decoding', result.gpuDecoding.advised ? `--loader ${result.gpuDecoding.loader}` : 'no', result.gpuDecoding.reason],
+    ['resize images', result.imagePreprocessing.advised ? `resize at pack time (~${result.imagePreprocessing.expectedSpeedup}×)` : 'no',
+      result.imagePreprocessing.reason],
     ['start-up', `${startup.seconds === 0 ? 'none' : `~${formatSeconds(startup.seconds)}`}${startup.unpackedSeconds !== undefined
       ? ` (~${formatSeconds(startup.unpackedSeconds)} unpacked)` : ''}`, startup.reason],
   ];

@@ -1,6 +1,8 @@
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { LabelMode } from '../packing/planning/plan-types';
+import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
 import { PACKING_ENV } from '../../lib/contract/handler-environment';
+import { IMAGE_PREPROCESSING_FIELDS, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
 import { HandlerInputError } from './handler-input';
 
@@ -21,6 +23,8 @@ export interface PlanSettings {
   readonly targetShardBytes?: number;
   readonly shardCount?: number;
   readonly consumers: number;
+  /** Absent: the records carry the files' bytes. */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -74,7 +78,57 @@ export function readPlanSettings(env: Environment): PlanSettings {
     targetShardBytes: wholeNumber(env, ENV.targetShardBytes, 1),
     shardCount: wholeNumber(env, ENV.shardCount, 1),
     consumers: wholeNumber(env, ENV.consumers, 1) ?? 1,
+    ...optional('preprocessing', readImagePreprocessing(env)),
   };
+}
+
+/**
+ * The image preprocessing settings (`IMAGE_PREPROCESSING`, JSON), or undefined when not set. Every
+ * field is checked against lib/contract/image-preprocessing-limits.ts; an unknown field is an error,
+ * not ignored, so a misspelt setting never packs unresized images silently.
+ */
+export function readImagePreprocessing(env: Environment): ImagePreprocessing | undefined {
+  const name = ENV.imagePreprocessing;
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  const bad = (why: string) => new HandlerInputError(`environment variable ${name} ${why}, got '${text}'`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw bad(`must be a JSON object of ${IMAGE_PREPROCESSING_FIELDS.join(', ')}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw bad(`must be a JSON object of ${IMAGE_PREPROCESSING_FIELDS.join(', ')}`);
+  const fields = parsed as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((field) => !(IMAGE_PREPROCESSING_FIELDS as readonly string[]).includes(field));
+  if (unknown.length > 0) throw bad(`has unknown field(s) ${unknown.join(', ')}; allowed: ${IMAGE_PREPROCESSING_FIELDS.join(', ')}`);
+  const { sidePixels, jpegQuality } = IMAGE_PREPROCESSING_LIMITS;
+  const whole = (field: string, { min, max }: { min: number; max: number }): number | undefined => {
+    const value = fields[field];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw bad(`field ${field} must be a whole number from ${min} to ${max}`);
+    }
+    return value;
+  };
+  const shorterSide = whole('shorterSide', sidePixels);
+  const longerSide = whole('longerSide', sidePixels);
+  if (shorterSide !== undefined && longerSide !== undefined && longerSide < shorterSide) {
+    throw bad(`field longerSide (${longerSide}) must be at least shorterSide (${shorterSide}): the longer side cannot be the shorter`);
+  }
+  const keepGrayscale = fields.keepGrayscale;
+  if (keepGrayscale !== undefined && typeof keepGrayscale !== 'boolean') throw bad('field keepGrayscale must be true or false');
+  return {
+    ...optional('shorterSide', shorterSide),
+    ...optional('longerSide', longerSide),
+    ...optional('jpegQuality', whole('jpegQuality', jpegQuality)),
+    ...optional('keepGrayscale', keepGrayscale),
+  };
+}
+
+/** `{ [name]: value }`, or nothing when the value is undefined: settings hold no undefined fields (the plan is JSON). */
+function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [name]: value }) as { [P in K]?: V };
 }
 
 /** Files a packer reads ahead (`READ_CONCURRENCY`, default 64). */

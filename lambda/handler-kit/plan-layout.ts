@@ -2,6 +2,7 @@ import type { FinalizeInput } from '../packing/finalize';
 import type { Manifest, ManifestShard } from '../packing/manifest';
 import { DatasetObjectError, parseJson } from '../packing/publish';
 import type { VersionLayout } from '../packing/dataset-layout';
+import type { ManifestPreprocessing } from '../packing/preprocess/image-preprocessing';
 import { HandlerInputError } from './handler-input';
 
 /**
@@ -45,6 +46,8 @@ export interface PlanSummary extends Pick<FinalizeInput, 'datasetVersion' | 'pre
   readonly reused: ManifestShard[];
   /** New shards the packers write. */
   readonly shardCount: number;
+  /** The image preprocessing of the run (`IMAGE_PREPROCESSING`) as the manifest records it; absent: none. */
+  readonly preprocessing?: ManifestPreprocessing;
 }
 
 /** The contents of `_plan/<version>/results/<shard>.json`. */

@@ -69,6 +69,7 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   const { manifest, prune } = await finalizeDataset({
     sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
     source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures, retentionMs,
+    ...(plan.preprocessing ? { preprocessing: plan.preprocessing } : {}),
   });
   await finishPublished(sink, run, manifest.datasetVersion);
   return resultOf(manifest, run.version, prune.prunedVersions.length);

@@ -22,6 +22,8 @@ export interface ShardPackerResult {
 /** Environment variables the packer reads. */
 export const SHARD_PACKER_ENVIRONMENT = [
   ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix, ENV.format, ENV.readConcurrency,
+  // With preprocessing only; UV_THREADPOOL_SIZE is read by Node.js itself, not by the handler.
+  ENV.imagePreprocessing, ENV.threadPoolSize,
 ] as const;
 
 /** The metrics each packer publishes: one definition, in the contract (the dashboard reads them too). */

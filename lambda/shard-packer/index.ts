@@ -4,7 +4,7 @@ import { engineS3Client } from '../packing/io/s3-client';
 import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
-import { readFormat, readLocation, readReadConcurrency } from '../handler-kit/dataset-settings';
+import { readFormat, readImagePreprocessing, readLocation, readReadConcurrency } from '../handler-kit/dataset-settings';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 import { SHARD_PACKER_METRICS } from './contract';
 import { packShard, parsePackerEvent } from './pack-shard';
@@ -19,6 +19,7 @@ const source = new S3Source({ client, ...readLocation(process.env, 'source'), re
 const sink = new S3Sink({ client, ...readLocation(process.env, 'destination'), retry });
 const format = readFormat(process.env);
 const readConcurrency = readReadConcurrency(process.env);
+const preprocessing = readImagePreprocessing(process.env);
 
 /** Packs one shard of the plan. */
 export async function handler(event: ShardPackerEvent): Promise<ShardPackerResult> {
@@ -28,7 +29,7 @@ export async function handler(event: ShardPackerEvent): Promise<ShardPackerResul
   let inputBytes = 0;
   retries = 0;
   try {
-    const result = await packShard(task, { source, sink, format, readConcurrency, onFile: (bytes) => { inputBytes += bytes; } });
+    const result = await packShard(task, { source, sink, format, readConcurrency, preprocessing, onFile: (bytes) => { inputBytes += bytes; } });
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
     metrics.addMetric(SHARD_PACKER_METRICS.records, MetricUnit.Count, result.shard.records);
     metrics.addMetric(SHARD_PACKER_METRICS.recordsPerSecond, MetricUnit.CountPerSecond, result.shard.records / seconds);

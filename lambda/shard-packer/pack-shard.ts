@@ -1,5 +1,6 @@
 import { shardFormat } from '../packing/formats';
 import type { ShardFormatName } from '../packing/formats/shard-format';
+import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
 import { writeShard } from '../packing/shard-writer';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
@@ -36,6 +37,8 @@ export interface PackShardOptions {
   readonly format: ShardFormatName;
   readonly readConcurrency: number;
   readonly onFile?: (bytes: number) => void;
+  /** What is done to each image before it becomes a record; absent, the file's bytes unchanged. */
+  readonly preprocessing?: ImagePreprocessing;
 }
 
 /**
@@ -58,6 +61,7 @@ export async function packShard(task: ShardPackerEvent, options: PackShardOption
     format: shardFormat(options.format),
     readConcurrency: options.readConcurrency,
     onFile: options.onFile,
+    preprocessing: options.preprocessing,
   });
   const shard = { ...written.shard, key: layout.rebase(written.shard.key), indexKey: layout.rebase(written.shard.indexKey), membersKey: task.membersKey };
   const key = new RunFiles(layout).resultKey(task.shardName);

@@ -9,6 +9,8 @@ import { mapLimited } from '../packing/limited';
 import { planIncremental } from '../packing/planning/incremental-plan';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
+import { BUNDLED_SHARP } from '../packing/preprocess/bundled-sharp';
+import { manifestPreprocessing } from '../packing/preprocess/preprocessing-settings';
 import { currentVersion, syncRootCopies } from '../packing/publish';
 import type { ShardPlannerResult } from './contract';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
@@ -55,7 +57,12 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
   const sizing = effectiveSizing(settings.targetShardBytes, settings.shardCount, settings.consumers);
-  const request: PackRequest = { sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder' };
+  // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
+  const preprocessing = settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP);
+  const request: PackRequest = {
+    sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder',
+    ...(preprocessing ? { preprocessing } : {}),
+  };
   if (current && !options.force && isUpToDate(current.manifest, request, fingerprint)) {
     const manifest = current.manifest;
     return {
@@ -70,7 +77,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     consumers: settings.consumers, labels: settings.labels, recordBytes,
   };
   const incremental = current && !options.force
-    ? planIncremental(files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, { ...planOptions, format: settings.format })
+    ? planIncremental(files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, { ...planOptions, format: settings.format, preprocessing })
     : undefined;
   const fullRepackReason = !current ? '' : options.force ? 'a full repack was asked for' : incremental?.kind === 'full' ? incremental.reason : '';
   const plan: ShardPlan & { readonly multipleOfConsumers?: boolean } = incremental?.kind === 'incremental'
@@ -94,6 +101,8 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     },
     reused,
     shardCount: plan.shards.length,
+    // What the packers do to each image: the finalizer records it in the manifest, the next run's up-to-date check compares it.
+    ...(preprocessing ? { preprocessing } : {}),
   };
   // Member lists go in the new version's folder: the version keeps them for the next repack.
   const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));

@@ -19,6 +19,17 @@ export const PACKING_ENV = {
   inventoryKey: 'INVENTORY_KEY',
   /** Days an old dataset version is kept after it stops being current (the finalizer prunes). */
   retentionDays: 'VERSION_RETENTION_DAYS',
+  /**
+   * JSON of the image preprocessing settings (lambda/packing/preprocess/image-preprocessing.ts), on the
+   * planner (it records them in the plan) and the packers (they resize); absent, records carry the files' bytes.
+   */
+  imagePreprocessing: 'IMAGE_PREPROCESSING',
+  /**
+   * Node.js's own: the threads of libuv's pool, on which sharp works, one image per thread (the
+   * engine sets `sharp.concurrency(1)`, lambda/packing/preprocess/). The construct sets it to the
+   * packer's vCPUs when it preprocesses (never below Node's default of 4).
+   */
+  threadPoolSize: 'UV_THREADPOOL_SIZE',
 } as const;
 
 /** Environment variables the TrainingJobDiagnosis construct sets on the diagnoser. */

@@ -215,6 +215,7 @@ export class TrainingPipeline extends Construct {
     const dataPath = planDataPath(this, {
       training, shardsChannel: props.shardsChannel, datasetCache: props.datasetCache,
       datasetProfile: props.datasetProfile, samplesPerSecondPerDevice: props.samplesPerSecondPerDevice, seed: dataset.seed,
+      imagePreprocessing: dataset.imagePreprocessing,
     });
     // The pipeline's log groups follow the job's choices: its retention, its key.
     const logs: LogGroupOptions = { retention: training.logRetention, encryptionKey: training.encryptionKey };

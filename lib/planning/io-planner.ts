@@ -11,6 +11,8 @@ import { chooseInputMode } from './private/input-mode-rule';
 import { cpuDecodeSamplesPerSecond, cpuDecodeSamplesPerSecondPerWorker, loaderWorkersWarning } from '../instances/private/loader-rules';
 import { resnet50SamplesPerSecond } from '../instances/private/gpu-throughput';
 import { planPacking, shouldPack } from './private/packing-rule';
+import { adviseImagePreprocessing } from './private/preprocessing-rule';
+import type { ImagePreprocessingOptions } from '../sharding/image-preprocessing-options';
 import type { ResolvedDataset} from './private/plan-inputs';
 import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
 import {
@@ -54,6 +56,14 @@ export interface IoPlanProps {
    * @default - unknown: those checks are skipped
    */
   readonly samplesPerSecondPerDevice?: number;
+
+  /**
+   * How the images are resized when the dataset is packed (`ShardedDataset` `imagePreprocessing`):
+   * the decoding estimates then count resized images, and resizing is not advised again.
+   *
+   * @default - the images are packed as they are
+   */
+  readonly imagePreprocessing?: ImagePreprocessingOptions;
 }
 
 /**
@@ -113,6 +123,7 @@ export class IoPlanner {
       loaders: adviseLoaders(cluster, props.cluster.loaderWorkers !== undefined),
       pinMemory: advisePinMemory(cluster),
       gpuDecoding,
+      imagePreprocessing: adviseImagePreprocessing(dataset, cluster, samplesPerSecond, props.imagePreprocessing),
       startup,
       ...(readRate ? { readRate } : {}),
       ...(fsxAdvice ? { fsx: fsxAdvice } : {}),

@@ -99,6 +99,9 @@ export const ERROR_CODES = {
   InvalidInventoryPrefix: { subject: 'ShardedDataset', meaning: 'an inventory prefix that is neither a report folder nor its manifest.json' },
   InvalidMemorySize: { subject: 'ShardedDataset', meaning: 'Lambda memory outside 128–10,240 MiB or not whole MiB' },
   InvalidVersionRetention: { subject: 'ShardedDataset', meaning: 'a version retention that is not whole days from 0 to 3,650' },
+  InvalidImageSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing side outside 1 to 16,384 pixels' },
+  LongerSideBelowShorterSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing cap on the longer side below the shorter side\'s target' },
+  InvalidJpegQuality: { subject: 'ShardedDataset', meaning: 'an image preprocessing JPEG quality outside 1 to 100' },
   // LustreDatasetCache, CacheSource, ReadRate
   UnsupportedDeploymentType: { subject: 'LustreDatasetCache', meaning: 'SCRATCH_1, which cannot have data repository associations' },
   LustreVersionWithoutAssociations: { subject: 'LustreDatasetCache', meaning: 'Lustre 2.10, which cannot have data repository associations' },
@@ -149,6 +152,7 @@ export const WARNING_CODES = {
   datasetConsumersMismatch: { subject: 'TrainingPipeline', meaning: 'a dataset packed for consumers the job\'s readers do not divide evenly' },
   plannerAdvisesCache: { subject: 'TrainingPipeline', meaning: 'a plan that advises a cache the pipeline does not have' },
   cacheWithoutReadRate: { subject: 'TrainingPipeline', meaning: 'a cache without readRate, which gets the lowest throughput tier' },
+  resizeImagesAtPackTime: { subject: 'TrainingPipeline', meaning: 'a dataset packed without imagePreprocessing whose JPEGs the loaders decode slower than the GPUs consume' },
   smallShards: { subject: 'IoPlanner', meaning: 'packed shards averaging below 1 MiB, where per-object costs dominate' },
   shardsBelowMinimum: { subject: 'IoPlanner', meaning: 'a shard count (a multiple of the consumers) that makes shards below 1 MiB' },
   moreConsumersThanObjects: { subject: 'IoPlanner', meaning: 'fewer objects than readers, so some read nothing' },

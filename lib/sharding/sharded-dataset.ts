@@ -26,6 +26,8 @@ import { grantDatasetRead } from './private/dataset-read-grant';
 import type { ImportedDatasetKeys } from './private/imported-sharded-dataset';
 import { ImportedShardedDataset } from './private/imported-sharded-dataset';
 import { ShardFormat } from './shard-format';
+import type { ImagePreprocessingOptions } from './image-preprocessing-options';
+import { imagePreprocessingVariable, packerThreadPoolSize, PREPROCESSING_PACKER_MEMORY_MIB, validateImagePreprocessing } from './private/image-preprocessing-rules';
 
 export { ShardFormat } from './shard-format';
 
@@ -258,9 +260,19 @@ export interface ShardedDatasetProps {
   readonly packerConcurrency?: number;
 
   /**
-   * Memory of each packer Lambda (128 MiB–10 GiB). Lambda's CPU and network share grow with it.
+   * Resize and re-encode the images once, at pack time, so that training decodes fewer pixels
+   * every epoch (the packers run sharp on x86_64). The settings are recorded in the manifest; a
+   * change of them packs the dataset again.
    *
-   * @default Size.gibibytes(2)
+   * @default - none: the records carry the files' bytes unchanged
+   */
+  readonly imagePreprocessing?: ImagePreprocessingOptions;
+
+  /**
+   * Memory of each packer Lambda (128 MiB–10 GiB). Lambda's CPU and network share grow with it
+   * (one vCPU per 1,769 MB).
+   *
+   * @default - Size.gibibytes(2); with `imagePreprocessing`, 3,538 MiB (two vCPUs: resizing is CPU-bound)
    */
   readonly packerMemorySize?: Size;
 
@@ -350,6 +362,8 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   public readonly consumers: number;
   /** The shuffle seed of the packing (`seed`, default 0). */
   public readonly seed: number;
+  /** What the packers do to each image, when anything (`imagePreprocessing`). */
+  public readonly imagePreprocessing?: ImagePreprocessingOptions;
 
   private readonly maxConcurrency: number;
   private readonly logs: LogGroupOptions;
@@ -362,6 +376,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.logs = { retention: props.logRetention, encryptionKey: props.encryptionKey };
     this.network = { vpc: props.vpc, vpcSubnets: props.vpcSubnets };
     this.seed = props.seed ?? 0;
+    this.imagePreprocessing = props.imagePreprocessing;
 
     const sourcePrefix = props.sourcePrefix ?? '';
     this.destinationPrefix = props.destinationPrefix ?? DEFAULT_DESTINATION_PREFIX;
@@ -377,6 +392,10 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     const source = { [env.sourceBucket]: props.sourceBucket.bucketName, [env.sourcePrefix]: sourcePrefix };
     const destination = { [env.destinationBucket]: this.destinationBucket.bucketName, [env.destinationPrefix]: this.destinationPrefix };
     const format = props.format ?? ShardFormat.TFRECORD;
+    const preprocessing = props.imagePreprocessing && { [env.imagePreprocessing]: imagePreprocessingVariable(this, props.imagePreprocessing) };
+    const packerMemorySize = props.packerMemorySize
+      ?? (props.imagePreprocessing ? Size.mebibytes(PREPROCESSING_PACKER_MEMORY_MIB) : Size.gibibytes(2));
+    const threadPoolSize = preprocessing && packerThreadPoolSize(packerMemorySize);
 
     this.plannerFunction = this.createFunction('Planner', 'shard-planner', props.plannerMemorySize ?? Size.gibibytes(4), {
       ...source,
@@ -389,13 +408,16 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...(props.shardCount !== undefined ? { [env.shardCount]: numberVariable(props.shardCount) } : {}),
       [env.consumers]: numberVariable(this.consumers),
       ...(props.sourceInventory ? { [env.inventoryBucket]: props.sourceInventory.bucket.bucketName, [env.inventoryKey]: props.sourceInventory.prefix } : {}),
+      ...preprocessing,
     }, 'lists the source, shuffles and balances it into shards, writes the plan');
-    this.packerFunction = this.createFunction('Packer', 'shard-packer', props.packerMemorySize ?? Size.gibibytes(2), {
+    this.packerFunction = this.createFunction('Packer', 'shard-packer', packerMemorySize, {
       ...source,
       ...destination,
       [env.format]: format,
       [env.readConcurrency]: numberVariable(props.packerConcurrency ?? 64),
-    }, 'packs one shard from its member list');
+      ...preprocessing,
+      ...(threadPoolSize !== undefined ? { [env.threadPoolSize]: String(threadPoolSize) } : {}),
+    }, props.imagePreprocessing ? 'packs one shard from its member list, resizing the images' : 'packs one shard from its member list');
     this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), {
       ...destination,
       [env.retentionDays]: numberVariable((props.versionRetention ?? Duration.days(7)).toDays()),
@@ -653,6 +675,7 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateMebibytes(scope, 'InvalidMemorySize', 'plannerMemorySize', props.plannerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateInventory(scope, props.sourceInventory);
   validateRetention(scope, props.versionRetention);
+  validateImagePreprocessing(scope, props.imagePreprocessing);
 }
 
 function validateRetention(scope: Construct, retention: Duration | undefined): void {

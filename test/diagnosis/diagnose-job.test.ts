@@ -46,8 +46,8 @@ function verdictOf(set: JobMetricSet): Verdict {
 describe('job diagnosis: recorded metric sets', () => {
   test.each<[string, Verdict, RegExp]>([
     ['long-download', 'long-download', /shards \(ShardedDataset\)[\s\S]*LustreDatasetCache[\s\S]*FAST_FILE/],
-    ['preprocessing-bound', 'preprocessing-bound', /NVIDIA DALI[\s\S]*Preprocess offline[\s\S]*CPU\/GPU ratio/],
-    ['input-bound', 'input-bound', /from 2 to 11[\s\S]*equal shards[\s\S]*cache had room/],
+    ['preprocessing-bound', 'preprocessing-bound', /NVIDIA DALI[\s\S]*Resize at pack time \(imagePreprocessing \/ training-io pack --resize\)[\s\S]*CPU\/GPU ratio/],
+    ['input-bound', 'input-bound', /from 2 to 11[\s\S]*equal shards[\s\S]*Resize at pack time \(imagePreprocessing \/ training-io pack --resize\)[\s\S]*cache had room/],
     ['gpu-memory-headroom', 'gpu-memory-headroom', /Raise the batch size/],
     ['healthy', 'healthy', /Nothing to change/],
   ])('%s is classified %s with the advice for it', (fixture, verdict, advice) => {

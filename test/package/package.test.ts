@@ -31,6 +31,9 @@ const HANDLERS = fs.readdirSync(path.join(REPO_ROOT, 'lambda'), { withFileTypes:
 
 const BUILD_TIMEOUT = 10 * 60 * 1000;
 
+/** What scripts/bundle-lambdas.mjs copies next to the packer's bundle for sharp to load on x86_64 Lambda. */
+const SHARP_IN_PACKER = ['sharp', '@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64', '@img/colour', 'detect-libc', 'semver'];
+
 let work: string;
 let packed: PackResult;
 let tarball: string;
@@ -111,6 +114,8 @@ describe('npm package', () => {
       ...HANDLERS.flatMap((handler) => [`lambda/dist/${handler}/index.js`, `lambda/dist/${handler}/crc32.linux-x64-gnu.node`]),
       'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile', 'container/pyproject.toml',
       'node_modules/tar/package.json',
+      // The packer's image preprocessing: sharp, its linux-x64 binary and libvips, beside the bundle that loads them.
+      ...SHARP_IN_PACKER.map((name) => `lambda/dist/shard-packer/node_modules/${name}/package.json`),
     ];
     // THEN
     expect(required.filter((file) => !files.includes(file))).toEqual([]);
@@ -126,7 +131,8 @@ describe('npm package', () => {
     expect(unwanted).toEqual([]);
     const bundledTops = new Set(files.filter((file) => file.startsWith('node_modules/')).map((file) => file.split('/').slice(1, file.split('/')[1].startsWith('@') ? 3 : 2).join('/')));
     expect([...bundledTops].filter((name) => !packed.bundled.includes(name))).toEqual([]);
-    expect(packed.unpackedSize).toBeLessThan(20 * 1024 * 1024);
+    // About 20 MB of it is sharp's libvips for linux-x64, in the packer's bundle.
+    expect(packed.unpackedSize).toBeLessThan(40 * 1024 * 1024);
   });
 
   test('depends on aws-cdk-lib and constructs as peers only, bundles tar, and leaves the handlers\' dependencies out', () => {
@@ -229,6 +235,38 @@ describe('installed from the tarball, offline', () => {
     // The DALI image's build context is the package's container/dali.
     const dockerfile = fs.readFileSync(path.join(packageRoot, 'container', 'dali', 'Dockerfile'));
     expect(staged.some((asset) => fs.existsSync(path.join(asset, 'Dockerfile')) && fs.readFileSync(path.join(asset, 'Dockerfile')).equals(dockerfile))).toBe(true);
+  });
+
+  test('the installed packer bundle loads its own sharp and resizes a JPEG with it, outside this repository', () => {
+    // GIVEN: a 400 × 300 JPEG written by Pillow, and the bundle as the package installed it
+    const bundle = path.join(app, 'node_modules', PACKAGE_JSON.name, 'lambda', 'dist', 'shard-packer', 'index.js');
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-sharp-'));
+    const input = path.join(scratch, 'in.jpg');
+    const output = path.join(scratch, 'out.jpg');
+    run(SYSTEM_PYTHON, ['-c', 'import sys; from PIL import Image; Image.new("RGB", (400, 300), (200, 100, 50)).save(sys.argv[1], "JPEG")', input], { cwd: scratch });
+    // WHEN: the handler module is loaded with preprocessing on, and the sharp it resolves resizes the JPEG
+    const script = `
+      const { createRequire } = require('node:module');
+      const [bundle, input, output] = process.argv.slice(1);
+      require(bundle);
+      const fromBundle = createRequire(bundle);
+      const sharp = fromBundle('sharp');
+      sharp(input).resize({ width: 64, height: 64, fit: 'outside' }).jpeg({ quality: 90 }).toFile(output)
+        .then(() => console.log(JSON.stringify({ sharp: fromBundle.resolve('sharp'), vips: sharp.versions.vips })));`;
+    const { stdout } = run(process.execPath, ['-e', script, bundle, input, output], {
+      cwd: scratch,
+      env: {
+        SOURCE_BUCKET: 'raw', DESTINATION_BUCKET: 'packed', SHARD_FORMAT: 'tfrecord', IMAGE_PREPROCESSING: '{"shorterSide":64}',
+        AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', POWERTOOLS_LOG_LEVEL: 'SILENT', NODE_PATH: '',
+      },
+    });
+    // THEN: sharp and its libvips came from the bundle's own node_modules, and Pillow reads an 85 × 64 JPEG
+    const loaded = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(loaded.sharp.startsWith(path.join(path.dirname(fs.realpathSync(bundle)), 'node_modules', 'sharp'))).toBe(true);
+    expect(loaded.vips).toMatch(/^\d+\.\d+\.\d+$/);
+    const decoded = run(SYSTEM_PYTHON, ['-c', 'import sys; from PIL import Image; im = Image.open(sys.argv[1]); print(im.format, *im.size)', output], { cwd: scratch });
+    expect(decoded.stdout.trim()).toBe('JPEG 85 64');
+    fs.rmSync(scratch, { recursive: true, force: true });
   });
 
   test('npx training-io runs the installed command line', () => {

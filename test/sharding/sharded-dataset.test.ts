@@ -82,6 +82,7 @@ describe('ShardedDataset', () => {
     new ShardedDataset(stack, 'Packing', {
       sourceBucket: source, sourcePrefix: 'raw/', shardCount: 16, consumers: 8, seed: 7, labels: RecordLabels.NONE, format: ShardFormat.RECORDIO,
       sourceInventory: { bucket: new s3.Bucket(stack, 'Inventory'), prefix: 'inventory/raw/daily/' },
+      imagePreprocessing: { shorterSidePixels: 256 },
     });
     const template = Template.fromStack(stack);
     // WHEN

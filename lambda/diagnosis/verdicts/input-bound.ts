@@ -4,6 +4,7 @@ import type { JobMetricSet } from '../metric-set';
 import { mbps, pct } from '../report-format';
 import type { VerdictRule } from '../verdict-rule';
 import { cpuBound, gpuEvidence, idleSeconds, rarelyWaitsForData, underusedGpus } from './gpu-conditions';
+import { RESIZE_AT_PACK_TIME } from './resize-advice';
 
 /** GPUs underused, CPUs with room, the loop waiting for data (or not reporting it): I/O or too few loader workers. */
 export const inputBound: VerdictRule = {
@@ -39,6 +40,7 @@ function inputAdvice(set: JobMetricSet, cache: CacheSummary | undefined): string
       + `${job.dataLoaderWorkers !== undefined ? `, now ${job.dataLoaderWorkers}` : ''}), and a prefetch depth of 2 or more batches per worker.`);
   }
   advice.push('Pack into more, equal shards (a multiple of instances × GPUs × workers) of 64–128 MB, so every worker streams its own shard.');
+  advice.push(`${RESIZE_AT_PACK_TIME}: images of the size the model trains on are a fraction of the bytes to read and decode each epoch.`);
   if (!cache) {
     advice.push('Read from an FSx for Lustre cache (LustreDatasetCache), or locally from NVMe in File mode when the data fits, '
       + 'instead of streaming each epoch from S3.');

@@ -1,6 +1,7 @@
 import { Annotations, CfnOutput, Size, SizeRoundingBehavior } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { DatasetProfile } from '../../planning/dataset-profile';
+import type { ImagePreprocessingOptions } from '../../sharding/image-preprocessing-options';
 import type { IoPlan} from '../../planning/io-plan';
 import { PlannedInputMode } from '../../planning/io-plan';
 import { IoPlanner } from '../../planning/io-planner';
@@ -31,6 +32,8 @@ export interface PipelinePlanInputs {
   readonly samplesPerSecondPerDevice?: number;
   /** The dataset's shuffle seed: the channel's ShuffleConfig uses the same, so runs repeat. */
   readonly seed: number;
+  /** How the dataset's packers resize the images, if they do. */
+  readonly imagePreprocessing?: ImagePreprocessingOptions;
 }
 
 /** Metadata type of the recorded choices in the cloud assembly (`manifest.json` of the stack). */
@@ -52,10 +55,12 @@ export function planDataPath(scope: Construct, inputs: PipelinePlanInputs): Pipe
     // A pipeline's cache serves every execution's job: the data is read again and again.
     reusedAcrossJobs: inputs.datasetCache !== undefined,
     samplesPerSecondPerDevice: inputs.samplesPerSecondPerDevice,
+    imagePreprocessing: inputs.imagePreprocessing,
   }) : undefined;
   const reasons: Record<string, string> = {};
   const shardsChannel = inputs.datasetCache ? undefined : planShardsChannel(scope, inputs, plan, reasons);
   const datasetCache = inputs.datasetCache ? planCache(scope, inputs, plan, reasons) : undefined;
+  if (plan) adviseImagePreprocessing(scope, plan, reasons);
   for (const warning of plan?.warnings ?? []) {
     Annotations.of(scope).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
   }
@@ -65,6 +70,15 @@ export function planDataPath(scope: Construct, inputs: PipelinePlanInputs): Pipe
     value: Object.entries(reasons).map(([choice, reason]) => `${choice}: ${reason}`).join(' | ').slice(0, 4000),
   });
   return { shardsChannel, datasetCache, reasons };
+}
+
+/** The planner's word on resizing at pack time; a warning when the GPUs would wait for the CPUs' decoding. */
+function adviseImagePreprocessing(scope: Construct, plan: IoPlan, reasons: Record<string, string>): void {
+  reasons.imagePreprocessing = `IoPlanner: ${plan.imagePreprocessing.reason}`;
+  if (plan.imagePreprocessing.advised) {
+    Annotations.of(scope).addWarningV2('cdk-training-io:resizeImagesAtPackTime',
+      `the loader workers decode fewer JPEGs than the GPUs consume: ${plan.imagePreprocessing.reason}; give the dataset imagePreprocessing`);
+  }
 }
 
 function planShardsChannel(scope: Construct, inputs: PipelinePlanInputs, plan: IoPlan | undefined,
