@@ -19,7 +19,7 @@ const HANDLER_KIT = 'lambda/handler-kit/';
 /** What constructs and the planner share (ARCHITECTURE.md "Layers"): the contract, the enums in files of their own, the hardware vocabulary, lib/private. */
 const LEAVES = [
   'lib/contract/', 'lib/instances/', 'lib/private/',
-  'lib/sharding/shard-format.ts', 'lib/training/input-mode.ts', 'lib/training/s3-data-distribution.ts',
+  'lib/sharding/shard-format.ts', 'lib/sharding/image-preprocessing-options.ts', 'lib/training/input-mode.ts', 'lib/training/s3-data-distribution.ts',
 ];
 
 /** A construct module: one that loads the `constructs` package to extend its classes. */

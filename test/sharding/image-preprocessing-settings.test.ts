@@ -1,3 +1,4 @@
+import { BUNDLED_SHARP } from '../../lambda/packing/preprocess/bundled-sharp';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -62,7 +63,10 @@ describe('the planner and the image preprocessing', () => {
   }
 
   test('records the settings in the plan, which the finalizer hands to the manifest', async () => {
-    expect((await planWith({ shorterSide: 256, jpegQuality: 90 })).preprocessing).toEqual({ shorterSide: 256, jpegQuality: 90 });
+    // As the manifest records it: defaults filled in, and the versions of the sharp the packers ship.
+    expect((await planWith({ shorterSide: 256, jpegQuality: 90 })).preprocessing).toEqual({
+      shorterSide: 256, longerSide: null, jpegQuality: 90, keepGrayscale: false, sharp: BUNDLED_SHARP.sharp, libvips: BUNDLED_SHARP.vips,
+    });
   });
 
   test('records none without them', async () => {
