@@ -43,9 +43,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # as torchrun sets: a thread per 
 
 import torch  # noqa: E402
 import torchvision  # noqa: E402
-from torch.utils.data import DataLoader, Dataset  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
 
 from bench_data import make_dataset, pack  # noqa: E402
+from folder_dataset import FolderDataset  # noqa: E402
 from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
@@ -90,24 +91,6 @@ def sized_workers() -> int:
     cpus = len(os.sched_getaffinity(0))
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return max(1, min(cpus - 1, memory // (2 * GIB)))
-
-
-class FolderDataset(Dataset):
-    """The small-files baseline: one file read per sample, as an image-folder dataset does."""
-
-    def __init__(self, folder: str, transform: Callable[[ImageRecord], Any]) -> None:
-        classes = sorted(name for name in os.listdir(folder) if not name.startswith("."))
-        self.files = [(os.path.join(folder, c, name), label) for label, c in enumerate(classes)
-                      for name in sorted(os.listdir(os.path.join(folder, c)))]
-        self.transform = transform
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def __getitem__(self, index: int) -> Any:
-        path, label = self.files[index]
-        with open(path, "rb") as handle:
-            return self.transform(ImageRecord(image=handle.read(), label=label))
 
 
 class GpuUtilization:

@@ -33,12 +33,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per worker process, 
 
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
-from torch.utils.data import DataLoader, Dataset  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
 
 from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
+from folder_dataset import FolderDataset  # noqa: E402
 
 SOURCES = ("files", "tfrecord", "recordio")
 
@@ -75,24 +76,6 @@ def transforms() -> Dict[str, Callable[[ImageRecord], Any]]:
 def count(batch: list) -> int:
     """The loader's collate function: only how many samples (the images themselves stay in the worker)."""
     return len(batch)
-
-
-class FolderDataset(Dataset):
-    """Small files: one file read per sample, as an image-folder dataset does."""
-
-    def __init__(self, folder: str, transform: Callable[[ImageRecord], Any]) -> None:
-        classes = sorted(name for name in os.listdir(folder) if not name.startswith("."))
-        self.files = [(os.path.join(folder, c, name), label) for label, c in enumerate(classes)
-                      for name in sorted(os.listdir(os.path.join(folder, c)))]
-        self.transform = transform
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def __getitem__(self, index: int) -> Any:
-        path, label = self.files[index]
-        with open(path, "rb") as handle:
-            return self.transform(ImageRecord(image=handle.read(), label=label))
 
 
 def loader_of(source: str, path: str, transform: Callable, workers: int, args: argparse.Namespace) -> Any:
