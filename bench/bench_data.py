@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import subprocess
 import time
 from typing import List, Optional, Sequence, Tuple
@@ -40,11 +41,17 @@ def _make_image(job: Tuple[str, int]) -> int:
 
 def make_dataset(folder: str, images: int, classes: int) -> None:
     """`images` JPEGs in `classes` class folders under `folder` (made once: a marker beside the folder,
-    since the packer takes every file in it for a class member)."""
+    since the packer takes every file in it for a class member, says how many; another count makes
+    them anew)."""
     os.environ["OMP_NUM_THREADS"] = "1"
     done = f"{folder}.complete"
+    wanted = f"{images} {classes}\n"
     if os.path.exists(done):
-        return
+        with open(done, encoding="utf-8") as marker:
+            if marker.read() == wanted:
+                return
+        os.remove(done)
+        shutil.rmtree(folder, ignore_errors=True)
     jobs = []
     for i in range(images):
         directory = os.path.join(folder, f"class-{i % classes:03d}")
@@ -53,7 +60,8 @@ def make_dataset(folder: str, images: int, classes: int) -> None:
     started = time.perf_counter()
     with multiprocessing.Pool(initializer=_one_thread) as pool:
         total = sum(pool.imap_unordered(_make_image, jobs, chunksize=16))
-    open(done, "w").close()
+    with open(done, "w", encoding="utf-8") as marker:
+        marker.write(wanted)
     print(f"made {images} JPEGs, {total / images / 1e3:.0f} KB on average, in {time.perf_counter() - started:.0f} s", flush=True)
 
 
