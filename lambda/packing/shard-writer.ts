@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import type { ShardFormat } from './formats/shard-format';
+import type { Encoded } from './formats/encoded';
 import type { ObjectWriter, PackingSink, PackingSource } from './io/storage';
 import { ScratchBuffer } from './io/storage';
 import { isUnreadableInput } from './io/unreadable-input';
@@ -117,48 +118,44 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     const record = records[i];
     const taken = reads.take(i);
     const data = taken instanceof Promise ? await taken : taken;
-    if (data instanceof TooLargeForShard) {
-      failures.push({ key: record.key, reason: data.message });
-      options.onFile?.(record.size);
-      continue;
-    }
-    if (types.isNativeError(data)) {
-      // Bytes that do not decode never will: a listed failure, not retried. Anything else fails the shard.
-      if (data instanceof UndecodableImageError) {
-        failures.push({ key: record.key, reason: data.message });
-        options.onFile?.(record.size);
-        continue;
-      }
-      if (!isUnreadableInput(data)) throw data;
-      failures.push({ key: record.key, reason: describeReadError(data) });
-      options.onFile?.(record.size);
-      continue;
-    }
-    let encoded;
-    try {
-      encoded = format.encode({
-        data, key: record.key, label: record.label, recordId: record.recordId, format: preprocessor ? PREPROCESSED_FORMAT : undefined,
-      });
-    } catch (error) {
-      failures.push({ key: record.key, reason: (error as Error).message });
-      options.onFile?.(data.length);
-      continue;
-    }
-    if (encoded.size > MAX_SHARD_BYTES) {
-      // The file grew past the ceiling since it was listed.
-      failures.push({ key: record.key, reason: new TooLargeForShard(data.length).message });
-      options.onFile?.(data.length);
+    // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
+    const inputBytes = Buffer.isBuffer(data) && !preprocessor ? data.length : record.size;
+    const encoded = types.isNativeError(data) ? listedFailure(data) : frame(format, record, data, preprocessor !== undefined);
+    if (typeof encoded === 'string') {
+      failures.push({ key: record.key, reason: encoded });
+      options.onFile?.(inputBytes);
       continue;
     }
     indexLines.push(format.indexLine(record.recordId, output.size, encoded.size));
     recordIds.push(record.recordId);
     const appending = output.append(encoded);
     if (appending) await appending;
-    // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
-    options.onFile?.(preprocessor ? record.size : data.length);
+    options.onFile?.(inputBytes);
   }
   await output.flush();
   return { bytes: output.size, crc: output.checksum, index: indexLines.join(''), recordIds, failures };
+}
+
+/**
+ * Why a member whose read ended in `error` is a listed failure: a file too large for any shard,
+ * bytes that do not decode (facts of the input: never retried), or an input that does not exist or
+ * may not be read. Any other error is rethrown: the input is not known to be lost, the shard fails.
+ */
+function listedFailure(error: Error): string {
+  if (error instanceof TooLargeForShard || error instanceof UndecodableImageError) return error.message;
+  if (!isUnreadableInput(error)) throw error;
+  return describeReadError(error);
+}
+
+/** The member's record, or why it is a listed failure: it cannot be framed, or its record is over the shard ceiling (the file grew since it was listed). */
+function frame(format: ShardFormat, record: PlannedRecord, data: Buffer, reencoded: boolean): Encoded | string {
+  let encoded: Encoded;
+  try {
+    encoded = format.encode({ data, key: record.key, label: record.label, recordId: record.recordId, format: reencoded ? PREPROCESSED_FORMAT : undefined });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return encoded.size > MAX_SHARD_BYTES ? new TooLargeForShard(data.length).message : encoded;
 }
 
 /** The members' images, preprocessed a few at once: reads in place each with a buffer of their own (see PreprocessedReads). */
