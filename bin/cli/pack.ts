@@ -12,9 +12,12 @@ import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import type { PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
 import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-preprocessing';
-import { DEFAULT_JPEG_QUALITY, describePreprocessing, JPEG_QUALITY, SIDE_PIXELS } from '../../lambda/packing/preprocess/preprocessing-settings';
+import { describePreprocessing } from '../../lambda/packing/preprocess/preprocessing-settings';
+import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
 import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
+
+const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 
 export const PACK_USAGE = `Usage: training-io pack <source> <output> [options]
 

@@ -11,6 +11,9 @@ export const IMAGE_PREPROCESSING_LIMITS = {
   jpegQuality: { min: 1, max: 100 },
 } as const;
 
+/** JPEG quality of re-encoded images when none is given. */
+export const DEFAULT_JPEG_QUALITY = 90;
+
 /** The fields of the settings, as the environment variable's JSON names them. */
 export const IMAGE_PREPROCESSING_FIELDS = ['shorterSide', 'longerSide', 'jpegQuality', 'keepGrayscale'] as const;
 

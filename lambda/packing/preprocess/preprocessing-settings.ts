@@ -1,13 +1,7 @@
 import type { ImagePreprocessing, ManifestPreprocessing } from './image-preprocessing';
+import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../../lib/contract/image-preprocessing-limits';
 
-/** JPEG quality when none is given. */
-export const DEFAULT_JPEG_QUALITY = 90;
-
-/** Side lengths a resize may ask for, in pixels (libvips' JPEG writer takes up to 65,535; 16,384 is far past any training size). */
-export const SIDE_PIXELS = { min: 1, max: 16_384 } as const;
-
-/** JPEG quality range. */
-export const JPEG_QUALITY = { min: 1, max: 100 } as const;
+const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 
 /**
  * Checks settings given to the engine (the CLI checks its flags first, with their names): each
