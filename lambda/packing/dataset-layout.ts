@@ -68,6 +68,11 @@ export class VersionLayout {
   public readonly indexChannelKey: string;
   /** Working files of the run that makes this version. */
   public readonly planPrefix: string;
+  /**
+   * The objects whose copies the dataset's root holds while this version is current: the channel
+   * manifests (S3 only) first, the manifest last, the order they are copied in.
+   */
+  public readonly rootCopies: ReadonlyArray<{ readonly versionKey: string; readonly rootKey: string }>;
 
   constructor(public readonly id: string) {
     if (versionSequence(id) === undefined) throw new Error(`'${id}' is not a dataset version id (v<8 digits>-<8 hex digits>)`);
@@ -77,6 +82,11 @@ export class VersionLayout {
     this.shardsChannelKey = `${this.prefix}${SHARDS_CHANNEL_MANIFEST}`;
     this.indexChannelKey = `${this.prefix}${INDEX_CHANNEL_MANIFEST}`;
     this.planPrefix = `${PLAN_ROOT}${id}/`;
+    this.rootCopies = [
+      { versionKey: this.shardsChannelKey, rootKey: SHARDS_CHANNEL_MANIFEST },
+      { versionKey: this.indexChannelKey, rootKey: INDEX_CHANNEL_MANIFEST },
+      { versionKey: this.manifestKey, rootKey: MANIFEST_KEY },
+    ];
   }
 
   /** The sequence number of the version. */

@@ -2,9 +2,7 @@ import type { PackingSink } from './io/storage';
 import { isObjectNotFound } from './io/storage';
 import type { Manifest } from './manifest';
 import { MANIFEST_FORMAT_VERSION } from './manifest';
-import {
-  claimKey, claimSequence, INDEX_CHANNEL_MANIFEST, MANIFEST_KEY, PUBLISHED_PREFIX, SHARDS_CHANNEL_MANIFEST, VersionLayout,
-} from './dataset-layout';
+import { claimKey, claimSequence, MANIFEST_KEY, PUBLISHED_PREFIX, VersionLayout } from './dataset-layout';
 
 /** What reading a dataset's versions needs of a store. */
 export type DatasetStore = Pick<PackingSink, 'get' | 'list' | 'uri'>;
@@ -78,8 +76,12 @@ export class DatasetObjectError extends Error {
 
 /** Every published version, oldest first (the claims under `published/`). */
 export async function publishedClaims(sink: DatasetStore): Promise<PublishedVersion[]> {
-  const sequences = (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined).sort((a, b) => a - b);
-  return Promise.all(sequences.map(async (sequence) => ({ sequence, ...await readClaim(sink, sequence) })));
+  return Promise.all((await claimSequences(sink)).map(async (sequence) => ({ sequence, ...await readClaim(sink, sequence) })));
+}
+
+/** The sequence numbers of the claims under `published/`, in order. */
+async function claimSequences(sink: DatasetStore): Promise<number[]> {
+  return (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined).sort((a, b) => a - b);
 }
 
 /** Every published version, oldest first, with the store's time of each claim. */
@@ -141,13 +143,6 @@ export async function throwIfClaimedByAnother(sink: DatasetStore, datasetVersion
   }
 }
 
-/** The root's copies of the current version: the channel manifests (S3 only) first, `manifest.json` last. */
-const ROOT_COPIES: ReadonlyArray<readonly [(layout: VersionLayout) => string, string]> = [
-  [(layout) => layout.shardsChannelKey, SHARDS_CHANNEL_MANIFEST],
-  [(layout) => layout.indexChannelKey, INDEX_CHANNEL_MANIFEST],
-  [(layout) => layout.manifestKey, MANIFEST_KEY],
-];
-
 /**
  * Brings the root's copies (`manifest.json`, and on S3 `shards.manifest` and `index.manifest`) to
  * the newest claim's version, rewriting only those that differ, and again while a newer claim
@@ -162,8 +157,8 @@ export async function syncRootCopies(sink: PackingSink): Promise<string[]> {
     const newest = await newestClaim(sink);
     if (!newest) return [];
     const layout = new VersionLayout(newest.datasetVersion);
-    for (const [versionKey, rootKey] of ROOT_COPIES) {
-      const wanted = await getIfPresent(sink, versionKey(layout));
+    for (const { versionKey, rootKey } of layout.rootCopies) {
+      const wanted = await getIfPresent(sink, versionKey);
       // The channel manifests exist on S3 only; the version's manifest always does (finalize writes it before the claim).
       if (!wanted) {
         if (rootKey === MANIFEST_KEY) throw new DatasetObjectError(`${sink.uri}${layout.manifestKey}: missing, though claim ${claimKey(newest.sequence)} publishes it`);
@@ -180,10 +175,8 @@ export async function syncRootCopies(sink: PackingSink): Promise<string[]> {
 
 /** The newest claim, without reading its version's manifest. */
 async function newestClaim(sink: DatasetStore): Promise<PublishedVersion | undefined> {
-  const sequences = (await sink.list(PUBLISHED_PREFIX)).map(claimSequence).filter((n): n is number => n !== undefined);
-  if (sequences.length === 0) return undefined;
-  const sequence = Math.max(...sequences);
-  return { sequence, ...await readClaim(sink, sequence) };
+  const sequence = (await claimSequences(sink)).at(-1);
+  return sequence === undefined ? undefined : { sequence, ...await readClaim(sink, sequence) };
 }
 
 async function getIfPresent(sink: DatasetStore, key: string): Promise<Buffer | undefined> {

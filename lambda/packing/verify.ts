@@ -8,9 +8,7 @@ import type { PackingSink } from './io/storage';
 import { isObjectNotFound } from './io/storage';
 import type { Manifest, ManifestShard } from './manifest';
 import { checkTotals, crc32cBase64, MANIFEST_FORMAT_VERSION } from './manifest';
-import {
-  INDEX_CHANNEL_MANIFEST, INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_CHANNEL_MANIFEST, SHARDS_FOLDER, VersionLayout, versionSequence,
-} from './dataset-layout';
+import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';
 
@@ -188,8 +186,7 @@ async function checkCurrent(dataset: DatasetReader, manifest: Manifest, problems
       + '(a run stopped after publishing: training-io verify --repair, or the next pack, rewrites the root\'s copies)');
   }
   // FastFile and FSx jobs read manifest.json, File and Pipe jobs the channel manifests: all must name one version.
-  const layout = new VersionLayout(current.datasetVersion);
-  for (const [versionKey, rootKey] of [[layout.shardsChannelKey, SHARDS_CHANNEL_MANIFEST], [layout.indexChannelKey, INDEX_CHANNEL_MANIFEST]]) {
+  for (const { versionKey, rootKey } of new VersionLayout(current.datasetVersion).rootCopies.filter((copy) => copy.rootKey !== MANIFEST_KEY)) {
     const [wanted, held] = await Promise.all([versionKey, rootKey].map((key) => dataset.get(key).catch((error: unknown) => {
       if (isObjectNotFound(error)) return undefined;
       problems.push(`${key}: cannot be read (${(error as Error).message})`);
