@@ -27,6 +27,11 @@ export interface ShardWriterOptions {
   readonly onFile?: (bytes: number) => void;
   /** Resize and re-encode each image before it becomes a record (default: the files' bytes, unchanged). */
   readonly preprocessing?: ImagePreprocessing;
+  /**
+   * With preprocessing, images resized at once by this writer (default 2): the CLI runs a writer per
+   * core; a Lambda packer, one writer, passes its vCPU count so that its memory size buys speed.
+   */
+  readonly imagesInFlight?: number;
 }
 
 /** What writing one shard produced. */
@@ -38,7 +43,7 @@ export interface ShardResult {
 /** Bytes gathered before one write: few system calls, bounded memory. */
 const BLOCK_BYTES = 4 * 1024 * 1024;
 
-/** Images preprocessed at once per shard (see PreprocessedReads): measured on 2 CPUs, 1,000 JPEGs of ~0.6 MP. */
+/** Images preprocessed at once per shard writer by default (see PreprocessedReads): measured on 2 CPUs, 1,000 JPEGs of ~0.6 MP. */
 const PREPROCESS_AHEAD = 2;
 
 /**
@@ -160,8 +165,9 @@ function frame(format: ShardFormat, record: PlannedRecord, data: Buffer, reencod
 
 /** The members' images, preprocessed a few at once: reads in place each with a buffer of their own (see PreprocessedReads). */
 function preprocessedReads(records: PlannedRecord[], options: ShardWriterOptions, preprocessor: ImagePreprocessor): MemberReads {
-  const readers = options.source.readInto ? Array.from({ length: PREPROCESS_AHEAD }, () => memberReads(records, options)) : [memberReads(records, options)];
-  return new PreprocessedReads(readers, records.length, preprocessor, PREPROCESS_AHEAD);
+  const ahead = Math.max(1, options.imagesInFlight ?? PREPROCESS_AHEAD);
+  const readers = options.source.readInto ? Array.from({ length: ahead }, () => memberReads(records, options)) : [memberReads(records, options)];
+  return new PreprocessedReads(readers, records.length, preprocessor, ahead);
 }
 
 /** The members' bytes in plan order; a buffer taken is valid until the next `take`. */

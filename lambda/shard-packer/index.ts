@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { engineS3Client } from '../packing/io/s3-client';
@@ -20,6 +21,8 @@ const sink = new S3Sink({ client, ...readLocation(process.env, 'destination'), r
 const format = readFormat(process.env);
 const readConcurrency = readReadConcurrency(process.env);
 const preprocessing = readImagePreprocessing(process.env);
+// One shard per invocation: its images are resized one per vCPU the memory size gives (ShardedDataset sets UV_THREADPOOL_SIZE to match).
+const imagesInFlight = Math.max(2, os.availableParallelism());
 
 /** Packs one shard of the plan. */
 export async function handler(event: ShardPackerEvent): Promise<ShardPackerResult> {
@@ -29,7 +32,7 @@ export async function handler(event: ShardPackerEvent): Promise<ShardPackerResul
   let inputBytes = 0;
   retries = 0;
   try {
-    const result = await packShard(task, { source, sink, format, readConcurrency, preprocessing, onFile: (bytes) => { inputBytes += bytes; } });
+    const result = await packShard(task, { source, sink, format, readConcurrency, preprocessing, imagesInFlight, onFile: (bytes) => { inputBytes += bytes; } });
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
     metrics.addMetric(SHARD_PACKER_METRICS.records, MetricUnit.Count, result.shard.records);
     metrics.addMetric(SHARD_PACKER_METRICS.recordsPerSecond, MetricUnit.CountPerSecond, result.shard.records / seconds);

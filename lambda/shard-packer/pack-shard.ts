@@ -39,6 +39,8 @@ export interface PackShardOptions {
   readonly onFile?: (bytes: number) => void;
   /** What is done to each image before it becomes a record; absent, the file's bytes unchanged. */
   readonly preprocessing?: ImagePreprocessing;
+  /** Images resized at once (the function's vCPUs; see ShardWriterOptions). */
+  readonly imagesInFlight?: number;
 }
 
 /**
@@ -62,6 +64,7 @@ export async function packShard(task: ShardPackerEvent, options: PackShardOption
     readConcurrency: options.readConcurrency,
     onFile: options.onFile,
     preprocessing: options.preprocessing,
+    imagesInFlight: options.imagesInFlight,
   });
   const shard = { ...written.shard, key: layout.rebase(written.shard.key), indexKey: layout.rebase(written.shard.indexKey), membersKey: task.membersKey };
   const key = new RunFiles(layout).resultKey(task.shardName);

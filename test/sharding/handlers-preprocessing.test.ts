@@ -10,6 +10,7 @@ import { BUNDLED_SHARP } from '../../lambda/packing/preprocess/bundled-sharp';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard } from '../../lambda/shard-packer/pack-shard';
 import { planDataset } from '../../lambda/shard-planner/plan-dataset';
+import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { temporaryFolders, writeFiles } from '../support/local-files';
 
 /**
@@ -25,7 +26,7 @@ const DESCRIBE = path.join(REPO, 'test/packing/preprocess/describe_records.py');
 const PYTHON = process.env.PYTHON ?? (fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const folder = temporaryFolders();
 
-async function runHandlers(sourceDir: string, outDir: string, environment: Record<string, string>) {
+async function runHandlers(sourceDir: string, outDir: string, environment: Record<string, string>, imagesInFlight?: number) {
   const settings = readPlanSettings({ SHARD_FORMAT: 'tfrecord', SHARD_COUNT: '2', ...environment });
   const source = new LocalDirectorySource(sourceDir);
   const sink = new LocalDirectorySink(outDir);
@@ -33,7 +34,7 @@ async function runHandlers(sourceDir: string, outDir: string, environment: Recor
   if (plan.upToDate) return { plan };
   const tasks = JSON.parse(fs.readFileSync(path.join(outDir, new RunFiles(new VersionLayout(plan.datasetVersion)).tasksKey), 'utf8')) as ShardTask[];
   for (const task of tasks) {
-    await packShard(task, { source, sink, format: 'tfrecord', readConcurrency: 4, preprocessing: settings.preprocessing });
+    await packShard(task, { source, sink, format: 'tfrecord', readConcurrency: 4, preprocessing: settings.preprocessing, imagesInFlight });
   }
   const result = await finalizeShards({ datasetVersion: plan.datasetVersion, shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink, 7);
   return { plan, result };
@@ -66,6 +67,12 @@ describe('the shard handlers with IMAGE_PREPROCESSING', () => {
       expect({ file: record.filename, format: record.decodedFormat, shorter: Math.min(record.width, record.height), channels: record.channels })
         .toEqual({ file: record.filename, format: 'JPEG', shorter: 40, channels: 3 });
     }
+
+    // WHEN packed again by packers that resize six images at once (a packer of 6 vCPUs)
+    const wider = folder('out-wider');
+    await runHandlers(sourceDir, wider, { IMAGE_PREPROCESSING: JSON.stringify({ shorterSide: 40, jpegQuality: 85 }) }, 6);
+    // THEN the same bytes: images in flight change the speed, never the records or their order
+    expectSameObjects(await datasetObjects(new LocalDirectorySink(wider)), await datasetObjects(new LocalDirectorySink(outDir)));
 
     // WHEN the planner runs again with the same settings, then with another quality
     const again = await runHandlers(sourceDir, outDir, { IMAGE_PREPROCESSING: JSON.stringify({ shorterSide: 40, jpegQuality: 85 }) });
