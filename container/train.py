@@ -509,7 +509,9 @@ def loader_choice(args: argparse.Namespace, placement: Placement, device: torch.
     say(f"loader auto: measuring {', '.join(order)} for {seconds:.0f} s in all after {TRIAL_WARMUP_STEPS} steps each "
         f"(the table's guess: {prior.kind}, {prior.reason})")
     started = time.perf_counter()
-    trials = measure_loaders(args, placement, device, trainer, order, seconds / len(order), compiled)
+    trials = measure_loaders(
+        trainer, order, seconds / len(order), ranks=placement.world_size,
+        make=lambda kind: make_loader(args, placement, device, LoaderChoice(kind, "measured"), drop_last=compiled.static_shapes)[:2])
     choice = pick(trials)
     for line in trial_table(trials, choice.kind):
         say(f"loader auto: {line}")
@@ -517,26 +519,27 @@ def loader_choice(args: argparse.Namespace, placement: Placement, device: torch.
     return choice
 
 
-def measure_loaders(args: argparse.Namespace, placement: Placement, device: torch.device, trainer: "Trainer",
-                    order: List[str], seconds: float, compiled: CompileChoice) -> List[Trial]:
-    """Each path of `order` timed for `seconds` with the trainer's own step, until one keeps up
-    doing no work on the GPU; the model, optimizer, scaler and random state are put back after."""
-    distributed = placement.world_size > 1
+def measure_loaders(trainer: "Trainer", order: List[str], seconds: float, *, make: Callable[[str], Tuple[Iterable, Prepare]],
+                    ranks: int = 1, warmup: int = TRIAL_WARMUP_STEPS) -> List[Trial]:
+    """Each path of `order` (its loader and prepare from `make(kind)`) timed for `seconds` after
+    `warmup` steps with the trainer's own step, until one keeps up doing no work on the GPU; the
+    model, optimizer, scaler and random state are put back after (bench/container-gpu runs it too).
+    With several ranks a path that fails on one rank only leaves the others waiting in its step's
+    collectives, as any failed step would."""
+    distributed, device = ranks > 1, trainer.device
     snapshot = _snapshot(trainer)
     trials: List[Trial] = []
     try:
         for kind in order:
             try:
-                loader, prepare, _ = make_loader(args, placement, device, LoaderChoice(kind, "measured"),
-                                                 drop_last=compiled.static_shapes)
+                loader, prepare = make(kind)
                 batches = _endless(loader)
                 try:
-                    interval = trainer.measure(batches, prepare, warmup=TRIAL_WARMUP_STEPS, seconds=seconds,
+                    interval = trainer.measure(batches, prepare, warmup=warmup, seconds=seconds,
                                                agree=lambda stop: _agree(stop, device) if distributed else stop)
                 finally:
                     batches.close()  # ends the prefetching thread
-                trial = _agreed(Trial(kind, interval.samples_per_second * placement.world_size, interval.data_wait_fraction),
-                                device, distributed)
+                trial = _agreed(Trial(kind, interval.samples_per_second * ranks, interval.data_wait_fraction), device, distributed)
             except Exception as error:  # noqa: BLE001 - one path that cannot run here is not a failed job
                 trial = Trial(kind, error=f"{type(error).__name__}: {error}")
             trials.append(trial)
@@ -548,10 +551,16 @@ def measure_loaders(args: argparse.Namespace, placement: Placement, device: torc
 
 
 def _endless(loader: Any) -> Any:
-    """(images, labels) across epochs (a record's name, with --record_log, left out)."""
+    """(images, labels) across epochs (a record's name, with --record_log, left out); closing it
+    closes the loader's iterator (a Prefetcher's ends its thread)."""
     while True:
-        for images, labels, *_ in loader:
-            yield images, labels
+        batches = iter(loader)
+        try:
+            for images, labels, *_ in batches:
+                yield images, labels
+        finally:
+            if hasattr(batches, "close"):
+                batches.close()
 
 
 def _agree(stop: bool, device: torch.device) -> bool:
@@ -681,6 +690,7 @@ class Trainer:
                 synchronize(self.device)
                 self.meter.take()
                 started.append(time.perf_counter())
+                return False
             return bool(started) and agree(time.perf_counter() - started[0] >= seconds)
 
         self.epoch(batches, prepare, epoch=0, step=0, after_step=after_step, log=False)
