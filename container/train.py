@@ -1,10 +1,14 @@
 """Reference training entry point of cdk-training-io: a torchvision ResNet trained on the packed
 shards of a channel, through the PyTorch DataLoader or NVIDIA DALI, on one GPU or many (one process
-per GPU, on one host or several). `--loader auto` picks the path that keeps the GPU fed
-(shardio/loader_choice.py) and logs why: `cpu` (the workers decode and augment), `hybrid` (the
-workers decode, the GPU augments the batch), `gpu` (the GPU decodes with nvJPEG and augments) or
-`dali`. Batch n+1 is copied, and for hybrid and gpu augmented, on a CUDA stream of its own while
-step n trains (shardio/prefetch.py).
+per GPU, on one host or several). `--loader auto` measures, at the job's start and with the job's
+own step, each usable path: `cpu` (the workers decode and augment), `gpu` (the GPU decodes with
+nvJPEG and augments) and `dali`; it keeps the fastest, logs the table and saves the choice with the
+checkpoint (shardio/loader_choice.py). `hybrid` (the workers decode, the GPU augments the batch) is
+deprecated, run only when asked. Batch n+1 is copied, and for hybrid and gpu augmented, on a CUDA
+stream of its own while step n trains (shardio/prefetch.py). The step runs in `--precision` (auto:
+bf16 from Ampere on, fp16 with a GradScaler before) and, on a GPU with PyTorch 2, compiled
+(`--compile`: CUDA graphs on one GPU; eager, saying why, wherever compiling fails)
+(shardio/step_choice.py).
 
 The SageMaker training toolkit runs it (`TrainingCode.reference()`, sagemaker_program=train.py)
 with the job's hyperparameters as `--name value`; TrainingJob sizes `num_workers` (and, with the
@@ -739,8 +743,8 @@ class Trainer:
             return self._step(self.model, images, labels)
         started = time.perf_counter()
         try:
-            if self.compile_mode == "reduce-overhead" and hasattr(torch, "compiler"):
-                torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs are read already
+            if self.compile_mode == "reduce-overhead" and _MARK_CUDA_GRAPH_STEP is not None:
+                _MARK_CUDA_GRAPH_STEP()  # a new step: the last one's graph outputs have been read
             loss = self._step(self.forward, images, labels)
             if self._compiling:
                 synchronize(self.device)
@@ -773,6 +777,10 @@ class Trainer:
         interval = self.meter.take()
         print(interval_line(epoch, step, interval.samples_per_second * self.ranks, interval.data_wait_fraction, loss),
               flush=True)
+
+
+_MARK_CUDA_GRAPH_STEP = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+"""torch.compiler.cudagraph_mark_step_begin where this PyTorch has it (2.1 on)."""
 
 
 def plain_state_dict(state: dict) -> dict:
