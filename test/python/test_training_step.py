@@ -286,6 +286,10 @@ class TrainFlagsTest(unittest.TestCase):
                 self.run_train(plain, "--loader", winner[0], "--max_steps", steps, "--record_log", records + "-plain")
             with open(records + "-auto.rank-0", encoding="utf-8") as auto, open(records + "-plain.rank-0", encoding="utf-8") as reference:
                 self.assertEqual(auto.read(), reference.read())
+            # ... and the same weights: the trial's steps, optimizer state and random draws were put back.
+            weights = [torch.load(os.path.join(folder, "checkpoints", "step-000000008.pt"))["model"] for folder in (job, plain)]
+            for name, tensor in weights[1].items():
+                self.assertTrue(torch.equal(weights[0][name], tensor), name)
 
 
 if __name__ == "__main__":
