@@ -307,12 +307,25 @@ def main() -> None:
         with open(os.path.join(args.out, f"cpus-{count}.json"), encoding="utf-8") as handle:
             results.append(json.load(handle))
     summary = {"arch": args.arch, "batch_size": args.batch_size, "steps": args.steps, "images": args.images,
-               "resized_row_skipped": skipped, "seconds": time.perf_counter() - started, "runs": results}
+               "resized_row_skipped": skipped, "seconds": time.perf_counter() - started, "runs": results,
+               "targets": [targets(run) for run in results]}
     with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as handle:
         json.dump(summary, handle, indent=2)
     print_table(results)
     chart(results, os.path.join(args.out, "results.png"))
     print(f"done in {time.perf_counter() - started:.0f} s: {args.out}/results.json", flush=True)
+
+
+def targets(run: Dict[str, Any]) -> Dict[str, Any]:
+    """Issue #31's measures of one vCPU count: the compiled ceiling over the eager one, the best
+    loader row's fraction of the compiled ceiling, and auto's samples/s over the best row's."""
+    rows = {row["row"]: row for row in run["rows"]}
+    loaders = [row for row in run["rows"][2:] if not row["row"].startswith(("auto", "small files, 1 worker"))]
+    best = max(loaders, key=lambda row: row["samples_per_second"])
+    auto = next(row for row in run["rows"] if row["row"].startswith("auto"))
+    return {"cpus": run["cpus"], "compiled_over_eager": rows[CEILING]["samples_per_second"] / rows[EAGER_CEILING]["samples_per_second"],
+            "best_row": best["row"], "best_fraction_of_ceiling": best["fraction_of_ceiling"],
+            "auto_over_best": auto["samples_per_second"] / best["samples_per_second"]}
 
 
 def print_table(results: List[Dict[str, Any]]) -> None:
@@ -321,6 +334,12 @@ def print_table(results: List[Dict[str, Any]]) -> None:
         print(f"{run['cpus']} vCPUs, {run['workers']} workers, {run['device']}:")
         for row in run["rows"]:
             print(f"  {row['row']:<40} {row['fraction_of_ceiling']:6.2f}  ({row['samples_per_second']:.0f})")
+    print("\nissue #31's targets: compiled / eager ceiling >= 2.0; best path >= 0.80 (4 vCPUs), 0.90 (8), 0.95 (16) "
+          "of the compiled ceiling; auto / best >= 0.95")
+    for run in results:
+        measures = targets(run)
+        print(f"  {run['cpus']:>2} vCPUs: compiled / eager {measures['compiled_over_eager']:.2f}, best {measures['best_row']} "
+              f"{measures['best_fraction_of_ceiling']:.2f}, auto / best {measures['auto_over_best']:.2f}")
 
 
 def chart(results: List[Dict[str, Any]], path: str) -> None:

@@ -91,7 +91,7 @@ def _gathered(images: Sequence[torch.Tensor], sizes: torch.Tensor, height: int, 
     channel = torch.arange(channels, device=device, dtype=dtype).view(1, channels, 1, 1)
     row = torch.arange(height, device=device, dtype=dtype).view(1, 1, height, 1)
     column = torch.arange(width, device=device, dtype=dtype).view(1, 1, 1, width)
-    index = starts + (channel * heights + row) * widths + column
+    index = (starts + (channel * heights + row) * widths) + column  # one N x C x H x W tensor; the rest are rows
     index.masked_fill_((row >= heights) | (column >= widths), packed.numel() - 1)
     return packed.index_select(0, index.view(-1)).view(count, channels, height, width)
 
