@@ -211,9 +211,6 @@ class TrainFlagsTest(unittest.TestCase):
         os.symlink(packed()["tfrecord"], os.path.join(input_dir, "data", "train"))
         return input_dir
 
-    def steps(self) -> int:
-        return -(-packed()["files"] // 4)
-
     def test_each_precision_and_compile_flag_trains_to_the_end_saying_what_it_runs(self) -> None:
         cases = [
             (("--precision", "bf16", "--compile", "on"), "precision=bf16 (as asked: CPU autocast) compile=off (PyTorch"),
@@ -223,9 +220,9 @@ class TrainFlagsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as root:
             for index, (options, line) in enumerate(cases):
                 with self.subTest(options=options):
-                    output = self.run_train(self.job(root, f"job-{index}"), "--loader", "cpu", *options)
+                    output = self.run_train(self.job(root, f"job-{index}"), "--loader", "cpu", "--max_steps", "3", *options)
                     self.assertIn(line, output)
-                    self.assertIn(f"done steps={self.steps()}", output)
+                    self.assertIn("done steps=3", output)
 
     def test_fp16_on_the_cpu_fails_naming_the_value_and_what_is_allowed(self) -> None:
         with tempfile.TemporaryDirectory() as root:
