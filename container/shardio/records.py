@@ -32,6 +32,11 @@ class ImageRecord:
     """The source key (TFRecord `image/filename`); None in RecordIO, which does not store it."""
     record_id: Optional[int] = None
     """The global record id (RecordIO IRHeader id); None in TFRecord, which does not store it."""
+    shard: Optional[str] = None
+    """Where the record was read: its shard's key under the dataset root (a Pipe-mode FIFO's path);
+    errors about the record name it (bad_records.py)."""
+    position: Optional[int] = None
+    """The record's index in that shard (in that FIFO's stream), from 0."""
 
 
 class ShardFormat(enum.Enum):
