@@ -15,8 +15,7 @@ import tempfile
 import unittest
 from typing import List
 
-from shardio import PipeSource, Placement, ShardDirectory, pipe_path
-from shardio.bad_records import BadRecordError
+from shardio import BadRecordError, PipeSource, Placement, ShardDirectory, pipe_path
 from support import HAS_TORCH, needs_torch
 from test_pipe import feed
 from test_torch import write_channels
@@ -197,6 +196,11 @@ class TrainScriptBadRecordTest(unittest.TestCase):
             failed = self.run_train(input_dir, "--checkpoint_dir", os.path.join(input_dir, "fresh"))  # not resumed at the end
             self.assertNotEqual(failed.returncode, 0)
             self.assertIn(f"BadRecordError: {name} cannot be decoded: RuntimeError: ", failed.stderr)
+
+            on_the_gpu = self.run_train(input_dir, "--loader", "gpu", "--on_bad_record", "skip")
+            self.assertNotEqual(on_the_gpu.returncode, 0)
+            self.assertIn("--loader gpu decodes on the GPU, a batch at once, so a bad record cannot be skipped: with "
+                          "--on_bad_record skip use --loader cpu, hybrid or auto", on_the_gpu.stderr)
 
 
 if __name__ == "__main__":
