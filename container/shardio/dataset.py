@@ -7,8 +7,8 @@ kept in shared memory so that persistent workers, started once, see it change.
 
 Resumption (the shape of MosaicML Streaming's `state_dict(num_samples, from_beginning)` /
 `load_state_dict(state)`, in a small way): a consumer's order is fixed by (seed, epoch, rank,
-worker), so the position in an epoch is the count of records each worker has handed out;
-`ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
+worker), so the position in an epoch is the count of records each worker has handed out (and the
+bad records it skipped, bad_records.py); `ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
 skips as many records of each worker's stream, before decoding, in that epoch only. The position
 records the dataset version it counts in (the manifest's `datasetVersion`): another version lists
 other shards in another order, so a position mid-epoch is restored on the same version only.
