@@ -25,7 +25,7 @@ if HAS_TORCH:
 
     from bad_dataset import BROKEN_JPEG, NOT_AN_IMAGE, VERSION, inputs, write_dataset
     from shardio.dataset import ShardDataset, make_data_loader
-    from shardio.images import CpuEvalTransform
+    from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform
 
 CONTAINER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "container")
 FORMATS = (".tfrecord", ".rec")
@@ -67,6 +67,17 @@ class BadRecordTest(unittest.TestCase):
                     self.assertIn(f"record {position} of shard {shard} (input cat/broken.jpg, dataset version {VERSION}) "
                                   "cannot be decoded: RuntimeError: ", message)
                     self.assertIn("--on_bad_record skip", message)
+
+    def test_each_workers_transform_of_train_py_names_the_record(self) -> None:
+        packed = self.dataset({6: ("cat/notes.txt", NOT_AN_IMAGE)})
+        shard, position = packed.where("cat/notes.txt")
+        for transform, error in ((CpuTrainTransform(32), "RuntimeError"), (CpuDecodeOnly(32), "UnidentifiedImageError")):
+            with self.subTest(transform=type(transform).__name__):
+                dataset = ShardDataset(ShardDirectory(packed.root), placement=Placement(), transform=transform)
+                with self.assertRaisesRegex(BadRecordError, re.escape(
+                        f"record {position} of shard {shard} (input cat/notes.txt, dataset version {VERSION}) cannot be "
+                        f"decoded: {error}: ")):
+                    list(make_data_loader(dataset, 4, num_workers=1, collate_fn=names))
 
     def test_a_recordio_record_is_named_by_its_record_id_where_the_channel_lacks_the_member_lists(self) -> None:
         packed = self.dataset({5: ("dog/notes.txt", NOT_AN_IMAGE)}, extension=".rec")
