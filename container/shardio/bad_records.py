@@ -133,12 +133,12 @@ class BadRecordGuard:
             raise BadRecordError(f"{name} cannot be decoded: {reason}. Repack the dataset without the file, or let "
                                  "the reader skip such records (--on_bad_record skip, with --max_bad_ratio)",
                                  **fields) from error
-        _skipped_since_batch[0] += 1
-        LOG.warning("skipped %s: %s (--on_bad_record skip; %s)", name, reason, self._count(skipped))
         if self.budget is not None and skipped > self.budget:
             raise BadRecordError(f"{self.consumer} skipped {skipped} bad records, the last {name}: {reason}; more than "
                                  f"--max_bad_ratio {self.max_bad_ratio} of its {self.expected} records allows "
                                  f"({self.budget}). {self._reading()}", **fields) from error
+        _skipped_since_batch[0] += 1
+        LOG.warning("skipped %s: %s (--on_bad_record skip; %s)", name, reason, self._count(skipped))
 
     def _count(self, skipped: int) -> str:
         if self.budget is None:
