@@ -69,9 +69,7 @@ export function planCommand(args: string[], out: NodeJS.WritableStream): number 
   try {
     return plan(args, out);
   } catch (error) {
-    // Flag mistakes and the planner's input checks are this command's mistakes: show its usage with them.
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PLAN_USAGE);
-    if (error instanceof ValidationError) throw new UsageError(error.message, PLAN_USAGE);
+    if (error instanceof ValidationError) throw new UsageError(error.message);
     throw error;
   }
 }
@@ -98,7 +96,7 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
       'json': { type: 'boolean', default: false },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, PLAN_USAGE);
+  });
   if (values.help) {
     out.write(PLAN_USAGE);
     return 0;
