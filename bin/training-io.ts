@@ -74,7 +74,7 @@ export async function main(argv: string[], out = process.stdout, err = process.s
         out.write(`${version()}\n`);
         return 0;
       default:
-        if (run === undefined) throw new UsageError(`unknown command '${command}'${didYouMean(command, Object.keys(COMMANDS))}`);
+        if (run === undefined) throw new UsageError(`unknown command '${command}'${didYouMean(command, [...Object.keys(COMMANDS), '--help', '--version'])}`);
         return await run(rest, out, err, sleep);
     }
   } catch (error) {

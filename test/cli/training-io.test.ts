@@ -23,7 +23,7 @@ describe('training-io CLI', () => {
     expect(stderr).toBe("training-io: unknown command 'bogus'\nRun 'training-io --help' for the usage.\n");
   });
 
-  test.each([['packk', 'pack'], ['plna', 'plan'], ['verfy', 'verify'], ['instance', 'instances']])(
+  test.each([['packk', 'pack'], ['plna', 'plan'], ['verfy', 'verify'], ['instance', 'instances'], ['--hlep', '--help'], ['--verison', '--version']])(
     'a mistyped command %j names the closest one, %j', async (typed, meant) => {
       const { code, stderr } = await run(typed);
       expect(code).toBe(2);
