@@ -30,6 +30,10 @@ A position mid-epoch counts records in the dataset version it was saved on: a jo
 (--dataset_manifest) reads that version again where its channels hold it (a newer one may have been
 published meanwhile); a job that would read another version fails naming both, unless
 --on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
+
+A record whose image cannot be decoded stops the job with an error that names its shard, index,
+input key and dataset version; `--on_bad_record skip` logs and skips such records until a loader
+worker has skipped more than --max_bad_ratio of its records in an epoch (shardio/bad_records.py).
 """
 from __future__ import annotations
 
@@ -53,6 +57,7 @@ from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMe
 from shardio import interval_line, open_channel
 from shardio.metrics import Interval
 from shardio import placement_from_env, sized_workers, validation_line
+from shardio.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
 from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
 from shardio.layout import version_manifest_key
@@ -120,6 +125,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--on_dataset_change", choices=DATASET_CHANGES, default="fail",
                         help="resuming mid-epoch when the channels lack the dataset version the checkpoint was saved on: "
                              "fail, or restart_epoch (read the interrupted epoch again from its start on the version they hold)")
+    parser.add_argument("--on_bad_record", choices=ON_BAD_RECORD, default=FAIL,
+                        help="a record whose image cannot be decoded: fail (the error names its shard, index, key and dataset "
+                             "version), or skip it (logged and counted) until a loader worker skipped more than --max_bad_ratio")
+    parser.add_argument("--max_bad_ratio", type=float, default=DEFAULT_MAX_BAD_RATIO,
+                        help="with --on_bad_record skip: the fraction of a loader worker's records per epoch it may skip")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
@@ -393,7 +403,7 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
     index_channel = args.validation_index_channel or ("validation_index" if "validation_index" in channels else None)
     source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir)
     dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
-                           seed=args.seed)
+                           seed=args.seed, on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio)
     return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
 
 
@@ -428,6 +438,7 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
         index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
         shuffle_buffer=args.shuffle_buffer, drop_last=drop_last,
         placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
+        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio,
     )
     kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
     return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"
@@ -490,6 +501,9 @@ def loader_choice(args: argparse.Namespace, placement: Placement, device: torch.
     cuda = device.type == "cuda"
     kind = requested_kind(args.loader)
     if kind != "auto":
+        if args.on_bad_record == SKIP and kind in ("gpu", "dali"):
+            raise ValueError(f"--loader {args.loader} decodes on the GPU, a batch at once, so a bad record cannot be skipped: "
+                             "with --on_bad_record skip use --loader cpu, hybrid or auto")
         if kind == "dali" and not cuda:
             raise ValueError(f"--loader {args.loader} needs a GPU; without one use auto, cpu, hybrid or gpu")
         on_cpu = "; no GPU: its batch step runs on the CPU" if kind in ("hybrid", "gpu") and not cuda else ""
@@ -499,6 +513,9 @@ def loader_choice(args: argparse.Namespace, placement: Placement, device: torch.
     workers = _workers(args)
     prior = choose_loader(has_gpu=cuda, workers=workers, dali_usable=dali,
                           demand=gpu_demand(torch.cuda.get_device_name(device) if cuda else "", args.gpu_samples_per_second))
+    if args.on_bad_record == SKIP:  # gpu and dali decode a batch at once: one bad record fails it, unnamed
+        guess = "" if prior.kind == "cpu" else f" (the table's guess was {prior.kind}: {prior.reason})"
+        return LoaderChoice("cpu", f"--on_bad_record skip: the workers decode, so that bad records can be skipped{guess}")
     seconds = args.loader_trial_seconds if args.loader_trial_seconds is not None else (TRIAL_SECONDS if cuda else 0.0)
     if seconds <= 0:
         return prior

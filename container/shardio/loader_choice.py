@@ -32,7 +32,7 @@ CPU_DECODE_ONLY_PER_WORKER = 1_284
 """Samples/s one core decodes alone on the same JPEGs (bench/loader-cpu's decode-only floor there)."""
 
 GPU_SAMPLES_PER_SECOND = (
-    ("H200", 2_177),  # bench/container-gpu's eager ceiling, 2,177–2,330 on one H200 machine (2026-11-27); compiled: 5,531
+    ("H200", 2_330),  # bench/container-gpu's eager ceiling (2,177–2,330, 2026-11-27), the planner's eager figure; compiled: 5,531
     ("H100", 3_284),  # bench/container-gpu's ceiling, ResNet-50 AMP batch 64 (3,284–3,695 on two machines)
     ("A100", 2_470),  # NVIDIA DeepLearningExamples, PyTorch ResNet50 v1.5, 1x A100 80GB, mixed precision
     ("V100", 1_156),  # the same, 1x V100 32GB (1,200 on 16GB)
