@@ -300,7 +300,7 @@ function summary(result: PackResult, output: string, seconds: number): string {
     ]),
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
     ...(manifest.preprocessing ? [`images     ${describePreprocessing(manifest.preprocessing)}`] : []),
-    `shards     ${manifest.shards.length} (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all`,
+    `shards     ${manifest.shards.length}${sizes.length > 0 ? ` (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all` : ''}`,
     `records    ${manifest.records}`,
     `failures   ${manifest.failures.length}`,
     ...manifest.failures.slice(0, 10).map((f) => `           ${f.key}: ${f.reason}`),
