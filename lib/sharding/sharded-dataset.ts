@@ -553,7 +553,11 @@ export class PackingSteps extends sfn.StateMachineFragment {
   public readonly plan: tasks.LambdaInvoke;
   /** Packs the shards, one packer each. */
   public readonly packShards: sfn.DistributedMap;
-  /** Writes the merged index and the manifest: reached when the dataset was (re)packed. */
+  /**
+   * Writes the merged index and the manifest: reached when the dataset was (re)packed. Fails with
+   * `MissingFilesError`, publishing nothing, when some source object could not be packed, unless
+   * the dataset's `allowMissing`.
+   */
   public readonly finalize: tasks.LambdaInvoke;
   /** Reached when the dataset was up to date: nothing was packed. */
   public readonly alreadyPacked: sfn.Pass;
