@@ -80,16 +80,6 @@ published (or any other error), 2 bad arguments.
 const S3_PARALLEL_SHARDS = 4;
 
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
-  try {
-    return await pack(args, out, err);
-  } catch (error) {
-    // Bad paths and flag values are pack's mistakes: show pack's usage with them.
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PACK_USAGE);
-    throw error;
-  }
-}
-
-async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   const { values, positionals } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -114,16 +104,16 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, PACK_USAGE);
+  });
   if (values.help) {
     out.write(PACK_USAGE);
     return 0;
   }
   if (positionals.length !== 2) {
-    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`, PACK_USAGE);
+    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`);
   }
   if (values['shard-size'] !== undefined && values.shards !== undefined) {
-    throw new UsageError('--shard-size and --shards both set the shard count: give one of them', PACK_USAGE);
+    throw new UsageError('--shard-size and --shards both set the shard count: give one of them');
   }
   const source = parseLocation('source', positionals[0]);
   const output = parseLocation('output', positionals[1]);
@@ -184,7 +174,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
         + 'pass --allow-missing to publish without them\n');
       return 1;
     }
-    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message, PACK_USAGE);
+    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message);
     throw error;
   } finally {
     progress.finish();
