@@ -9,6 +9,7 @@ import { LocalDirectorySink, LocalDirectorySource, SourceContainsOutputError } f
 import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
+import { MissingFilesError } from '../../lambda/packing/finalize';
 import type { PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
 import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-preprocessing';
@@ -28,7 +29,9 @@ folder (a path or a file:// URL) or an s3://bucket/prefix/ URI.
 
 A rerun reuses every shard of the current version whose files did not change (added, changed and
 removed files only are packed again), or writes nothing when nothing changed. Two packs into one
-output at once: one publishes, the other fails and publishes nothing.
+output at once: one publishes, the other fails and publishes nothing. A file that cannot be packed
+(unreadable, over 128 MiB, not decodable with --resize) fails the run: nothing is published and
+the current version stays current, unless --allow-missing.
 
   --format tfrecord|recordio   shard format (default: tfrecord)
   --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)
@@ -52,8 +55,8 @@ output at once: one publishes, the other fails and publishes nothing.
                                GIF (first frame) read; a file that does not decode is a failure.
   --retention DAYS             keep versions this many days after they stop being current, so that
                                jobs reading them finish; older ones are deleted (default: ${DEFAULT_RETENTION_DAYS})
-  --allow-missing              exit 0 even when some files could not be read
-                               (they are listed in the manifest's failures either way)
+  --allow-missing              publish even when some files could not be packed (they are
+                               listed in the new manifest's failures), and exit 0
   --inventory S3URI            list an S3 source from its S3 Inventory report (CSV) instead of
                                ListObjectsV2: the report's folder s3://bucket/<prefix>/<source
                                bucket>/<config id>/ (its newest manifest) or one manifest.json
@@ -68,7 +71,9 @@ folder ($TMPDIR, else the system's; ~120 bytes a file, removed at the end).
 Output: <output>/manifest.json (the current version's), <output>/published/ (one claim per
 version), <output>/versions/<version>/{shards,index,members}/ and its manifest.json; with an S3
 output also shards.manifest and index.manifest (SageMaker ManifestFile channels).
-Exit status: 0 done, 1 some files could not be packed, 2 bad arguments.
+Exit status: 0 published (or already current; also when another pack published a newer version
+just after this one, which the summary names), 1 some files could not be packed and nothing was
+published (or any other error), 2 bad arguments.
 `;
 
 /** Shards written at once when one side is S3. */
@@ -158,11 +163,17 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: local ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, prefix, onFiles) => pool.write(shard, prefix, onFiles) : undefined,
-      fullRepack: values.full, retentionDays, preprocessing,
+      fullRepack: values.full, allowMissing: values['allow-missing'], retentionDays, preprocessing,
       onProgress: (state) => progress.update(state),
       onLargeListing: favourMemoryOverSpeed,
     });
   } catch (error) {
+    if (error instanceof MissingFilesError) {
+      out.write(unpublishedSummary(error, describeLocation(output)));
+      err.write(`training-io: ${error.failures.length} file(s) could not be packed: nothing was published; `
+        + 'pass --allow-missing to publish without them\n');
+      return 1;
+    }
     if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message);
     throw error;
   } finally {
@@ -170,13 +181,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     await pool?.close();
     client?.destroy();
   }
-  const { manifest } = result;
   out.write(summary(result, describeLocation(output), (Date.now() - started) / 1000));
-  if (manifest.failures.length > 0 && !values['allow-missing']) {
-    err.write(`training-io: ${manifest.failures.length} file(s) could not be packed (listed in ${MANIFEST_KEY}); ` +
-      'pass --allow-missing to accept that\n');
-    return 1;
-  }
   return 0;
 }
 
@@ -270,7 +275,10 @@ function summary(result: PackResult, output: string, seconds: number): string {
     `output     ${output}`,
     ...(result.repairedRootCopies.length > 0
       ? [`repaired   ${result.repairedRootCopies.join(', ')}: behind the newest claim (an earlier run stopped after publishing), now rewritten`] : []),
-    `version    ${manifest.datasetVersion}${result.upToDate ? ', already current: the source and options did not change, nothing written' : ', published'}`,
+    `version    ${manifest.datasetVersion}${result.upToDate ? ', already current: the source and options did not change, nothing written' : ', published'}`
+      + `${!result.upToDate && manifest.failures.length > 0 ? ` without the ${manifest.failures.length} file(s) that could not be packed (--allow-missing)` : ''}`,
+    ...(result.currentVersion !== manifest.datasetVersion
+      ? [`           superseded since: another pack published ${result.currentVersion}, which is current`] : []),
     ...(result.upToDate ? [] : [
       `           ${reused > 0 ? `${reused} shard(s) reused from earlier versions, ` : ''}${mb(result.shardBytesWritten)} of shards written`
         + `${result.fullRepackReason ? ` (full repack: ${result.fullRepackReason})` : ''}`,
@@ -282,7 +290,7 @@ function summary(result: PackResult, output: string, seconds: number): string {
     ]),
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
     ...(manifest.preprocessing ? [`images     ${describePreprocessing(manifest.preprocessing)}`] : []),
-    `shards     ${manifest.shards.length} (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all`,
+    `shards     ${manifest.shards.length}${sizes.length > 0 ? ` (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all` : ''}`,
     `records    ${manifest.records}`,
     `failures   ${manifest.failures.length}`,
     ...manifest.failures.slice(0, 10).map((f) => `           ${f.key}: ${f.reason}`),
@@ -291,6 +299,19 @@ function summary(result: PackResult, output: string, seconds: number): string {
     '',
   ];
   return lines.join('\n');
+}
+
+/** A run whose files could not all be packed, and that was not allowed to publish without them. */
+function unpublishedSummary(error: MissingFilesError, output: string): string {
+  return ['',
+    `output     ${output}`,
+    `version    ${error.datasetVersion} not published: ${error.failures.length} file(s) could not be packed; `
+      + `${error.previousVersion ? `${error.previousVersion} stays current` : 'the dataset has no version yet'}`,
+    `failures   ${error.failures.length}`,
+    // Every one: no manifest was published to list them.
+    ...error.failures.map((f) => `           ${f.key}: ${f.reason}`),
+    '',
+  ].join('\n');
 }
 
 function mb(bytes: number): string {

@@ -76,6 +76,7 @@ describe('training-io CLI', () => {
   test.each([
     [['instances', '--processes', '0'], /--processes must be a whole number ≥ 1, got '0'/],
     [['instances', '--processes', '1.5'], /--processes must be a whole number ≥ 1, got '1.5'/],
+    [['instances', '--processes', '1000'], /--processes must be between 1 and 192, got '1000': each process needs a vCPU, and no catalogued instance has more than 192/],
     [['instances', '--memory-per-worker', 'lots'], /--memory-per-worker must be a number greater than 0, got 'lots'/],
     [['instances', '--bogus'], /unknown option '--bogus'/],
   ])('bad input %j is named with what is allowed and exits 2', async (argv, message) => {
