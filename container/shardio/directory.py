@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Optional
 
-from .dataset_files import Shard, open_dataset
+from .dataset_files import DatasetFiles, Shard, open_dataset
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
@@ -37,7 +37,10 @@ class ShardDirectory:
         host_sharded: bool = False,
         check_crc: bool = False,
     ) -> None:
-        files = open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded)
+        self._take(open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded), host_sharded, check_crc)
+
+    def _take(self, files: DatasetFiles, host_sharded: bool, check_crc: bool) -> None:
+        """Reads `files` (what open_dataset found, or a subclass's own listing)."""
         self.format: ShardFormat = files.format
         self.shards: List[Shard] = files.shards
         self.manifest: Optional[DatasetManifest] = files.manifest
