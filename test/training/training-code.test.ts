@@ -238,9 +238,9 @@ describe('TrainingCode.fromAsset with includeReaders', () => {
   const READERS = path.join(__dirname, '..', '..', 'container', 'shardio');
   const PACKAGE_VERSION: string = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
 
-  /** The package's reader files as the tarball holds them: `shardio/<file>`, sorted, nothing compiled. */
+  /** The package's reader files and its py.typed as the tarball holds them: `shardio/<file>`, sorted, nothing compiled. */
   function readerEntries(): string[] {
-    return fs.readdirSync(READERS).filter((name) => name.endsWith('.py')).map((name) => `shardio/${name}`).sort();
+    return fs.readdirSync(READERS).filter((name) => name.endsWith('.py') || name === 'py.typed').map((name) => `shardio/${name}`).sort();
   }
 
   /** A copy of the fixture with a `shardio/__init__.py` of its own holding `init`. */
