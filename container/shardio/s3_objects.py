@@ -52,6 +52,10 @@ class S3Objects:
         self._client_pid: Optional[int] = None
         self._client_of_pid: Any = None
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # Loader workers started by "spawn" (macOS, Windows) get a pickled copy: a client is not picklable.
+        return dict(self.__dict__, _client_pid=None, _client_of_pid=None)
+
     def uri(self, key: str) -> str:
         return f"s3://{self.bucket}/{self.prefix}{key}"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import signal
 import socket
@@ -20,9 +21,9 @@ import tempfile
 import threading
 import time
 import unittest
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List
 
-from shardio import Placement, ShardDirectory, read_manifest
+from shardio import Consumer, Placement, read_manifest
 from shardio.crc32c import crc32c
 from shardio.location import parse_location
 from shardio.s3_objects import S3ReadError
@@ -141,6 +142,11 @@ class DataLoaderAnywhereTest(unittest.TestCase):
     def test_an_s3_prefix_hands_out_the_records_a_folder_does_in_the_same_order(self) -> None:
         self.assertEqual(names(self.loader(self.s3, 2), 3), names(self.loader(self.root, 2), 3))
 
+    def test_an_s3_source_pickles_for_workers_started_by_spawn_and_the_copy_reads_every_record(self) -> None:
+        source = self.loader(self.s3, 0).dataset.source
+        copy = pickle.loads(pickle.dumps(source))
+        self.assertEqual(sorted(record.filename for record in copy.images(Consumer(0, 1), 0, 0)), self.files)
+
     def test_a_position_saved_mid_epoch_resumes_on_s3_as_on_a_folder_and_from_one_to_the_other(self) -> None:
         for saved_on, resumed_on in ((self.root, self.root), (self.s3, self.s3), (self.root, self.s3)):
             with self.subTest(saved_on=saved_on, resumed_on=resumed_on):
@@ -230,11 +236,13 @@ class DataLoaderAnywhereTest(unittest.TestCase):
     def test_a_reader_killed_mid_download_leaves_no_shard_that_reads_as_whole_and_a_restart_reads_every_record_once(self) -> None:
         manifest = read_manifest(os.path.join(self.root, "manifest.json"))
         cache = self.cache()
-        with Throttle(str(S3["endpoint"]), bytes_per_second=20_000) as slow:
+        # The answer's headers and its first bytes come, then nothing: the reader is killed mid-body.
+        with StallingRelay(str(S3["endpoint"]), forwarded=1000) as stalling:
             reader = subprocess.Popen([sys.executable, "-c", _READ_ALL, self.s3, cache],
-                                      env=dict(os.environ, AWS_ENDPOINT_URL_S3=slow.endpoint, PYTHONPATH=_python_path()))
+                                      env=dict(os.environ, AWS_ENDPOINT_URL_S3=stalling.endpoint, PYTHONPATH=_python_path()))
             try:
-                part = _wait_for(lambda: next(_parts(cache, min_bytes=1), None), 60, "a part file")
+                part = _wait_for(lambda: next(_parts(cache), None), 60, "part file")
+                time.sleep(0.5)  # the stalled body's first bytes reach the reader
             finally:
                 reader.send_signal(signal.SIGKILL)
                 reader.wait()
@@ -305,11 +313,11 @@ def _python_path() -> str:
     return os.pathsep.join([os.path.abspath(CONTAINER), os.path.dirname(os.path.abspath(__file__))])
 
 
-def _parts(cache: str, min_bytes: int) -> Iterator[str]:
+def _parts(cache: str) -> Iterator[str]:
     for folder, _dirs, files in os.walk(cache):
         for name in files:
             path = os.path.join(folder, name)
-            if ".part-" in name and os.path.getsize(path) >= min_bytes:
+            if ".part-" in name:
                 yield path
 
 
@@ -323,54 +331,61 @@ def _wait_for(probe, seconds: float, what: str):
     raise AssertionError(f"no {what} within {seconds} s")
 
 
-class Throttle:
-    """A TCP relay on 127.0.0.1 to `endpoint` whose answers come at `bytes_per_second`, so that a
-    shard's download is still under way when the test kills its reader."""
+class StallingRelay:
+    """A TCP relay on 127.0.0.1 to `endpoint` that forwards the first `forwarded` bytes of the answer
+    to each shard GET and then nothing more (until closed): that shard's download is under way, and
+    stays so, when the test kills its reader. Other requests pass through."""
 
-    def __init__(self, endpoint: str, bytes_per_second: int) -> None:
+    def __init__(self, endpoint: str, forwarded: int) -> None:
         host, port = endpoint.rsplit("/", 1)[-1].split(":")
         self.target = (host, int(port))
-        self.rate = bytes_per_second
+        self.forwarded = forwarded
         self.server = socket.create_server(("127.0.0.1", 0))
         self.endpoint = f"http://127.0.0.1:{self.server.getsockname()[1]}"
-        self.closed = False
+        self.closed = threading.Event()
 
-    def __enter__(self) -> "Throttle":
+    def __enter__(self) -> "StallingRelay":
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.closed = True
+        self.closed.set()
         self.server.close()
 
     def _accept(self) -> None:
-        while not self.closed:
+        while not self.closed.is_set():
             try:
                 client, _ = self.server.accept()
             except OSError:
                 return
             upstream = socket.create_connection(self.target)
-            threading.Thread(target=self._pipe, args=(client, upstream, None), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, self.rate), daemon=True).start()
+            shard_get = threading.Event()  # the request on this connection now is a shard's GET
+            threading.Thread(target=self._requests, args=(client, upstream, shard_get), daemon=True).start()
+            threading.Thread(target=self._answers, args=(upstream, client, shard_get), daemon=True).start()
 
-    def _pipe(self, source: socket.socket, sink: socket.socket, rate: Optional[int]) -> None:
-        chunk = 8192
+    def _requests(self, source: socket.socket, sink: socket.socket, shard_get: threading.Event) -> None:
         try:
-            while True:
-                data = source.recv(chunk)
-                if not data:
-                    break
+            while data := source.recv(65536):
+                if data.startswith(b"GET ") and b".tfrecord" in data.split(b"\r\n", 1)[0]:
+                    shard_get.set()
                 sink.sendall(data)
-                if rate:
-                    time.sleep(len(data) / rate)
         except OSError:
             pass
-        finally:
-            for end in (source, sink):
-                try:
-                    end.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+
+    def _answers(self, source: socket.socket, sink: socket.socket, shard_get: threading.Event) -> None:
+        sent = 0
+        try:
+            while data := source.recv(65536):
+                if shard_get.is_set():
+                    sink.sendall(data[:max(0, self.forwarded - sent)])
+                    sent += len(data)
+                    if sent >= self.forwarded:
+                        self.closed.wait()  # stall: the rest never comes
+                        return
+                else:
+                    sink.sendall(data)
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":
