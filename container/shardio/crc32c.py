@@ -33,6 +33,11 @@ def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     """CRC-32C of `data`, continuing from `crc` (the value of the bytes before it)."""
     if _native_crc32c is not None:
         return int(_native_crc32c(bytes(data) if not isinstance(data, bytes) else data, crc))
+    return pure_crc32c(data, crc)
+
+
+def pure_crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+    """`crc32c` in pure Python: where the `crc32c` package is not installed."""
     table = _TABLE
     crc ^= 0xFFFFFFFF
     for byte in bytes(data):
