@@ -26,6 +26,10 @@ A position mid-epoch counts records in the dataset version it was saved on: a jo
 (--dataset_manifest) reads that version again where its channels hold it (a newer one may have been
 published meanwhile); a job that would read another version fails naming both, unless
 --on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
+
+A record whose image cannot be decoded stops the job with an error that names its shard, index,
+input key and dataset version; `--on_bad_record skip` logs and skips such records until a loader
+worker has skipped more than --max_bad_ratio of its records in an epoch (shardio/bad_records.py).
 """
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ from torch.nn.parallel import DistributedDataParallel
 from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
 from shardio import interval_line, open_channel
 from shardio import placement_from_env, sized_workers, validation_line
+from shardio.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
 from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
 from shardio.layout import version_manifest_key
@@ -102,6 +107,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--on_dataset_change", choices=DATASET_CHANGES, default="fail",
                         help="resuming mid-epoch when the channels lack the dataset version the checkpoint was saved on: "
                              "fail, or restart_epoch (read the interrupted epoch again from its start on the version they hold)")
+    parser.add_argument("--on_bad_record", choices=ON_BAD_RECORD, default=FAIL,
+                        help="a record whose image cannot be decoded: fail (the error names its shard, index, key and dataset "
+                             "version), or skip it (logged and counted) until a loader worker skipped more than --max_bad_ratio")
+    parser.add_argument("--max_bad_ratio", type=float, default=DEFAULT_MAX_BAD_RATIO,
+                        help="with --on_bad_record skip: the fraction of a loader worker's records per epoch it may skip")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
@@ -366,7 +376,7 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
     index_channel = args.validation_index_channel or ("validation_index" if "validation_index" in channels else None)
     source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir)
     dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
-                           seed=args.seed)
+                           seed=args.seed, on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio)
     return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
 
 
@@ -383,7 +393,7 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     index_channel = _index_channel(args, channels)
     input_mode = channels[args.channel].input_mode
     workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
-    choice = _choice(args, input_mode, index_channel, placement, device, workers)
+    choice = _skippable(_choice(args, input_mode, index_channel, placement, device, workers), args)
     if choice.kind == "dali":
         from shardio.dali import dali_loader
 
@@ -400,6 +410,7 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
         index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
         shuffle_buffer=args.shuffle_buffer,
         placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
+        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio,
     )
     kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
     return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"
@@ -438,6 +449,18 @@ def _choice(args: argparse.Namespace, input_mode: str, index_channel: Optional[s
         dali_usable=cuda and _dali_usable(args, input_mode, index_channel, placement),
         demand=gpu_demand(torch.cuda.get_device_name(device) if cuda else "", args.gpu_samples_per_second),
     )
+
+
+def _skippable(choice: LoaderChoice, args: argparse.Namespace) -> LoaderChoice:
+    """With --on_bad_record skip, a path whose workers decode: gpu and dali decode a batch at once on
+    the device, where one bad record fails the batch (auto falls back to hybrid; asked for, an error)."""
+    if args.on_bad_record != SKIP or choice.kind not in ("gpu", "dali"):
+        return choice
+    if requested_kind(args.loader) != "auto":
+        raise ValueError(f"--loader {args.loader} decodes on the GPU, a batch at once, so a bad record cannot be skipped: "
+                         "with --on_bad_record skip use --loader cpu, hybrid or auto")
+    return LoaderChoice("hybrid", f"--on_bad_record skip: the workers decode, so that bad records can be skipped "
+                                  f"(auto would have chosen {choice.kind}: {choice.reason})")
 
 
 def _dali_usable(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement) -> bool:

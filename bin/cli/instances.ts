@@ -23,7 +23,7 @@ export function instancesCommand(args: string[], out: NodeJS.WritableStream): nu
       'help': { type: 'boolean', short: 'h' },
     },
     strict: true,
-  }, INSTANCES_USAGE);
+  });
   if (values.help) {
     out.write(INSTANCES_USAGE);
     return 0;

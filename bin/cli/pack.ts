@@ -75,16 +75,6 @@ Exit status: 0 done, 1 some files could not be packed, 2 bad arguments.
 const S3_PARALLEL_SHARDS = 4;
 
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
-  try {
-    return await pack(args, out, err);
-  } catch (error) {
-    // Bad paths and flag values are pack's mistakes: show pack's usage with them.
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PACK_USAGE);
-    throw error;
-  }
-}
-
-async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   const { values, positionals } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -109,16 +99,16 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, PACK_USAGE);
+  });
   if (values.help) {
     out.write(PACK_USAGE);
     return 0;
   }
   if (positionals.length !== 2) {
-    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`, PACK_USAGE);
+    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`);
   }
   if (values['shard-size'] !== undefined && values.shards !== undefined) {
-    throw new UsageError('--shard-size and --shards both set the shard count: give one of them', PACK_USAGE);
+    throw new UsageError('--shard-size and --shards both set the shard count: give one of them');
   }
   const source = parseLocation('source', positionals[0]);
   const output = parseLocation('output', positionals[1]);
@@ -173,7 +163,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       onLargeListing: favourMemoryOverSpeed,
     });
   } catch (error) {
-    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message, PACK_USAGE);
+    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message);
     throw error;
   } finally {
     progress.finish();

@@ -26,15 +26,6 @@ Exit status: 0 sound, 1 problems found (or files missing, without --allow-missin
 `;
 
 export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  try {
-    return await verify(args, out);
-  } catch (error) {
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, VERIFY_USAGE);
-    throw error;
-  }
-}
-
-async function verify(args: string[], out: NodeJS.WritableStream): Promise<number> {
   const { values, positionals } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -47,12 +38,12 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, VERIFY_USAGE);
+  });
   if (values.help) {
     out.write(VERIFY_USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`, VERIFY_USAGE);
+  if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
   const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
   checkS3Flags(s3Flags);

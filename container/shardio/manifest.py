@@ -32,6 +32,8 @@ class ManifestShard:
     records: int
     bytes: Optional[int] = None
     """The shard's size; None where the manifest leaves it out."""
+    members_key: Optional[str] = None
+    """Its member list (`versions/<id>/members/<shard>.jsonl`: each record's input key); None in version 1."""
     crc32c: Optional[int] = None
     """CRC-32C of the whole shard (the manifest's base64 big-endian `crc32c`, as S3 reports
     ChecksumCRC32C); None where the manifest leaves it out."""
@@ -125,10 +127,13 @@ def _shards(path: str, listed: object) -> List[ManifestShard]:
         records = shard.get("records")
         if not isinstance(records, int) or records < 0:
             raise FormatError(f"dataset manifest {path}: {where}.records must be a non-negative integer, got {records!r}")
+        members_key = shard.get("membersKey")
+        if members_key is not None:
+            _check_key(path, f"{where}.membersKey", members_key)
         size = shard.get("bytes")
         if size is not None and (not isinstance(size, int) or size < 0):
             raise FormatError(f"dataset manifest {path}: {where}.bytes must be a non-negative integer, got {size!r}")
-        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size,
+        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size, members_key=members_key,
                                     crc32c=_crc32c(path, where, shard.get("crc32c"))))
     repeated = sorted(key for key, count in Counter(shard.key for shard in shards).items() if count > 1)
     if repeated:

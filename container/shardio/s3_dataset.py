@@ -56,9 +56,12 @@ class S3ShardDirectory(ShardDirectory):
         self.cache = ShardCache(cache_dir or default_cache_dir(bucket, prefix), cache_limit)
         self.cache.remove_orphaned_parts()
         self.shards_ahead = shards_ahead
+        self._ahead: Optional[_Ahead] = None
         manifest = self._manifest(version)
         self._listed: List[ManifestShard] = manifest.shards
-        shards = [Shard(self.cache.path(shard.key), shard.bytes or 0, self._small_file(shard.index_key), shard.records)
+        # No member lists: a RecordIO record's input key (bad-record errors) is not worth a GET per shard.
+        shards = [Shard(self.cache.path(shard.key), shard.bytes or 0, self._small_file(shard.index_key), shard.records,
+                        key=shard.key)
                   for shard in manifest.shards]
         files = DatasetFiles(manifest.format, shards, manifest, self._small_file(manifest.global_index_key))
         self._take(files, False, check_crc)
@@ -102,6 +105,8 @@ class S3ShardDirectory(ShardDirectory):
         self.objects.download(key, handle, check)
 
     def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
+        if self._ahead is not None:
+            self._ahead.reached(shard)
         key = self._listed[shard].key
         offset = self.offsets(shard)[start] if start else 0
         with self.cache.open(key, self._fetch, buffering=_READ_BUFFER) as handle:
@@ -110,36 +115,36 @@ class S3ShardDirectory(ShardDirectory):
                                     check_crc=self.check_crc)
 
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
-        """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile."""
+        """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
+        (each process reads one part at a time: a loader worker, or the process without workers)."""
         slot = epoch_slot(consumer, seed, epoch)
         counts = self.record_counts()
-        if counts is None:
-            segments = [(shard, 0, None) for shard in split_shards(len(self.shards), consumer.count, slot)]
-        else:
-            segments = [(s.shard, s.start, s.stop) for s in split_records(counts, consumer.count, slot)]
-        order = [shard for shard, _, _ in segments]
-        with _Ahead(self, order) as ahead:
-            for position, (shard, start, stop) in enumerate(segments):
-                ahead.reached(position)
-                for record in self.read(shard, start, stop):
-                    yield self.image(record, shard)
+        order = (split_shards(len(self.shards), consumer.count, slot) if counts is None
+                 else [segment.shard for segment in split_records(counts, consumer.count, slot)])
+        self._ahead = _Ahead(self, order)
+        try:
+            yield from super().images(consumer, epoch, seed)
+        finally:
+            self._ahead.close()
+            self._ahead = None
 
 
 class _Ahead:
-    """Fetches the shards of `order` from each position reached to `shards_ahead` beyond it."""
+    """Fetches the shards of `order` from the one being read to `shards_ahead` beyond it."""
 
     def __init__(self, directory: S3ShardDirectory, order: List[int]) -> None:
         self.directory = directory
         self.order = order
+        self.positions = {shard: position for position, shard in enumerate(order)}
         self.pool = ThreadPoolExecutor(max_workers=directory.shards_ahead) if directory.shards_ahead else None
         self.pending: Dict[int, Future] = {}
 
-    def __enter__(self) -> "_Ahead":
-        return self
-
-    def reached(self, position: int) -> None:
-        """Reading `order[position]` now: start the fetches up to `shards_ahead` beyond it, and raise
-        the error of this one's fetch, if it failed."""
+    def reached(self, shard: int) -> None:
+        """Reading `shard` now: start the fetches up to `shards_ahead` beyond it, and raise the error of
+        its own fetch, if that failed."""
+        position = self.positions.get(shard)
+        if position is None:
+            return
         if self.pool is not None:
             for ahead in range(position + 1, min(len(self.order), position + 1 + self.directory.shards_ahead)):
                 if ahead not in self.pending:
@@ -149,9 +154,8 @@ class _Ahead:
         if fetched is not None:
             fetched.result()
 
-    def __exit__(self, *_: object) -> None:
+    def close(self) -> None:
         for future in self.pending.values():
             future.cancel()
         if self.pool is not None:
             self.pool.shutdown(wait=False)
-

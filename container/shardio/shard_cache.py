@@ -34,39 +34,49 @@ class ShardCache:
         return os.path.join(self.root, *key.split("/"))
 
     def open(self, key: str, fetch: Callable[[str, BinaryIO], None], buffering: int = -1) -> BinaryIO:
-        """The cached shard `key`, opened for reading; fetched first where it is not here (or was
-        evicted by another process before it could be opened). `fetch(key, handle)` writes the whole,
-        checked shard into `handle` or raises."""
+        """The cached shard `key`, opened for reading; fetched first where it is not here. `fetch(key,
+        handle)` writes the whole, checked shard into `handle` or raises."""
         path = self.path(key)
-        for _ in range(3):
-            try:
-                handle = open(path, "rb", buffering=buffering)  # noqa: SIM115 - the caller closes it
-            except FileNotFoundError:
-                self.fetch(key, fetch)
-                continue
-            _touch(path)
-            return handle
-        raise OSError(f"{path}: evicted by other readers as soon as it was fetched, three times: cache_limit "
-                      f"{self.limit} bytes is too small for the shards the readers of this cache hold at once")
+        try:
+            handle = open(path, "rb", buffering=buffering)  # noqa: SIM115 - the caller closes it
+        except FileNotFoundError:
+            return self._fetched(key, fetch, buffering)  # type: ignore[return-value]
+        _touch(path)
+        return handle
 
     def fetch(self, key: str, fetch: Callable[[str, BinaryIO], None]) -> None:
-        """Puts shard `key` into the cache unless it is there, then evicts past the limit."""
+        """Puts shard `key` into the cache unless it is there (fetching ahead of the reader)."""
         path = self.path(key)
         if os.path.exists(path):
             _touch(path)
             return
+        self._fetched(key, fetch, None)
+
+    def _fetched(self, key: str, fetch: Callable[[str, BinaryIO], None], buffering: Optional[int]) -> Optional[BinaryIO]:
+        """Fetches shard `key` into a part file, renames it whole into the cache and evicts past the limit;
+        with `buffering`, returns it opened for reading, opened before the rename so that no other
+        reader's eviction can take it from under this one."""
+        path = self.path(key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         part = f"{path}{_PART}{os.getpid()}-{secrets.token_hex(4)}"
+        reading = None
         try:
             with open(part, "wb") as handle:
                 fetch(key, handle)
                 handle.flush()
                 os.fsync(handle.fileno())
+            if buffering is not None:
+                reading = open(part, "rb", buffering=buffering)  # noqa: SIM115 - the caller closes it
             os.replace(part, path)
+        except BaseException:
+            if reading is not None:
+                reading.close()
+            raise
         finally:
             if os.path.exists(part):
                 os.remove(part)
         self.evict(keep=path)
+        return reading
 
     def put_small(self, key: str, data: bytes) -> str:
         """Writes a small file (a manifest, an index) atomically; never evicted. Returns its path."""

@@ -317,7 +317,7 @@ def _parts(cache: str) -> Iterator[str]:
     for folder, _dirs, files in os.walk(cache):
         for name in files:
             path = os.path.join(folder, name)
-            if ".part-" in name:
+            if ".tfrecord.part-" in name:  # a shard's (a manifest's or an index's are written at once)
                 yield path
 
 
