@@ -27,6 +27,9 @@ from .channels import open_channel
 from .dataset_files import PINNED_MANIFEST_ENV
 from .environment import INPUT_DIR, placement_from_env, sized_workers
 from .layout import version_manifest_key
+from .location import open_location
+from .s3_dataset import DEFAULT_SHARDS_AHEAD
+from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
 from .records import ImageRecord
 from .split import Placement, consumer_of
 from .stream import RecordSource, consumer_images
@@ -241,6 +244,48 @@ def channel_data_loader(
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
     source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir)
+    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
+                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+    return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
+                            input_dir=input_dir, resumable=resumable)
+
+
+def data_loader(
+    location: str,
+    batch_size: int,
+    *,
+    transform: Optional[Callable[[ImageRecord], Any]] = None,
+    collate_fn: Optional[Callable[[list], Any]] = None,
+    version: Optional[str] = None,
+    num_workers: Optional[int] = None,
+    seed: int = 0,
+    shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
+    drop_last: bool = False,
+    placement: Optional[Placement] = None,
+    resumable: bool = False,
+    cache_dir: Optional[str] = None,
+    cache_limit: Optional[int] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    attempts: int = DEFAULT_ATTEMPTS,
+    shards_ahead: int = DEFAULT_SHARDS_AHEAD,
+    index_channel: Optional[str] = None,
+    input_dir: str = INPUT_DIR,
+    on_bad_record: str = FAIL,
+    max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
+) -> Any:
+    """The DataLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
+    folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
+    `sagemaker://<channel>` (location.py), split over this process's ranks and loader workers as
+    `channel_data_loader` splits a channel. `version` pins a dataset version by its id; the current
+    one by default. An S3 prefix is cached at `cache_dir` (a folder per dataset under the temporary
+    folder by default), `cache_limit` bytes of shards at most (None: no limit); each GET waits
+    `timeout` seconds at most between reads and is tried `attempts` times on transient errors, and each
+    loader worker fetches `shards_ahead` shards beyond the one it reads."""
+    workers = sized_workers(input_dir) if num_workers is None else num_workers
+    placement = placement or placement_from_env()
+    source = open_location(location, placement, workers, version=version, index_channel=index_channel, input_dir=input_dir,
+                           cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts,
+                           shards_ahead=shards_ahead)
     dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
                            on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Optional
 
-from .dataset_files import Shard, open_dataset
+from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
@@ -38,7 +38,10 @@ class ShardDirectory:
         host_sharded: bool = False,
         check_crc: bool = False,
     ) -> None:
-        files = open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded)
+        self._take(open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded), host_sharded, check_crc)
+
+    def _take(self, files: DatasetFiles, host_sharded: bool, check_crc: bool) -> None:
+        """Reads `files` (what open_dataset found, or a subclass's own listing)."""
         self.format: ShardFormat = files.format
         self.shards: List[Shard] = files.shards
         self.manifest: Optional[DatasetManifest] = files.manifest
