@@ -42,3 +42,4 @@ function relativePath(test) {
 }
 
 module.exports = SlowFirstSequencer;
+module.exports.SLOWEST_SUITES = SLOWEST_SUITES;
