@@ -7,13 +7,19 @@ const Sequencer = require('@jest/test-sequencer').default;
  */
 const SLOWEST_SUITES = [
   'test/package/package.test.ts',
+  'test/packing/protocol/fault-injection.test.ts',
   'test/cli/pack-cli.test.ts',
+  'test/examples/examples.test.ts',
   'test/pipeline/training-pipeline-state-machine.execution.test.ts',
   'test/container/container-python.test.ts',
+  'test/cli/publish-protocol-cli.test.ts',
   'test/packing/s3-storage.test.ts',
   'test/sharding/handlers-s3.test.ts',
   'test/sharding/packing-state-machine.execution.test.ts',
+  'test/docs/code-blocks.test.ts',
+  'test/examples/custom-model-train.test.ts',
   'test/cli/pack-s3-cli.test.ts',
+  'test/app/reference-app.test.ts',
   'test/packing/honest-failures.test.ts',
 ];
 
