@@ -4,14 +4,19 @@
 // `node scripts/bundle-lambdas.mjs` always bundles; `--if-stale` only when a bundle is missing or
 // older than the sources (cdk.json's app command and jest's global setup run it that way).
 import { build } from 'esbuild';
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import {
+  copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync,
+} from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const lambdaDir = join(root, 'lambda');
 const distDir = join(lambdaDir, 'dist');
+// Each handler is bundled here first, then only what differs is moved into distDir (syncFolder). At
+// the depth of distDir: the source map's paths, relative to the bundle, come out the same.
+const stagingDir = join(lambdaDir, '.dist-staging');
 
 // The packers run on x86_64 Lambda (glibc). esbuild cannot bundle a native addon (`No loader is
 // configured for ".node" files`), so @node-rs/crc32 is replaced by a one-line module that loads
@@ -87,6 +92,48 @@ function requiresSharp(bundle) {
   return existsSync(bundle) && SHARP_REQUIRE.test(readFileSync(bundle, 'utf8'));
 }
 
+/** Paths of the files under `dir`, relative to it; none when it does not exist. */
+function filesUnder(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => !entry.isDirectory())
+    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)));
+}
+
+/**
+ * Makes `target` hold what `staging` holds, moving in only the files that differ (a rename: a reader
+ * sees the old file or the new one, never part of one) and removing the others. Jest's workers
+ * synthesize stacks from these bundles and load them while test/package/ runs the build: a bundle
+ * that comes out the same is left as it is. Files kept get a fresh modification time, for `--if-stale`.
+ */
+function syncFolder(staging, target) {
+  const wanted = new Set(filesUnder(staging));
+  for (const file of filesUnder(target)) {
+    if (!wanted.has(file)) rmSync(join(target, file));
+  }
+  // Folders left empty (node_modules/ of a handler that no longer ships sharp), deepest first.
+  if (existsSync(target)) {
+    readdirSync(target, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => join(entry.parentPath ?? entry.path, entry.name))
+      .sort((a, b) => b.length - a.length)
+      .forEach((folder) => {
+        if (readdirSync(folder).length === 0) rmSync(folder, { recursive: true });
+      });
+  }
+  const now = new Date();
+  for (const file of wanted) {
+    const from = join(staging, file);
+    const to = join(target, file);
+    if (existsSync(to) && readFileSync(from).equals(readFileSync(to))) {
+      utimesSync(to, now, now);
+    } else {
+      mkdirSync(dirname(to), { recursive: true });
+      renameSync(from, to);
+    }
+  }
+}
+
 function handlers() {
   return readdirSync(lambdaDir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && entry.name !== 'dist')
@@ -138,8 +185,9 @@ async function bundleLambdas({ ifStale = true } = {}) {
   const names = handlers();
   if (ifStale && !isStale(names)) return;
   const binary = crc32BinaryPath();
+  rmSync(stagingDir, { recursive: true, force: true });
   await Promise.all(names.map(async (name) => {
-    const outfile = join(distDir, name, 'index.js');
+    const outfile = join(stagingDir, name, 'index.js');
     await build({
       entryPoints: [join(lambdaDir, name, 'index.ts')],
       outfile,
@@ -160,10 +208,10 @@ async function bundleLambdas({ ifStale = true } = {}) {
     } else if (requiresSharp(outfile)) {
       throw new Error(`the ${name} bundle requires sharp, which only ${SHARP_HANDLERS.join(', ')} ships: `
         + 'keep image preprocessing in the packer, or add the handler to SHARP_HANDLERS');
-    } else {
-      rmSync(join(dirname(outfile), 'node_modules'), { recursive: true, force: true });
     }
+    syncFolder(dirname(outfile), join(distDir, name));
   }));
+  rmSync(stagingDir, { recursive: true, force: true });
   console.error(`bundled ${names.length} handler(s)${names.length ? `: ${names.join(', ')}` : ''}`);
 }
 

@@ -6,12 +6,16 @@ import { S3_SKIPS_VARIABLE } from './s3-server-capabilities';
 import { chooseS3Server, S3_SERVER_VARIABLE } from './s3-server-kind';
 
 /**
- * Jest's global setup: bundles the handlers when stale (constructs reference lambda/dist/), and
- * picks the S3 test server once for every worker (installing python3-swift where it can), saying which.
+ * Jest's global setup: bundles the handlers when stale (constructs reference lambda/dist/), has
+ * ts-node transpile with esbuild, and picks the S3 test server once for every worker (installing
+ * python3-swift where it can), saying which.
  */
 export default async function globalSetup(): Promise<void> {
   // A process of its own: the bundler is an ES module, which this CommonJS setup cannot require.
   execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bundle-lambdas.mjs'), '--if-stale'], { stdio: 'inherit' });
+
+  // The worker threads of the CLI's pack load the engine's TypeScript with ts-node: through esbuild (test/support/ts-node-esbuild.js).
+  process.env.TS_NODE_PROJECT ??= path.join(__dirname, 'tsconfig.ts-node.json');
 
   const choice = await chooseS3Server();
   // Workers start after this setup and inherit the environment: each knows the server when it declares its tests.
