@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ImageCheckRules } from '../../../lambda/packing/image-check/image-check';
+import { checkImage, READER_FORMATS, READER_MAX_PIXELS } from '../../../lambda/packing/image-check/image-check';
+import { temporaryFolders } from '../../support/local-files';
+
+const PYTHON = process.env.PYTHON ?? (fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const folder = temporaryFolders();
+
+/** The probe corpus (make_probe_corpus.py), by file name. */
+function probeCorpus(): Map<string, Buffer> {
+  const dir = folder('corpus');
+  const run = spawnSync(PYTHON, [path.join(__dirname, 'make_probe_corpus.py'), dir], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`make_probe_corpus.py failed (${run.status}): ${run.stderr}${run.error?.message ?? ''}`);
+  return new Map(fs.readdirSync(dir).map((name) => [name, fs.readFileSync(path.join(dir, name))]));
+}
+
+const READERS: ImageCheckRules = { formats: READER_FORMATS, maxPixels: READER_MAX_PIXELS, formatsHint: '; --resize re-encodes others as JPEG', cmykJpeg: false };
+
+function reasonOf(data: Buffer, rules = READERS): string | undefined {
+  try {
+    checkImage(data, rules);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+describe('the pack-time image check', () => {
+  let corpus: Map<string, Buffer>;
+  beforeAll(() => {
+    corpus = probeCorpus();
+  });
+
+  test('every valid JPEG and PNG the readers decode passes, with its size read from its header', () => {
+    const valid = [...corpus.keys()].filter((name) => name.startsWith('ok-'));
+    expect(valid.length).toBeGreaterThan(10);
+    for (const name of valid) expect([name, reasonOf(corpus.get(name)!)]).toEqual([name, undefined]);
+    expect(checkImage(corpus.get('ok-baseline.jpg')!, READERS)).toMatchObject({ format: 'jpeg', width: 1600, height: 1200 });
+    expect(checkImage(corpus.get('ok-palette.png')!, READERS)).toMatchObject({ format: 'png', width: 120, height: 80 });
+  });
+
+  test.each([
+    ['bad-text.jpg', 'not an image (no image format recognised in its bytes)'],
+    ['bad-empty.jpg', 'not an image (0 bytes)'],
+    ['bad-ten-bytes.jpg', 'truncated jpeg image (it ends inside marker 0xe0\'s segment)'],
+    ['bad-cut-no-eoi.jpg', /^truncated jpeg image \(premature end of data: scan 1's data stops in MCU \d+ of 7500\)$/],
+    ['bad-cut-with-eoi.jpg', /^truncated jpeg image \(premature end of data: scan 1's data stops in MCU \d+ of 7500\)$/],
+    ['bad-progressive-cut-with-eoi.jpg', /^truncated jpeg image \(/],
+    ['bad-header-bomb.jpg', 'image too large: 16000 x 16000 px, over the limit of 178956970 px'],
+    ['bad-progressive-header-bomb.jpg', 'image too large: 16000 x 16000 px, over the limit of 178956970 px'],
+    ['bad-page.html', 'not an image (no image format recognised in its bytes)'],
+    ['bad-drawing.svg', 'unsupported image format \'svg\' (accepted: jpeg, png; --resize re-encodes others as JPEG)'],
+    ['bad-image.bmp', 'unsupported image format \'bmp\' (accepted: jpeg, png; --resize re-encodes others as JPEG)'],
+    ['bad-image.jp2', 'unsupported image format \'jp2\' (accepted: jpeg, png; --resize re-encodes others as JPEG)'],
+    ['resize-only-cmyk.jpg', 'unsupported image format \'jpeg\' (CMYK: the training readers cannot convert it to RGB; --resize re-encodes others as JPEG)'],
+    ['bad-png-cut.png', /^truncated png image \(it ends inside chunk "IDAT"\)$/],
+    ['bad-png-short-idat.png', /^truncated png image \(its image data holds \d+ of the 28880 bytes its header declares\)$/],
+    ['bad-png-crc.png', /^corrupt png image \(chunk "IDAT" at byte \d+ fails its CRC\)$/],
+  ])('%s is refused: %s', (name, reason) => {
+    expect(reasonOf(corpus.get(name)!)).toEqual(typeof reason === 'string' ? reason : expect.stringMatching(reason));
+  });
+
+  test('a header bomb within the pixel limit is refused because its data cannot hold the blocks its header declares', () => {
+    const rules = { ...READERS, maxPixels: 2 ** 40 };
+    expect(reasonOf(corpus.get('bad-header-bomb.jpg')!, rules)).toMatch(/^truncated jpeg image \(premature end of data: scan 1's data stops in MCU \d+ of 1000000\)$/);
+    expect(reasonOf(corpus.get('bad-progressive-header-bomb.jpg')!, rules)).toMatch(/^truncated jpeg image \(premature end of data: scan 1's data stops/);
+  });
+
+  test('with preprocessing, CMYK JPEGs pass (sharp converts them)', () => {
+    expect(reasonOf(corpus.get('resize-only-cmyk.jpg')!, { ...READERS, cmykJpeg: true })).toBeUndefined();
+  });
+});
