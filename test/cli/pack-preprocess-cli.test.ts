@@ -30,7 +30,7 @@ describe('training-io pack --resize, --max-side, --quality, --keep-grayscale', (
     expect(packed.code).toBe(1);
     expect(packed.stdout).toMatch(/^images {5}shorter side 32 px, longer side at most 40 px, JPEG quality 80, grayscale kept \(sharp [\d.]+, libvips [\d.]+\)$/m);
     expect(packed.stdout).toMatch(/^records {4}2$/m);
-    expect(packed.stdout).toMatch(/^ {11}photos\/pillow-truncated\.jpg: truncated jpeg image \(it ends before its end marker\)$/m);
+    expect(packed.stdout).toMatch(/^ {11}photos\/pillow-truncated\.jpg: truncated jpeg image \(premature end of data: scan 1's data stops in MCU 12 of 40\)$/m);
     expect(packed.stderr).toMatch(/1 file\(s\) could not be packed/);
     const manifest = JSON.parse(fs.readFileSync(path.join(output, MANIFEST_KEY), 'utf8')) as Manifest;
     expect(manifest.preprocessing).toMatchObject({ shorterSide: 32, longerSide: 40, jpegQuality: 80, keepGrayscale: true });

@@ -30,16 +30,34 @@ export interface ImageCheckRules {
 }
 
 /**
- * The formats the training readers decode from a record (torchvision.io.decode_image, Pillow and
- * nvJPEG, container/shardio/images.py): JPEG and PNG. Others are re-encoded by preprocessing.
+ * Without preprocessing, the record is the file: what the training readers decode from a record
+ * (torchvision.io.decode_image, Pillow and nvJPEG, container/shardio/images.py): JPEG and PNG, 8-bit
+ * JPEGs of 1 or 3 components, up to Pillow's decompression-bomb limit (Image.MAX_IMAGE_PIXELS x 2,
+ * over which Pillow raises DecompressionBombError).
  */
-export const READER_FORMATS: ReadonlySet<ImageFormat> = new Set(['jpeg', 'png']);
+export const READER_RULES: ImageCheckRules = {
+  formats: new Set(['jpeg', 'png']),
+  maxPixels: 2 * 89_478_485,
+  formatsHint: '; preprocessing (--resize, --max-side) re-encodes webp, tiff, gif and CMYK JPEGs as JPEG',
+  cmykJpeg: false,
+};
 
 /**
- * Pillow's decompression-bomb limit (Image.MAX_IMAGE_PIXELS x 2): larger images raise
- * DecompressionBombError in the readers that decode with Pillow.
+ * With preprocessing, sharp decodes the file and writes the record: the formats taken (anything
+ * else sharp reads, such as SVG, HEIF, PDF or raw pixels, is refused), up to sharp's default
+ * `limitInputPixels` (16383 x 16383), checked here so that the reason does not depend on libvips.
  */
-export const READER_MAX_PIXELS = 2 * 89_478_485;
+export const PREPROCESSING_RULES: ImageCheckRules = {
+  formats: new Set(['jpeg', 'png', 'webp', 'tiff', 'gif']),
+  maxPixels: 0x3fff * 0x3fff,
+  formatsHint: '',
+  cmykJpeg: true,
+};
+
+/** The check for records holding the files' bytes or, with `preprocessed`, the preprocessor's JPEGs. */
+export function imageCheckRules(preprocessed: boolean): ImageCheckRules {
+  return preprocessed ? PREPROCESSING_RULES : READER_RULES;
+}
 
 /**
  * Checks that a file is an image the readers (or the preprocessor) can decode, and reads its size
@@ -62,4 +80,15 @@ export function checkImage(data: Buffer, rules: ImageCheckRules): CheckedImage {
   }
   if (format === 'png') return { format, ...checkPng(data, rules.maxPixels), coefficientBytes: 0 };
   return { format, coefficientBytes: 0 };
+}
+
+/** Why `data` is no image `rules` take, or undefined when it is one. */
+export function imageCheckFailure(data: Buffer, rules: ImageCheckRules): string | undefined {
+  try {
+    checkImage(data, rules);
+    return undefined;
+  } catch (error) {
+    if (error instanceof UndecodableImageError) return error.message;
+    throw error;
+  }
 }

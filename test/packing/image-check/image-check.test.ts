@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ImageCheckRules } from '../../../lambda/packing/image-check/image-check';
-import { checkImage, READER_FORMATS, READER_MAX_PIXELS } from '../../../lambda/packing/image-check/image-check';
+import { checkImage, imageCheckFailure, PREPROCESSING_RULES, READER_RULES } from '../../../lambda/packing/image-check/image-check';
 import { temporaryFolders } from '../../support/local-files';
 
 const PYTHON = process.env.PYTHON ?? (fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
@@ -16,15 +16,11 @@ function probeCorpus(): Map<string, Buffer> {
   return new Map(fs.readdirSync(dir).map((name) => [name, fs.readFileSync(path.join(dir, name))]));
 }
 
-const READERS: ImageCheckRules = { formats: READER_FORMATS, maxPixels: READER_MAX_PIXELS, formatsHint: '; --resize re-encodes others as JPEG', cmykJpeg: false };
+const READERS = READER_RULES;
+const HINT = '; preprocessing (--resize, --max-side) re-encodes webp, tiff, gif and CMYK JPEGs as JPEG';
 
-function reasonOf(data: Buffer, rules = READERS): string | undefined {
-  try {
-    checkImage(data, rules);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
+function reasonOf(data: Buffer, rules: ImageCheckRules = READERS): string | undefined {
+  return imageCheckFailure(data, rules);
 }
 
 describe('the pack-time image check', () => {
@@ -51,10 +47,10 @@ describe('the pack-time image check', () => {
     ['bad-header-bomb.jpg', 'image too large: 16000 x 16000 px, over the limit of 178956970 px'],
     ['bad-progressive-header-bomb.jpg', 'image too large: 16000 x 16000 px, over the limit of 178956970 px'],
     ['bad-page.html', 'not an image (no image format recognised in its bytes)'],
-    ['bad-drawing.svg', 'unsupported image format \'svg\' (accepted: jpeg, png; --resize re-encodes others as JPEG)'],
-    ['bad-image.bmp', 'unsupported image format \'bmp\' (accepted: jpeg, png; --resize re-encodes others as JPEG)'],
-    ['bad-image.jp2', 'unsupported image format \'jp2\' (accepted: jpeg, png; --resize re-encodes others as JPEG)'],
-    ['resize-only-cmyk.jpg', 'unsupported image format \'jpeg\' (CMYK: the training readers cannot convert it to RGB; --resize re-encodes others as JPEG)'],
+    ['bad-drawing.svg', 'unsupported image format \'svg\' (accepted: jpeg, png' + HINT + ')'],
+    ['bad-image.bmp', 'unsupported image format \'bmp\' (accepted: jpeg, png' + HINT + ')'],
+    ['bad-image.jp2', 'unsupported image format \'jp2\' (accepted: jpeg, png' + HINT + ')'],
+    ['resize-only-cmyk.jpg', 'unsupported image format \'jpeg\' (CMYK: the training readers cannot convert it to RGB' + HINT + ')'],
     ['bad-png-cut.png', /^truncated png image \(it ends inside chunk "IDAT"\)$/],
     ['bad-png-short-idat.png', /^truncated png image \(its image data holds \d+ of the 28880 bytes its header declares\)$/],
     ['bad-png-crc.png', /^corrupt png image \(chunk "IDAT" at byte \d+ fails its CRC\)$/],
@@ -68,7 +64,9 @@ describe('the pack-time image check', () => {
     expect(reasonOf(corpus.get('bad-progressive-header-bomb.jpg')!, rules)).toMatch(/^truncated jpeg image \(premature end of data: scan 1's data stops/);
   });
 
-  test('with preprocessing, CMYK JPEGs pass (sharp converts them)', () => {
-    expect(reasonOf(corpus.get('resize-only-cmyk.jpg')!, { ...READERS, cmykJpeg: true })).toBeUndefined();
+  test('with preprocessing, CMYK JPEGs pass (sharp converts them), BMP and JPEG 2000 are still unsupported', () => {
+    expect(reasonOf(corpus.get('resize-only-cmyk.jpg')!, PREPROCESSING_RULES)).toBeUndefined();
+    expect(reasonOf(corpus.get('bad-image.bmp')!, PREPROCESSING_RULES)).toBe('unsupported image format \'bmp\' (accepted: jpeg, png, webp, tiff, gif)');
+    expect(reasonOf(corpus.get('bad-image.jp2')!, PREPROCESSING_RULES)).toBe('unsupported image format \'jp2\' (accepted: jpeg, png, webp, tiff, gif)');
   });
 });
