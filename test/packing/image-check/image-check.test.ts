@@ -1,20 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ImageCheckRules } from '../../../lambda/packing/image-check/image-check';
 import { checkImage, imageCheckFailure, PREPROCESSING_RULES, READER_RULES } from '../../../lambda/packing/image-check/image-check';
 import { temporaryFolders } from '../../support/local-files';
+import { writeProbeCorpus } from './probe-corpus';
 
-const PYTHON = process.env.PYTHON ?? (fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const folder = temporaryFolders();
-
-/** The probe corpus (make_probe_corpus.py), by file name. */
-function probeCorpus(): Map<string, Buffer> {
-  const dir = folder('corpus');
-  const run = spawnSync(PYTHON, [path.join(__dirname, 'make_probe_corpus.py'), dir], { encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`make_probe_corpus.py failed (${run.status}): ${run.stderr}${run.error?.message ?? ''}`);
-  return new Map(fs.readdirSync(dir).map((name) => [name, fs.readFileSync(path.join(dir, name))]));
-}
 
 const READERS = READER_RULES;
 const HINT = '; preprocessing (--resize, --max-side) re-encodes webp, tiff, gif and CMYK JPEGs as JPEG';
@@ -26,7 +15,7 @@ function reasonOf(data: Buffer, rules: ImageCheckRules = READERS): string | unde
 describe('the pack-time image check', () => {
   let corpus: Map<string, Buffer>;
   beforeAll(() => {
-    corpus = probeCorpus();
+    corpus = writeProbeCorpus(folder('corpus'));
   });
 
   test('every valid JPEG and PNG the readers decode passes, with its size read from its header', () => {
