@@ -74,7 +74,7 @@ describe('training-io pack checks every image (issue 32)', () => {
     for (const [key, found] of problems) expect([key, found]).toEqual([key, []]);
   });
 
-  test('--content any packs every file as it is (exit 0, no failures); with --resize it is a usage error', async () => {
+  test('--content any packs every file as it is (exit 0, no failures), which verify --images then finds; with --resize it is a usage error', async () => {
     // WHEN
     const output = folder('out');
     const packed = await runCli('pack', source, output, '--content', 'any');
@@ -85,5 +85,16 @@ describe('training-io pack checks every image (issue 32)', () => {
     expect(manifestOf(output)).toMatchObject({ records: corpus.size, failures: [] });
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/--content any packs files as they are, and --resize, --max-side, --quality and --keep-grayscale decode every file/);
+
+    // WHEN such a dataset (or one packed before the check) is verified with and without --images
+    const plain = await runCli('verify', output);
+    const images = await runCli('verify', output, '--images');
+
+    // THEN only --images finds the records the readers could not decode, each named with its reason
+    expect(plain.code).toBe(0);
+    expect(images.code).toBe(1);
+    const named = [...images.stdout.matchAll(/record at offset \d+ \((probe\/[^)]+)\): (.+)$/gm)].map((match) => match[1]).sort();
+    expect(named).toEqual([...keys('bad-'), ...keys('resize-only-')].sort());
+    expect(images.stdout).toMatch(/record at offset \d+ \(probe\/bad-cut-with-eoi\.jpg\): truncated jpeg image \(premature end of data/);
   });
 });
