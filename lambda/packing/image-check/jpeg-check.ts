@@ -160,11 +160,26 @@ function parseHuffmanTables(segment: Buffer, dcTables: (HuffmanTable | undefined
     const symbols = segment.subarray(pos + 17, pos + 17 + total);
     if (kind > 1 || id > 3 || total > 256 || symbols.length !== total) throw corrupt('a Huffman table (DHT) that does not read');
     if (kind === 0 && symbols.some((s) => s > 15)) throw corrupt('a DC Huffman table with a symbol over 15');
-    const table = HuffmanTable.build(counts, symbols);
+    const table = builtTable(segment.toString('latin1', pos + 1, pos + 17 + total), counts, symbols);
     if (!table) throw corrupt('a Huffman table whose codes do not fit their lengths');
     (kind === 0 ? dcTables : acTables)[id] = table;
     pos += 17 + total;
   }
+}
+
+/**
+ * Tables built before, by their counts and symbols: most encoders write the same few (libjpeg's
+ * standard ones), and building one (four typed arrays) cost as much as checking a small file's data.
+ */
+const builtTables = new Map<string, HuffmanTable | undefined>();
+const MAX_BUILT_TABLES = 256;
+
+function builtTable(bytes: string, counts: Uint8Array, symbols: Uint8Array): HuffmanTable | undefined {
+  if (builtTables.has(bytes)) return builtTables.get(bytes);
+  if (builtTables.size >= MAX_BUILT_TABLES) builtTables.clear();
+  const table = HuffmanTable.build(counts, symbols);
+  builtTables.set(bytes, table);
+  return table;
 }
 
 function parseQuantTables(segment: Buffer, defined: Set<number>): void {
@@ -304,7 +319,15 @@ function readAc(reader: EntropyReader, table: HuffmanTable, start: number, end: 
     state.eobRun--;
     return true;
   }
+  const fastCoefficient = table.fastCoefficient;
   for (let k = start; k <= end; k++) {
+    const fast = fastCoefficient[reader.peek9()];
+    if (fast !== 0) {
+      reader.consume(fast & 0xff);
+      k += fast >> 8;
+      if (nonzero && k <= 63) nonzero[word + (k >> 5)] |= 1 << (k & 31);
+      continue;
+    }
     const rs = reader.symbol(table);
     if (rs < 0) return false;
     const run = rs >> 4;

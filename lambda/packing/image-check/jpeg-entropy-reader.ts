@@ -43,6 +43,17 @@ export class EntropyReader {
     return -1;
   }
 
+  /** The next 9 bits (zero bits past the data), not consumed. */
+  public peek9(): number {
+    if (this.bits < 16) this.fill();
+    return (this.acc >>> (this.bits - 9)) & 0x1ff;
+  }
+
+  /** Consumes `count` bits of those peeked. */
+  public consume(count: number): void {
+    this.bits -= count;
+  }
+
   /** Skips `count` (0-16) bits. */
   public skip(count: number): void {
     if (this.bits < count) this.fill();

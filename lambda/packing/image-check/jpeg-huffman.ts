@@ -6,6 +6,12 @@
 export class HuffmanTable {
   /** Indexed by the next 9 bits: (code length << 8) | symbol, or 0 when the code is longer. */
   public readonly fast = new Int32Array(1 << FAST_BITS);
+  /**
+   * For AC tables, indexed by the next 9 bits: when they hold a whole coefficient (its code and
+   * its value's bits, as stb_image does), (zero run << 8) | bits to skip; else 0. Most coefficients
+   * of a small JPEG are read with one lookup.
+   */
+  public readonly fastCoefficient = new Int32Array(1 << FAST_BITS);
   /** Per length 1-16 (index 17: a sentinel above every code). */
   public readonly maxCode = new Int32Array(18);
   public readonly minCode = new Int32Array(17);
@@ -13,7 +19,8 @@ export class HuffmanTable {
 
   /** Undefined when the counts and symbols do not form a table (the reason is the caller's). */
   public static build(counts: Uint8Array, symbols: Uint8Array): HuffmanTable | undefined {
-    const table = new HuffmanTable(symbols);
+    // A copy: the file's buffer is reused for the next file, and a table outlives it (see builtTable).
+    const table = new HuffmanTable(Uint8Array.from(symbols));
     let code = 0;
     let k = 0;
     for (let length = 1; length <= 16; length++) {
@@ -29,9 +36,13 @@ export class HuffmanTable {
     table.maxCode[17] = 0x7fffffff;
     for (let length = 1; length <= FAST_BITS; length++) {
       for (let c = table.minCode[length]; c <= table.maxCode[length]; c++) {
-        const entry = (length << 8) | symbols[table.valueOffset[length] + c - table.minCode[length]];
+        const entry = (length << 8) | table.symbols[table.valueOffset[length] + c - table.minCode[length]];
         const first = c << (FAST_BITS - length);
         table.fast.fill(entry, first, first + (1 << (FAST_BITS - length)));
+        const size = entry & 15;
+        if (size !== 0 && length + size <= FAST_BITS) {
+          table.fastCoefficient.fill((((entry & 0xff) >> 4) << 8) | (length + size), first, first + (1 << (FAST_BITS - length)));
+        }
       }
     }
     return table;
