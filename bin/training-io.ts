@@ -3,6 +3,7 @@
 // library (lib/) and the packing engine shared with the Lambda handlers (lambda/packing/).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { didYouMean } from './cli/did-you-mean';
 import { UsageError } from './cli/usage-error';
 
 const USAGE = `training-io: the command line of cdk-training-io
@@ -38,9 +39,26 @@ function version(): string {
   return 'unknown';
 }
 
+type Stream = NodeJS.WriteStream;
+type Sleep = (seconds: number) => Promise<void>;
+
+/**
+ * Each command and how it runs. Commands load on demand: `instances` and `plan` need aws-cdk-lib (a
+ * quarter second to load), `pack` must not wait for it.
+ */
+const COMMANDS: Record<string, (args: string[], out: Stream, err: Stream, sleep?: Sleep) => Promise<number>> = {
+  pack: async (args, out, err) => (await import('./cli/pack')).packCommand(args, out, err),
+  verify: async (args, out) => (await import('./cli/verify')).verifyCommand(args, out),
+  instances: async (args, out) => (await import('./cli/instances')).instancesCommand(args, out),
+  plan: async (args, out) => (await import('./cli/plan')).planCommand(args, out),
+  diagnose: async (args, out, err) => (await import('./cli/diagnose')).diagnoseCommand(args, out, err),
+  launch: async (args, out, err, sleep) => (await import('./cli/launch')).launchCommand(args, out, err, sleep),
+};
+
 /** `sleep`: how `launch` waits between polls (tests pass one that returns at once). */
-export async function main(argv: string[], out = process.stdout, err = process.stderr, sleep?: (seconds: number) => Promise<void>): Promise<number> {
+export async function main(argv: string[], out = process.stdout, err = process.stderr, sleep?: Sleep): Promise<number> {
   const [command, ...rest] = argv;
+  const run = command === undefined ? undefined : Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   try {
     switch (command) {
       case undefined:
@@ -55,25 +73,14 @@ export async function main(argv: string[], out = process.stdout, err = process.s
       case '--version':
         out.write(`${version()}\n`);
         return 0;
-      // Commands load on demand: `instances` and `plan` need aws-cdk-lib (a quarter second to load), `pack` must not wait for it.
-      case 'instances':
-        return (await import('./cli/instances')).instancesCommand(rest, out);
-      case 'plan':
-        return (await import('./cli/plan')).planCommand(rest, out);
-      case 'pack':
-        return await (await import('./cli/pack')).packCommand(rest, out, err);
-      case 'verify':
-        return await (await import('./cli/verify')).verifyCommand(rest, out);
-      case 'diagnose':
-        return await (await import('./cli/diagnose')).diagnoseCommand(rest, out, err);
-      case 'launch':
-        return await (await import('./cli/launch')).launchCommand(rest, out, err, sleep);
       default:
-        throw new UsageError(`unknown command '${command}'`);
+        if (run === undefined) throw new UsageError(`unknown command '${command}'${didYouMean(command, [...Object.keys(COMMANDS), '--help', '--version'])}`);
+        return await run(rest, out, err, sleep);
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    err.write(`training-io: ${error.message}\n\n${error.usage ?? USAGE}`);
+    // The mistake and where to read more: the whole usage would scroll the mistake off a terminal.
+    err.write(`training-io: ${error.message}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);
     return 2;
   }
 }

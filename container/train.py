@@ -1,10 +1,14 @@
 """Reference training entry point of cdk-training-io: a torchvision ResNet trained on the packed
 shards of a channel, through the PyTorch DataLoader or NVIDIA DALI, on one GPU or many (one process
-per GPU, on one host or several). `--loader auto` picks the path that keeps the GPU fed
-(shardio/loader_choice.py) and logs why: `cpu` (the workers decode and augment), `hybrid` (the
-workers decode, the GPU augments the batch), `gpu` (the GPU decodes with nvJPEG and augments) or
-`dali`. Batch n+1 is copied, and for hybrid and gpu augmented, on a CUDA stream of its own while
-step n trains (shardio/prefetch.py).
+per GPU, on one host or several). `--loader auto` measures, at the job's start and with the job's
+own step, each usable path: `cpu` (the workers decode and augment), `gpu` (the GPU decodes with
+nvJPEG and augments) and `dali`; it keeps the fastest, logs the table and saves the choice with the
+checkpoint (shardio/loader_choice.py). `hybrid` (the workers decode, the GPU augments the batch) is
+deprecated, run only when asked. Batch n+1 is copied, and for hybrid and gpu augmented, on a CUDA
+stream of its own while step n trains (shardio/prefetch.py). The step runs in `--precision` (auto:
+bf16 from Ampere on, fp16 with a GradScaler before) and, on a GPU with PyTorch 2, compiled
+(`--compile`: CUDA graphs on one GPU; eager, saying why, wherever compiling fails)
+(shardio/step_choice.py).
 
 The SageMaker training toolkit runs it (`TrainingCode.reference()`, sagemaker_program=train.py)
 with the job's hyperparameters as `--name value`; TrainingJob sizes `num_workers` (and, with the
@@ -26,17 +30,22 @@ A position mid-epoch counts records in the dataset version it was saved on: a jo
 (--dataset_manifest) reads that version again where its channels hold it (a newer one may have been
 published meanwhile); a job that would read another version fails naming both, unless
 --on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
+
+A record whose image cannot be decoded stops the job with an error that names its shard, index,
+input key and dataset version; `--on_bad_record skip` logs and skips such records until a loader
+worker has skipped more than --max_bad_ratio of its records in an epoch (shardio/bad_records.py).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import importlib.util
 import json
 import os
 import signal
 import time
-from typing import Any, Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -46,19 +55,25 @@ from torch.nn.parallel import DistributedDataParallel
 
 from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
 from shardio import interval_line, open_channel
+from shardio.metrics import Interval
 from shardio import placement_from_env, sized_workers, validation_line
+from shardio.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
 from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
 from shardio.layout import version_manifest_key
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder
 from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
 from shardio.images import normalize
-from shardio.loader_choice import ALIASES, KINDS, LoaderChoice, choose_loader, gpu_demand, requested_kind
+from shardio.loader_choice import ALIASES, KINDS, TRIAL_SECONDS, TRIAL_WARMUP_STEPS, LoaderChoice, Trial, choice_record, choose_loader
+from shardio.loader_choice import gpu_demand, keeps_up_alone, pick, requested_kind, saved_choice, trial_order, trial_table
 from shardio.prefetch import Prefetcher
+from shardio.step_choice import COMPILES, PRECISIONS, CompileChoice, Precision, choose_compile, choose_precision
 
 LOADERS = ("auto", *KINDS, *ALIASES)
 DATASET_CHANGES = ("fail", "restart_epoch")
 Prepare = Callable[[Any, Any], Tuple[torch.Tensor, torch.Tensor]]
+COMPILED_PREFIX = "_orig_mod."
+"""What torch.compile's wrapper puts before each key of the module's state."""
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -73,8 +88,16 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--image_size", type=int, default=224)
     parser.add_argument("--num_classes", type=int, default=None, help="default: the dataset manifest's classes")
     parser.add_argument("--loader", choices=LOADERS, default="auto",
-                        help="auto: DALI where installed (File-like channel with index files), else the first of "
-                             "cpu, hybrid, gpu whose workers keep up with the GPU (the log says why)")
+                        help="auto: on a GPU each usable path (cpu, gpu; dali where installed) is timed with the job's own "
+                             "step and the fastest kept (the log has the table); without a GPU, cpu. hybrid: deprecated, never auto's")
+    parser.add_argument("--loader_trial_seconds", type=float, default=None,
+                        help=f"--loader auto's measurement, all paths together (default: {TRIAL_SECONDS:.0f} on a GPU, 2 %% of an "
+                             "hour; 0 on the CPU); 0: the table's guess, unmeasured")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="auto: bf16 without a GradScaler on GPUs that have it (Ampere+), fp16 with one on V100/T4, fp32 on the CPU")
+    parser.add_argument("--compile", choices=COMPILES, default="auto",
+                        help="auto: torch.compile on a GPU with PyTorch >= 2 (CUDA graphs on one GPU); any failure: eager, "
+                             "the reason logged; on: also on the CPU; off: eager")
     parser.add_argument("--gpu_samples_per_second", type=float, default=None,
                         help="what this model trains per second on one GPU, for --loader auto (default: ResNet-50's on this GPU)")
     parser.add_argument("--num_workers", type=int, default=None, help="DataLoader workers per process (default: sized)")
@@ -88,7 +111,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log_interval", type=int, default=50)
     parser.add_argument("--processes", type=int, default=0, help="processes per host (default: one per GPU, 1 without)")
-    parser.add_argument("--amp", type=_boolean, default=True, help="float16 autocast on the GPU")
+    parser.add_argument("--amp", type=_boolean, default=True, help="false: fp32 where --precision is auto (the earlier flag)")
     parser.add_argument("--master_port", type=int, default=29500)
     parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"))
     parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"))
@@ -102,6 +125,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--on_dataset_change", choices=DATASET_CHANGES, default="fail",
                         help="resuming mid-epoch when the channels lack the dataset version the checkpoint was saved on: "
                              "fail, or restart_epoch (read the interrupted epoch again from its start on the version they hold)")
+    parser.add_argument("--on_bad_record", choices=ON_BAD_RECORD, default=FAIL,
+                        help="a record whose image cannot be decoded: fail (the error names its shard, index, key and dataset "
+                             "version), or skip it (logged and counted) until a loader worker skipped more than --max_bad_ratio")
+    parser.add_argument("--max_bad_ratio", type=float, default=DEFAULT_MAX_BAD_RATIO,
+                        help="with --on_bad_record skip: the fraction of a loader worker's records per epoch it may skip")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
@@ -173,17 +201,21 @@ def train(args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed + placement.rank)
 
     restart_epoch = read_checkpoint_version(args, placement)
-    loader, prepare, description = make_loader(args, placement, device)
-    validation = make_validation_loader(args, placement, device)
+    precision, compiled = step_choices(args, device, placement.world_size)
     model = torchvision.models.__dict__[args.arch](num_classes=num_classes(args))
     model = model.to(device, memory_format=torch.channels_last)
-    restored = restore(args, placement, device, model, loader, restart_epoch=restart_epoch)
-    if distributed:
-        model = DistributedDataParallel(model, device_ids=[device] if cuda else None)
+    # DDP broadcasts rank 0's weights; restore() then loads the same checkpoint on every rank.
+    trained = DistributedDataParallel(model, device_ids=[device] if cuda else None) if distributed else model
     global_batch = args.batch_size * placement.world_size
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr * global_batch / 256, momentum=args.momentum,
+    optimizer = torch.optim.SGD(trained.parameters(), lr=args.lr * global_batch / 256, momentum=args.momentum,
                                 weight_decay=args.weight_decay)
-    trainer = Trainer(model, optimizer, device, amp=args.amp and cuda, ranks=placement.world_size)
+    say = (lambda line: print(line, flush=True)) if placement.rank == 0 else (lambda line: None)
+    trainer = Trainer(trained, optimizer, device, precision=precision, compiled=compiled, ranks=placement.world_size, log=say)
+    say(f"precision={precision.name} ({precision.reason}) compile={compiled.mode or 'off'} ({compiled.reason})")
+    choice = loader_choice(args, placement, device, trainer, compiled)
+    loader, prepare, description = make_loader(args, placement, device, choice, drop_last=compiled.static_shapes)
+    validation = make_validation_loader(args, placement, device)
+    restored = restore(args, placement, device, model, loader, restart_epoch=restart_epoch)
     if placement.rank == 0:
         print(f"arch={args.arch} loader={description} batch_size={args.batch_size} ranks={placement.world_size} "
               f"device={device.type}", flush=True)
@@ -192,7 +224,7 @@ def train(args: argparse.Namespace) -> None:
     if restored is not None:
         first_epoch, step = restored["training"]["epoch"], restored["training"]["step"]
         trainer.load_state_dict(restored["training"])
-    checkpoints = Checkpoints(args, placement, trainer, loader)
+    checkpoints = Checkpoints(args, placement, trainer, loader, choice_record(choice, machine(args, placement, device)))
     started = time.perf_counter()
     for epoch in range(first_epoch, args.epochs):
         # Pipe mode: this job's FIFOs count its own epochs from 0, whatever epoch it resumed at.
@@ -224,7 +256,7 @@ def train(args: argparse.Namespace) -> None:
         return
     if placement.rank == 0:
         print(f"done steps={step} seconds={time.perf_counter() - started:.1f}", flush=True)
-        save_model(model, args.model_dir)
+        save_model(trained, args.model_dir)
     if distributed:
         dist.destroy_process_group()
 
@@ -282,7 +314,7 @@ def restore(args: argparse.Namespace, placement: Placement, device: torch.device
     if step is None:
         return None
     restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
-    model.load_state_dict(restored["training"]["model"])
+    model.load_state_dict(plain_state_dict(restored["training"]["model"]))  # saved compiled or not
     position = restored["loader"]
     if restart_epoch and position.get("yielded") is not None:
         position = dict(position, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
@@ -299,8 +331,11 @@ def restore(args: argparse.Namespace, placement: Placement, device: torch.device
 class Checkpoints:
     """Saves this rank's part of a checkpoint (rank 0: the model, optimizer and scaler)."""
 
-    def __init__(self, args: argparse.Namespace, placement: Placement, trainer: "Trainer", loader: Any) -> None:
+    def __init__(self, args: argparse.Namespace, placement: Placement, trainer: "Trainer", loader: Any,
+                 loader_choice: Optional[dict] = None) -> None:
         self.args, self.placement, self.trainer, self.loader = args, placement, trainer, loader
+        self.loader_choice = loader_choice
+        """--loader auto's measured choice, kept with each position: a restart on this machine reuses it."""
 
     def save(self, epoch: int, step: int) -> None:
         """`epoch` is the one to resume in: the next one at an epoch's end."""
@@ -310,6 +345,8 @@ class Checkpoints:
                 position.update(epoch=epoch, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
         else:  # DALI, Pipe: no position within the epoch
             position = {"epoch": epoch}
+        if self.loader_choice is not None:
+            position["loader_choice"] = self.loader_choice
         training = self.trainer.state_dict(epoch, step) if self.placement.rank == 0 else None
         save_checkpoint(self.args.checkpoint_dir, step, self.placement.rank, training, position,
                         keep=self.args.keep_checkpoints)
@@ -366,7 +403,7 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
     index_channel = args.validation_index_channel or ("validation_index" if "validation_index" in channels else None)
     source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir)
     dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
-                           seed=args.seed)
+                           seed=args.seed, on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio)
     return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
 
 
@@ -375,15 +412,16 @@ def prepare_decoded(device: torch.device) -> Prepare:
     return lambda images, labels: (normalize(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True))
 
 
-def make_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Tuple[Iterable, Prepare, str]:
-    """The batches of this process, what turns one into (normalized images, labels) on the device,
-    and a description for the log. Every PyTorch path hands over batches already prepared, one
-    ahead, by a Prefetcher."""
+def make_loader(args: argparse.Namespace, placement: Placement, device: torch.device, choice: LoaderChoice, *,
+                drop_last: bool = False) -> Tuple[Iterable, Prepare, str]:
+    """The batches of this process on the path `choice` names, what turns one into (normalized
+    images, labels) on the device, and a description for the log. Every PyTorch path hands over
+    batches already prepared, one ahead, by a Prefetcher. `drop_last`: every batch full (the
+    static shapes CUDA graphs replay)."""
     channels = input_channels(args.input_dir)
     index_channel = _index_channel(args, channels)
     input_mode = channels[args.channel].input_mode
-    workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
-    choice = _choice(args, input_mode, index_channel, placement, device, workers)
+    workers = _workers(args)
     if choice.kind == "dali":
         from shardio.dali import dali_loader
 
@@ -398,8 +436,9 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
         args.channel, args.batch_size,
         transform=_Named(transform) if args.record_log else transform, collate_fn=collate,
         index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
-        shuffle_buffer=args.shuffle_buffer,
+        shuffle_buffer=args.shuffle_buffer, drop_last=drop_last,
         placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
+        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio,
     )
     kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
     return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"
@@ -423,21 +462,161 @@ def _path(kind: str, args: argparse.Namespace, placement: Placement, device: tor
     return CpuTrainTransform(args.image_size), None, prepare_decoded(device)
 
 
-def _choice(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement,
-            device: torch.device, workers: int) -> LoaderChoice:
-    """The loader asked for (DALI without a GPU is an error), or for auto the one that keeps the GPU fed."""
+def _workers(args: argparse.Namespace) -> int:
+    return sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
+
+
+def step_choices(args: argparse.Namespace, device: torch.device, ranks: int) -> Tuple[Precision, CompileChoice]:
+    """--precision and --compile on this device (shardio/step_choice.py has the rules)."""
+    cuda = device.type == "cuda"
+    precision = choose_precision(
+        args.precision, cuda=cuda, capability=torch.cuda.get_device_capability(device) if cuda else None,
+        bf16_supported=cuda and torch.cuda.is_bf16_supported(), amp=args.amp)
+    compiled = choose_compile(args.compile, cuda=cuda, has_compile=hasattr(torch, "compile"), torch_version=torch.__version__,
+                              ranks=ranks)
+    return precision, compiled
+
+
+def machine(args: argparse.Namespace, placement: Placement, device: torch.device) -> Dict[str, Any]:
+    """What a measured loader choice holds for: a restart that differs in any of these measures again."""
+    config = os.path.join(args.input_dir, "config", "resourceconfig.json")
+    instance_type = None
+    if os.path.exists(config):
+        with open(config, encoding="utf-8") as handle:
+            instance_type = json.load(handle).get("current_instance_type")
+    return {"instance_type": instance_type or os.environ.get("SM_CURRENT_INSTANCE_TYPE"),
+            "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+            "workers": _workers(args), "ranks": placement.world_size, "arch": args.arch, "batch_size": args.batch_size,
+            "image_size": args.image_size, "precision": args.precision, "compile": args.compile}
+
+
+def loader_choice(args: argparse.Namespace, placement: Placement, device: torch.device, trainer: "Trainer",
+                  compiled: CompileChoice) -> LoaderChoice:
+    """The loader asked for (DALI without a GPU is an error); for auto the table's guess, then, on a
+    GPU (or with --loader_trial_seconds), each usable path measured with the job's own step, unless
+    a checkpoint of this machine has the measured choice already."""
+    channels = input_channels(args.input_dir)
+    index_channel = _index_channel(args, channels)
+    input_mode = channels[args.channel].input_mode
+    cuda = device.type == "cuda"
     kind = requested_kind(args.loader)
     if kind != "auto":
-        if kind == "dali" and device.type != "cuda":
+        if args.on_bad_record == SKIP and kind in ("gpu", "dali"):
+            raise ValueError(f"--loader {args.loader} decodes on the GPU, a batch at once, so a bad record cannot be skipped: "
+                             "with --on_bad_record skip use --loader cpu, hybrid or auto")
+        if kind == "dali" and not cuda:
             raise ValueError(f"--loader {args.loader} needs a GPU; without one use auto, cpu, hybrid or gpu")
-        on_cpu = "; no GPU: its batch step runs on the CPU" if kind in ("hybrid", "gpu") and device.type != "cuda" else ""
-        return LoaderChoice(kind, f"as asked{on_cpu}")
-    cuda = device.type == "cuda"
-    return choose_loader(
-        has_gpu=cuda, workers=workers,
-        dali_usable=cuda and _dali_usable(args, input_mode, index_channel, placement),
-        demand=gpu_demand(torch.cuda.get_device_name(device) if cuda else "", args.gpu_samples_per_second),
-    )
+        on_cpu = "; no GPU: its batch step runs on the CPU" if kind in ("hybrid", "gpu") and not cuda else ""
+        deprecated = "; deprecated: never faster than cpu or gpu where measured (docs/gpu-loaders.md)" if kind == "hybrid" else ""
+        return LoaderChoice(kind, f"as asked{on_cpu}{deprecated}")
+    dali = cuda and _dali_usable(args, input_mode, index_channel, placement)
+    workers = _workers(args)
+    prior = choose_loader(has_gpu=cuda, workers=workers, dali_usable=dali,
+                          demand=gpu_demand(torch.cuda.get_device_name(device) if cuda else "", args.gpu_samples_per_second))
+    if args.on_bad_record == SKIP:  # gpu and dali decode a batch at once: one bad record fails it, unnamed
+        guess = "" if prior.kind == "cpu" else f" (the table's guess was {prior.kind}: {prior.reason})"
+        return LoaderChoice("cpu", f"--on_bad_record skip: the workers decode, so that bad records can be skipped{guess}")
+    seconds = args.loader_trial_seconds if args.loader_trial_seconds is not None else (TRIAL_SECONDS if cuda else 0.0)
+    if seconds <= 0:
+        return prior
+    if input_mode == "Pipe":
+        return LoaderChoice(prior.kind, f"{prior.reason}; not measured: a Pipe-mode FIFO is read once")
+    newest = newest_loader_position(args.checkpoint_dir, placement.world_size, placement.rank)
+    reused = saved_choice(newest[1] if newest else None, machine(args, placement, device))
+    if reused is not None:
+        return reused
+    order = trial_order(prior.kind, ["cpu", "gpu"] + (["dali"] if dali else []))
+    say = trainer.log
+    say(f"loader auto: measuring {', '.join(order)} for {seconds:.0f} s in all after {TRIAL_WARMUP_STEPS} steps each "
+        f"(the table's guess: {prior.kind}, {prior.reason})")
+    started = time.perf_counter()
+    trials = measure_loaders(
+        trainer, order, seconds / len(order), ranks=placement.world_size,
+        make=lambda kind: make_loader(args, placement, device, LoaderChoice(kind, "measured"), drop_last=compiled.static_shapes)[:2])
+    choice = pick(trials)
+    for line in trial_table(trials, choice.kind):
+        say(f"loader auto: {line}")
+    say(f"loader auto: {choice.kind} in {time.perf_counter() - started:.1f} s ({choice.reason})")
+    return choice
+
+
+def measure_loaders(trainer: "Trainer", order: List[str], seconds: float, *, make: Callable[[str], Tuple[Iterable, Prepare]],
+                    ranks: int = 1, warmup: int = TRIAL_WARMUP_STEPS) -> List[Trial]:
+    """Each path of `order` (its loader and prepare from `make(kind)`) timed for `seconds` after
+    `warmup` steps with the trainer's own step, until one keeps up doing no work on the GPU; the
+    model, optimizer, scaler and random state are put back after (bench/container-gpu runs it too).
+    With several ranks a path that fails on one rank only leaves the others waiting in its step's
+    collectives, as any failed step would."""
+    distributed, device = ranks > 1, trainer.device
+    snapshot = _snapshot(trainer)
+    trials: List[Trial] = []
+    try:
+        for kind in order:
+            try:
+                loader, prepare = make(kind)
+                batches = _endless(loader)
+                try:
+                    interval = trainer.measure(batches, prepare, warmup=warmup, seconds=seconds,
+                                               agree=lambda stop: _agree(stop, device) if distributed else stop)
+                finally:
+                    batches.close()  # ends the prefetching thread
+                trial = _agreed(Trial(kind, interval.samples_per_second * ranks, interval.data_wait_fraction), device, distributed)
+            except Exception as error:  # noqa: BLE001 - one path that cannot run here is not a failed job
+                trial = Trial(kind, error=f"{type(error).__name__}: {error}")
+            trials.append(trial)
+            if keeps_up_alone(trial):
+                break
+    finally:
+        _put_back(trainer, snapshot)
+    return trials
+
+
+def _endless(loader: Any) -> Any:
+    """(images, labels) across epochs (a record's name, with --record_log, left out); closing it
+    closes the loader's iterator (a Prefetcher's ends its thread)."""
+    while True:
+        batches = iter(loader)
+        try:
+            for images, labels, *_ in batches:
+                yield images, labels
+        finally:
+            if hasattr(batches, "close"):
+                batches.close()
+
+
+def _agree(stop: bool, device: torch.device) -> bool:
+    """Every rank stops when one does: DDP's steps are collective."""
+    flag = torch.tensor([1.0 if stop else 0.0], device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
+def _agreed(trial: Trial, device: torch.device, distributed: bool) -> Trial:
+    """Every rank's trial as the slowest rank's: all ranks then pick the same path."""
+    if not distributed:
+        return trial
+    figures = torch.tensor([-trial.samples_per_second, trial.data_wait_fraction], device=device, dtype=torch.float64)
+    dist.all_reduce(figures, op=dist.ReduceOp.MAX)
+    return Trial(trial.kind, -float(figures[0]), float(figures[1]))
+
+
+def _snapshot(trainer: "Trainer") -> Dict[str, Any]:
+    model = trainer.model.module if isinstance(trainer.model, DistributedDataParallel) else trainer.model
+    return {"model": copy.deepcopy(model.state_dict()), "optimizer": copy.deepcopy(trainer.optimizer.state_dict()),
+            "scaler": trainer.scaler.state_dict(), "rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+
+
+def _put_back(trainer: "Trainer", snapshot: Dict[str, Any]) -> None:
+    """The trainer as before the trial: its weights copied in place (a CUDA graph keeps their addresses)."""
+    model = trainer.model.module if isinstance(trainer.model, DistributedDataParallel) else trainer.model
+    model.load_state_dict(snapshot["model"])
+    trainer.optimizer.load_state_dict(snapshot["optimizer"])
+    if snapshot["scaler"]:
+        trainer.scaler.load_state_dict(snapshot["scaler"])
+    torch.set_rng_state(snapshot["rng"])
+    if snapshot["cuda_rng"] is not None:
+        torch.cuda.set_rng_state_all(snapshot["cuda_rng"])
 
 
 def _dali_usable(args: argparse.Namespace, input_mode: str, index_channel: Optional[str], placement: Placement) -> bool:
@@ -455,14 +634,39 @@ def set_epoch(loader: Any, epoch: int) -> None:
 
 
 class Trainer:
-    """Training steps with the time spent waiting for each batch measured."""
+    """Training steps with the time spent waiting for each batch measured, in the chosen precision,
+    through the compiled model where there is one (any failure of the compiled step, at its first
+    call or later, falls back to eager for the rest of the job, saying why)."""
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, device: torch.device, *,
-                 amp: bool, ranks: int = 1) -> None:
-        self.model, self.optimizer, self.device, self.amp, self.ranks = model, optimizer, device, amp, ranks
+                 amp: bool = False, precision: Optional[Precision] = None, compiled: Optional[CompileChoice] = None,
+                 ranks: int = 1, log: Callable[[str], None] = lambda line: print(line, flush=True),
+                 compiler: Optional[Callable[..., Any]] = None) -> None:
+        self.model, self.optimizer, self.device, self.ranks, self.log = model, optimizer, device, ranks, log
+        # `amp` is the earlier flag: float16 with a GradScaler, as before --precision.
+        self.precision = precision or (Precision("fp16", True, "--amp") if amp else Precision("fp32", False, "no amp"))
         self.criterion = torch.nn.CrossEntropyLoss(ignore_index=-1)  # -1: an unlabeled file
-        self.scaler = _grad_scaler(amp)
+        self.scaler = _grad_scaler(self.precision.scaler)
         self.meter = ThroughputMeter()
+        self.forward: Callable[..., torch.Tensor] = model
+        self.compile_mode = compiled.mode if compiled is not None else None
+        self._compiling = False
+        if self.compile_mode is not None:
+            self._compile(self.compile_mode, compiler or getattr(torch, "compile", None))
+
+    def _compile(self, mode: str, compiler: Optional[Callable[..., Any]]) -> None:
+        try:  # torch.compile is lazy: most failures come at the first call, handled in step()
+            if compiler is None:
+                raise RuntimeError(f"PyTorch {torch.__version__} has no torch.compile")
+            self.forward = compiler(self.model, mode=mode)
+            self._compiling = True
+        except Exception as error:  # noqa: BLE001 - never a failed job: eager instead, with the reason
+            self._fall_back(error)
+
+    def _fall_back(self, error: BaseException) -> None:
+        self.forward, self.compile_mode, self._compiling = self.model, None, False
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        self.log(f"compile: the compiled step failed ({type(error).__name__}: {reason[:300]}): eager from here on")
 
     def epoch(self, batches: Iterable, prepare: Prepare, *, epoch: int, step: int, max_steps: int = 0,
               after_step: Optional[Callable[[int], bool]] = None, log_interval: int = 50, log: bool = True) -> int:
@@ -495,6 +699,25 @@ class Trainer:
                     break
         return step
 
+    def measure(self, batches: Iterable, prepare: Prepare, *, warmup: int, seconds: float,
+                agree: Callable[[bool], bool] = lambda stop: stop) -> Interval:
+        """Samples/s and data wait of `seconds` of steps after `warmup` unmeasured ones (compilation,
+        cudnn's autotuning, the loader's workers starting). `agree` makes every rank stop at the same
+        step (DDP's steps are collective). The steps train the model: the caller restores it."""
+        started: List[float] = []
+
+        def after_step(step: int) -> bool:
+            if step == warmup:
+                synchronize(self.device)
+                self.meter.take()
+                started.append(time.perf_counter())
+                return False
+            return bool(started) and agree(time.perf_counter() - started[0] >= seconds)
+
+        self.epoch(batches, prepare, epoch=0, step=0, after_step=after_step, log=False)
+        synchronize(self.device)
+        return self.meter.take()
+
     def validate(self, batches: Iterable, prepare: Prepare, *, epoch: int, step: int, distributed: bool,
                  log: bool = True) -> Tuple[float, float]:
         """Loss and accuracy over every rank's part of the validation set (unlabeled records left out)."""
@@ -504,7 +727,7 @@ class Trainer:
         with torch.no_grad():
             for images, labels in batches:
                 images, labels = prepare(images, labels)
-                with torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext():
+                with self._autocast():
                     logits = model(images)
                 labeled = labels >= 0
                 totals[0] += torch.nn.functional.cross_entropy(logits.float(), labels, ignore_index=-1, reduction="sum")
@@ -519,23 +742,51 @@ class Trainer:
         return loss, accuracy
 
     def state_dict(self, epoch: int, step: int) -> dict:
+        """The format of every release: the eager module's own keys (never a compiled wrapper's
+        `_orig_mod.` ones), so a checkpoint loads with --compile on or off."""
         model = self.model.module if isinstance(self.model, DistributedDataParallel) else self.model
-        return {"model": model.state_dict(), "optimizer": self.optimizer.state_dict(), "scaler": self.scaler.state_dict(),
-                "epoch": epoch, "step": step}
+        return {"model": plain_state_dict(model.state_dict()), "optimizer": self.optimizer.state_dict(),
+                "scaler": self.scaler.state_dict(), "epoch": epoch, "step": step}
 
     def load_state_dict(self, state: dict) -> None:
-        """The optimizer and scaler (the model is loaded before DDP wraps it)."""
+        """The optimizer and scaler (the model is loaded by restore()). A scaler saved disabled (bf16,
+        fp32) is empty: an fp16 job starts its scale afresh."""
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scaler.load_state_dict(state["scaler"])
+        if state.get("scaler"):
+            self.scaler.load_state_dict(state["scaler"])
 
     def step(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        with torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext():
-            loss = self.criterion(self.model(images), labels)
+        if self.forward is self.model:
+            return self._step(self.model, images, labels)
+        started = time.perf_counter()
+        try:
+            if self.compile_mode == "reduce-overhead" and _MARK_CUDA_GRAPH_STEP is not None:
+                _MARK_CUDA_GRAPH_STEP()  # a new step: the last one's graph outputs have been read
+            loss = self._step(self.forward, images, labels)
+            if self._compiling:
+                synchronize(self.device)
+        except Exception as error:  # noqa: BLE001 - eager instead, the reason logged: never a failed job
+            self._fall_back(error)
+            self.optimizer.zero_grad(set_to_none=True)
+            return self._step(self.model, images, labels)
+        if self._compiling:
+            self._compiling = False
+            self.log(f"compile: torch.compile(mode={self.compile_mode}) compiled the step in {time.perf_counter() - started:.1f} s")
+        return loss
+
+    def _step(self, forward: Callable[..., torch.Tensor], images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        with self._autocast():
+            loss = self.criterion(forward(images), labels)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return loss.detach()
+
+    def _autocast(self) -> Any:
+        if self.precision.name == "fp32":
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=torch.bfloat16 if self.precision.name == "bf16" else torch.float16)
 
     def report(self, epoch: int, step: int, loss: float) -> None:
         # Rank 0's rate times the ranks: they step together, and no collective call here (one that
@@ -543,6 +794,20 @@ class Trainer:
         interval = self.meter.take()
         print(interval_line(epoch, step, interval.samples_per_second * self.ranks, interval.data_wait_fraction, loss),
               flush=True)
+
+
+_MARK_CUDA_GRAPH_STEP = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+"""torch.compiler.cudagraph_mark_step_begin where this PyTorch has it (2.1 on)."""
+
+
+def plain_state_dict(state: dict) -> dict:
+    """A model's state with a compiled wrapper's `_orig_mod.` prefix taken out of every key."""
+    return type(state)((key.replace(COMPILED_PREFIX, ""), value) for key, value in state.items())
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def _grad_scaler(enabled: bool) -> Any:

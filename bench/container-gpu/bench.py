@@ -1,10 +1,12 @@
-"""GPU benchmark of the training container's loader paths: ResNet-50 (AMP, channels-last) on one
-GPU for a fixed number of steps, fed every way train.py can feed it from the same synthetic JPEGs
-(~90 KB, ImageNet-like sizes), at several vCPU counts, each row against the GPU's own ceiling
-measured in the same run:
+"""GPU benchmark of the training container's loader paths: ResNet-50 (channels-last, train.py's
+--precision auto: bf16 from Ampere on) on one GPU for a fixed number of steps, fed every way
+train.py can feed it from the same synthetic JPEGs (~90 KB, ImageNet-like sizes), at several vCPU
+counts, each row against the GPU's own (compiled) ceiling measured in the same run:
 
-  ceiling                          the container's Trainer fed batches already on the GPU
-  small files, 1 worker            (at the first vCPU count only: it does not depend on it)
+  ceiling, eager                   the container's Trainer, eager, fed batches already on the GPU
+  ceiling, compiled                the same with train.py's --compile auto (torch.compile, CUDA graphs;
+                                   eager where it cannot, the reason printed): every row below uses this step
+  small files, 1 worker            (at the first vCPU count only, a quarter of --steps: it does not depend on it)
   small files, W workers           cpu path: W = vCPUs − 1 (2 GiB of RAM each at most), as TrainingJob sizes them
   shards, W workers, cpu           TFRecord shards packed by `training-io pack`, decoded and augmented in the workers
   shards, W workers, hybrid        the workers decode only; the GPU crops, resizes, flips, normalizes the batch
@@ -12,6 +14,8 @@ measured in the same run:
   shards, DALI                     where DALI is installed
   shards resized 256, cpu / gpu    shards packed with `training-io pack --resize 256` (skipped, saying why, where
                                    the CLI has no --resize)
+  auto -> <kind>                   what train.py's --loader auto picks here by measurement (--trial-seconds over
+                                   the usable paths, the table's guess first), then measured as every row is
 
 Every vCPU count runs in a child process pinned with `taskset -c 0-(n-1)`; each prints its rows as
 it goes. The parent writes results.json and results.png (samples/s of each row and the ceiling per
@@ -34,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "container"))
@@ -51,11 +55,12 @@ from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.images import CpuDecodeOnly, CpuTrainTransform, collate_encoded, collate_padded, encoded, normalize  # noqa: E402
+from shardio.loader_choice import choose_loader, gpu_demand, pick, trial_order, trial_table  # noqa: E402
 from shardio.prefetch import Prefetcher  # noqa: E402
-from train import Trainer  # noqa: E402
+from train import Trainer, measure_loaders, step_choices  # noqa: E402
 
 GIB = 1024 ** 3
-CEILING = "ceiling"
+EAGER_CEILING, CEILING = "ceiling, eager", "ceiling, compiled"
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -69,6 +74,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--image-size", type=int, default=224)
     parser.add_argument("--arch", default="resnet50")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--trial-seconds", type=float, default=10.0,
+                        help="the auto row's measurement, all paths together (train.py's default is 72: 2 %% of an hour)")
     parser.add_argument("--dry-run", action="store_true",
                         help="the data side on the CPU: 48 images, resnet18 on 64-pixel crops, 2 steps per row, --cpus 1,2")
     parser.add_argument("--cli", default=None, help="a built training-io.js (default: dist/, else ts-node)")
@@ -78,7 +85,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--first", action="store_true", help=argparse.SUPPRESS)  # the child that runs the 1-worker row
     args = parser.parse_args(argv)
     if args.dry_run:
-        args.device, args.images, args.classes, args.steps, args.warmup = "cpu", 48, 4, 2, 1
+        args.device, args.images, args.classes, args.steps, args.warmup, args.trial_seconds = "cpu", 48, 4, 2, 1, 1.0
         args.batch_size, args.image_size, args.arch = 8, 64, "resnet18"
         args.cpus = "1,2" if args.cpus == "4,8,16" else args.cpus
         args.work_dir = args.work_dir + "-dry-run"
@@ -148,17 +155,16 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def measure(name: str, batches: Iterable, args: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
-    model = torchvision.models.__dict__[args.arch](num_classes=args.classes).to(device, memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1 * args.batch_size / 256, momentum=0.9, weight_decay=1e-4)
-    trainer = Trainer(model, optimizer, device, amp=device.type == "cuda")
+def measure(name: str, batches: Iterable, args: argparse.Namespace, trainer: Trainer, steps: int = 0) -> Dict[str, Any]:
+    """`steps` (default --steps) measured after --warmup unmeasured ones, with `trainer`'s step."""
+    device = trainer.device
     iterator = iter(batches)
     ready = lambda images, labels: (images, labels)  # noqa: E731 - every row hands over batches ready on the device
     trainer.epoch(iterator, ready, epoch=0, step=0, max_steps=args.warmup, log=False)
     synchronize(device)
     trainer.meter.take()
     with GpuUtilization(device) as utilization:
-        trainer.epoch(iterator, ready, epoch=0, step=args.warmup, max_steps=args.warmup + args.steps, log=False)
+        trainer.epoch(iterator, ready, epoch=0, step=args.warmup, max_steps=args.warmup + (steps or args.steps), log=False)
         synchronize(device)
         interval = trainer.meter.take()
     if hasattr(iterator, "close"):
@@ -169,6 +175,19 @@ def measure(name: str, batches: Iterable, args: argparse.Namespace, device: torc
     print(f"  {name:<36} {result['samples_per_second']:>9.1f} samples/s  data wait {result['data_wait_fraction']:.3f}  {gpu}",
           flush=True)
     return result
+
+
+def trainers(args: argparse.Namespace, device: torch.device) -> Tuple[Trainer, Trainer]:
+    """(eager, compiled) Trainers over one model and optimizer, in train.py's --precision auto and
+    --compile auto (the compiled one is eager where train.py's would be, saying why)."""
+    options = argparse.Namespace(precision="auto", compile="auto", amp=True)
+    precision, compiled = step_choices(options, device, ranks=1)
+    print(f"precision={precision.name} ({precision.reason}) compile={compiled.mode or 'off'} ({compiled.reason})", flush=True)
+    model = torchvision.models.__dict__[args.arch](num_classes=args.classes).to(device, memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1 * args.batch_size / 256, momentum=0.9, weight_decay=1e-4)
+    say = lambda line: print(f"  {line}", flush=True)  # noqa: E731
+    return (Trainer(model, optimizer, device, precision=precision, log=say),
+            Trainer(model, optimizer, device, precision=precision, compiled=compiled, log=say))
 
 
 def child(args: argparse.Namespace) -> None:
@@ -198,33 +217,62 @@ def child(args: argparse.Namespace) -> None:
                                   pin_memory=device.type == "cuda")
         return Prefetcher(loader, ready, device)
 
+    paths = {"cpu": lambda: shard_rows(shards, CpuTrainTransform(size), None, cpu_ready),
+             "gpu": lambda: shard_rows(shards, encoded, collate_encoded, gpu_ready)}
+    dali = device.type == "cuda" and importlib.util.find_spec("nvidia") and importlib.util.find_spec("nvidia.dali")
+    if dali:
+        from shardio.dali import dali_loader
+
+        paths["dali"] = lambda: dali_loader(ShardDirectory(shards), args.batch_size, placement=Placement(), num_threads=workers,
+                                            device_id=0)
+
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"\n{args.child} vCPUs ({workers} workers), {name}, {args.arch}, batch {args.batch_size}, "
           f"{args.steps} steps after {args.warmup}", flush=True)
-    rows: List[Dict[str, Any]] = [measure(CEILING, on_device_batches(args, device), args, device)]
+    eager, compiled = trainers(args, device)
+    rows: List[Dict[str, Any]] = [measure(EAGER_CEILING, on_device_batches(args, device), args, eager),
+                                  measure(CEILING, on_device_batches(args, device), args, compiled)]
     if args.first:
-        rows.append(measure("small files, 1 worker", forever(files(1)), args, device))
-    rows.append(measure(f"small files, {workers} workers", forever(files(workers)), args, device))
-    rows.append(measure(f"shards, {workers} workers, cpu", forever(shard_rows(shards, CpuTrainTransform(size), None, cpu_ready)), args, device))
+        rows.append(measure("small files, 1 worker", forever(files(1)), args, compiled, steps=max(1, args.steps // 4)))
+    rows.append(measure(f"small files, {workers} workers", forever(files(workers)), args, compiled))
+    rows.append(measure(f"shards, {workers} workers, cpu", forever(paths["cpu"]()), args, compiled))
     rows.append(measure(f"shards, {workers} workers, hybrid",
-                        forever(shard_rows(shards, CpuDecodeOnly(size), collate_padded, hybrid_ready)), args, device))
-    rows.append(measure(f"shards, {workers} workers, gpu", forever(shard_rows(shards, encoded, collate_encoded, gpu_ready)), args, device))
-    if device.type == "cuda" and importlib.util.find_spec("nvidia") and importlib.util.find_spec("nvidia.dali"):
-        from shardio.dali import dali_loader
-
-        loader = dali_loader(ShardDirectory(shards), args.batch_size, placement=Placement(), num_threads=workers, device_id=0)
-        rows.append(measure(f"shards, DALI, {workers} threads", forever(loader), args, device))
+                        forever(shard_rows(shards, CpuDecodeOnly(size), collate_padded, hybrid_ready)), args, compiled))
+    rows.append(measure(f"shards, {workers} workers, gpu", forever(paths["gpu"]()), args, compiled))
+    if dali:
+        rows.append(measure(f"shards, DALI, {workers} threads", forever(paths["dali"]()), args, compiled))
     if os.path.exists(os.path.join(resized, "manifest.json")):
         rows.append(measure(f"shards resized 256, {workers} workers, cpu",
-                            forever(shard_rows(resized, CpuTrainTransform(size), None, cpu_ready)), args, device))
+                            forever(shard_rows(resized, CpuTrainTransform(size), None, cpu_ready)), args, compiled))
         rows.append(measure(f"shards resized 256, {workers} workers, gpu",
-                            forever(shard_rows(resized, encoded, collate_encoded, gpu_ready)), args, device))
-    ceiling = rows[0]["samples_per_second"]
+                            forever(shard_rows(resized, encoded, collate_encoded, gpu_ready)), args, compiled))
+    rows.append(auto_row(args, compiled, paths, workers, name))
+    ceiling = rows[1]["samples_per_second"]
     for row in rows:
         row["fraction_of_ceiling"] = row["samples_per_second"] / ceiling
     with open(os.path.join(args.out, f"cpus-{args.child}.json"), "w", encoding="utf-8") as handle:
         json.dump({"cpus": args.child, "workers": workers, "device": name, "rows": rows}, handle, indent=2)
     os._exit(0)  # persistent loader workers and prefetch threads end with the process
+
+
+def auto_row(args: argparse.Namespace, trainer: Trainer, paths: Dict[str, Callable[[], Any]], workers: int,
+             device_name: str) -> Dict[str, Any]:
+    """train.py's --loader auto here: the table's guess first, each usable path measured for its
+    share of --trial-seconds with the compiled step, the fastest kept; then that path's row."""
+    cuda = trainer.device.type == "cuda"
+    prior = choose_loader(has_gpu=cuda, workers=workers, dali_usable="dali" in paths, demand=gpu_demand(device_name if cuda else ""))
+    order = trial_order(prior.kind, list(paths))
+    started = time.perf_counter()
+    ready = lambda images, labels: (images, labels)  # noqa: E731
+    trials = measure_loaders(trainer, order, args.trial_seconds / len(order), make=lambda kind: (paths[kind](), ready),
+                             warmup=args.warmup)
+    choice = pick(trials)
+    print(f"  auto: {choice.kind} in {time.perf_counter() - started:.1f} s ({choice.reason})", flush=True)
+    for line in trial_table(trials, choice.kind):
+        print(f"    {line}", flush=True)
+    row = measure(f"auto -> {choice.kind}", forever(paths[choice.kind]()), args, trainer)
+    row.update(trial_seconds=time.perf_counter() - started, trials=[trial.as_dict() for trial in trials], prior=prior.kind)
+    return row
 
 
 def main() -> None:
@@ -259,7 +307,8 @@ def main() -> None:
         with open(os.path.join(args.out, f"cpus-{count}.json"), encoding="utf-8") as handle:
             results.append(json.load(handle))
     summary = {"arch": args.arch, "batch_size": args.batch_size, "steps": args.steps, "images": args.images,
-               "resized_row_skipped": skipped, "seconds": time.perf_counter() - started, "runs": results}
+               "resized_row_skipped": skipped, "seconds": time.perf_counter() - started, "runs": results,
+               "targets": [targets(run) for run in results]}
     with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as handle:
         json.dump(summary, handle, indent=2)
     print_table(results)
@@ -267,12 +316,30 @@ def main() -> None:
     print(f"done in {time.perf_counter() - started:.0f} s: {args.out}/results.json", flush=True)
 
 
+def targets(run: Dict[str, Any]) -> Dict[str, Any]:
+    """Issue #31's measures of one vCPU count: the compiled ceiling over the eager one, the best
+    loader row's fraction of the compiled ceiling, and auto's samples/s over the best row's."""
+    rows = {row["row"]: row for row in run["rows"]}
+    loaders = [row for row in run["rows"][2:] if not row["row"].startswith(("auto", "small files, 1 worker"))]
+    best = max(loaders, key=lambda row: row["samples_per_second"])
+    auto = next(row for row in run["rows"] if row["row"].startswith("auto"))
+    return {"cpus": run["cpus"], "compiled_over_eager": rows[CEILING]["samples_per_second"] / rows[EAGER_CEILING]["samples_per_second"],
+            "best_row": best["row"], "best_fraction_of_ceiling": best["fraction_of_ceiling"],
+            "auto_over_best": auto["samples_per_second"] / best["samples_per_second"]}
+
+
 def print_table(results: List[Dict[str, Any]]) -> None:
-    print("\nfraction of the ceiling measured in the same run (samples/s):")
+    print("\nfraction of the compiled ceiling measured in the same run (samples/s):")
     for run in results:
         print(f"{run['cpus']} vCPUs, {run['workers']} workers, {run['device']}:")
         for row in run["rows"]:
             print(f"  {row['row']:<40} {row['fraction_of_ceiling']:6.2f}  ({row['samples_per_second']:.0f})")
+    print("\nissue #31's targets: compiled / eager ceiling >= 2.0; best path >= 0.80 (4 vCPUs), 0.90 (8), 0.95 (16) "
+          "of the compiled ceiling; auto / best >= 0.95")
+    for run in results:
+        measures = targets(run)
+        print(f"  {run['cpus']:>2} vCPUs: compiled / eager {measures['compiled_over_eager']:.2f}, best {measures['best_row']} "
+              f"{measures['best_fraction_of_ceiling']:.2f}, auto / best {measures['auto_over_best']:.2f}")
 
 
 def chart(results: List[Dict[str, Any]], path: str) -> None:
@@ -287,7 +354,7 @@ def chart(results: List[Dict[str, Any]], path: str) -> None:
         return
     kinds = []
     for run in results:
-        for row in run["rows"][1:]:
+        for row in run["rows"][2:]:
             kind = _kind(row["row"])
             if kind not in kinds:
                 kinds.append(kind)
@@ -295,15 +362,17 @@ def chart(results: List[Dict[str, Any]], path: str) -> None:
     width = 0.8 / max(1, len(kinds))
     labelled = set()
     for group, run in enumerate(results):
-        rows = {_kind(row["row"]): row for row in run["rows"][1:]}
+        rows = {_kind(row["row"]): row for row in run["rows"][2:]}
         for slot, kind in enumerate(kinds):
             if kind in rows:
                 axes.bar(group + slot * width, rows[kind]["samples_per_second"], width, color=f"C{slot}",
                          label=None if kind in labelled else kind)
                 labelled.add(kind)
-        ceiling = run["rows"][0]["samples_per_second"]
-        axes.hlines(ceiling, group - width / 2, group + 0.8 - width / 2, colors="black", linestyles="dashed",
-                    label="GPU ceiling (same run)" if group == 0 else None)
+        eager, compiled = (run["rows"][index]["samples_per_second"] for index in (0, 1))
+        axes.hlines(compiled, group - width / 2, group + 0.8 - width / 2, colors="black", linestyles="dashed",
+                    label="GPU ceiling, compiled step (same run)" if group == 0 else None)
+        axes.hlines(eager, group - width / 2, group + 0.8 - width / 2, colors="grey", linestyles="dotted",
+                    label="ceiling, eager step" if group == 0 else None)
     axes.set_xticks([group + 0.4 - width / 2 for group in range(len(results))])
     axes.set_xticklabels([f"{run['cpus']} vCPUs ({run['workers']} workers)" for run in results])
     axes.set_ylabel("samples/s")
@@ -315,7 +384,9 @@ def chart(results: List[Dict[str, Any]], path: str) -> None:
 
 
 def _kind(row: str) -> str:
-    """A row's name without its worker count: the same bar colour at every vCPU count."""
+    """A row's name without its worker count (auto without its pick): the same bar colour at every vCPU count."""
+    if row.startswith("auto"):
+        return "auto"
     return ", ".join(part for part in row.split(", ") if not part.endswith(("workers", "worker", "threads"))) + \
         (", 1 worker" if row.endswith(", 1 worker") else "")
 

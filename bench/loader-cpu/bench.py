@@ -22,6 +22,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import sys
 import time
 from typing import Any, Callable, Dict, List
@@ -40,8 +41,10 @@ from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
+from s3_streaming import LocalS3, cache_bytes  # noqa: E402
 
-SOURCES = ("files", "tfrecord", "recordio")
+SOURCES = ("files", "tfrecord", "recordio", "s3")
+"""s3: the tfrecord dataset streamed from the local S3 test server through a fresh cache (s3_streaming.py)."""
 
 
 def parse_args() -> argparse.Namespace:
@@ -55,6 +58,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--transforms", default="none,decode,decode-draft,decode+rrc")
     parser.add_argument("--sources", default=",".join(SOURCES))
     parser.add_argument("--work-dir", default=os.path.join("/tmp", "cdk-training-io-loader-cpu"))
+    parser.add_argument("--shards-ahead", type=int, default=2, help="the s3 source's shards fetched ahead per worker")
+    parser.add_argument("--shards", type=int, default=0, help="shards per pack (0: the CLI's sizing); the s3 source's "
+                        "cache limit is a quarter of the dataset, so more shards than workers × 4 show it")
     return parser.parse_args()
 
 
@@ -78,7 +84,11 @@ def count(batch: list) -> int:
     return len(batch)
 
 
-def loader_of(source: str, path: str, transform: Callable, workers: int, args: argparse.Namespace) -> Any:
+def loader_of(source: str, path: str, transform: Callable, workers: int, args: argparse.Namespace, s3: Any = None) -> Any:
+    if source == "s3":
+        cache = os.path.join(args.work_dir, "s3-cache")
+        shutil.rmtree(cache, ignore_errors=True)  # epoch 0 cold, every shard fetched
+        return s3.loader(transform, workers, args.batch_size, args.shuffle_buffer, count, cache, shards_ahead=args.shards_ahead)
     if source == "files":
         return DataLoader(FolderDataset(path, transform), batch_size=args.batch_size, shuffle=True, num_workers=workers,
                           persistent_workers=True, prefetch_factor=4, collate_fn=count)
@@ -122,8 +132,11 @@ def main() -> None:
     make_dataset(jpegs, args.images, args.classes)
     paths = {"files": jpegs}
     for fmt in ("tfrecord", "recordio"):
-        paths[fmt] = os.path.join(args.work_dir, f"packed-{fmt}")
-        pack(jpegs, paths[fmt], fmt, max(worker_counts))
+        paths[fmt] = os.path.join(args.work_dir, f"packed-{fmt}" + (f"-{args.shards}" if args.shards else ""))
+        pack(jpegs, paths[fmt], fmt, max(worker_counts), ["--shards", str(args.shards)] if args.shards else [])
+    sources = args.sources.split(",")
+    s3 = LocalS3(paths["tfrecord"], args.work_dir) if "s3" in sources else None
+    paths["s3"] = s3.uri if s3 else ""
     records = []
     for root, _dirs, names in os.walk(jpegs):
         for name in sorted(names):
@@ -145,8 +158,8 @@ def main() -> None:
           + f" {'per worker':>10} {'/ floor':>7} {'1st batch':>9}", flush=True)
     for name, transform in chosen.items():
         for workers in worker_counts:
-            for source in args.sources.split(","):
-                loader = loader_of(source, paths[source], transform, workers, args)
+            for source in sources:
+                loader = loader_of(source, paths[source], transform, workers, args, s3)
                 epochs = run_epochs(loader, args.epochs)
                 del loader
                 steady = epochs[-1]["samples_per_second"]
@@ -163,10 +176,41 @@ def main() -> None:
         files = by_key.get(("files", name, workers))
         if source != "files" and files:
             print(f"  {source:<9} {name:<13} {workers} workers  {result['per_worker'] / files['per_worker']:.2f}x")
+    if s3 is not None:
+        print("\ns3 / tfrecord folder, per epoch (same transform and workers; epoch 0 cold, later epochs from the cache):")
+        for (source, name, workers), result in by_key.items():
+            folder = by_key.get(("tfrecord", name, workers))
+            if source == "s3" and folder:
+                ratios = [e["samples_per_second"] / f["samples_per_second"] for e, f in zip(result["epochs"], folder["epochs"])]
+                print(f"  {name:<13} {workers} workers  " + "  ".join(f"epoch {e} {r:.2f}" for e, r in enumerate(ratios)))
+        cache_limit_row(s3, paths["tfrecord"], chosen, worker_counts, args)
+        s3.close()
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"floors": floors, "results": results, "images": len(records), "mean_kb": mean_kb}, handle, indent=2)
+
+
+def cache_limit_row(s3: LocalS3, dataset: str, chosen: Dict[str, Callable], worker_counts: List[int],
+                    args: argparse.Namespace) -> None:
+    """Bytes on disk in the cache after 3 epochs with cache_limit = ¼ of the dataset, against the
+    limit plus one shard in flight per worker."""
+    with open(os.path.join(dataset, "manifest.json"), encoding="utf-8") as handle:
+        sizes = [shard["bytes"] for shard in json.load(handle)["shards"]]
+    limit = sum(sizes) // 4
+    workers = max(worker_counts)
+    cache = os.path.join(args.work_dir, "s3-cache-limited")
+    shutil.rmtree(cache, ignore_errors=True)
+    loader = s3.loader(next(iter(chosen.values())), workers, args.batch_size, args.shuffle_buffer, count, cache, cache_limit=limit)
+    samples = 0
+    for epoch in range(3):
+        loader.dataset.set_epoch(epoch)
+        samples += sum(loader)
+    held = cache_bytes(cache)
+    bound = limit + workers * max(sizes)
+    print(f"\ncache_limit {limit} B (¼ of {sum(sizes)} B in {len(sizes)} shards), {workers} workers, 3 epochs, {samples} samples: "
+          f"{held['shards']} B of shards + {held['parts']} B of parts on disk (+ {held['other']} B of manifests and indexes); "
+          f"bound limit + {workers} × largest shard = {bound} B: {'within' if held['shards'] + held['parts'] <= bound else 'OVER'}")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ export async function diagnoseCommand(args: string[], out: NodeJS.WritableStream
   try {
     return await diagnose(args, out, err);
   } catch (error) {
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, DIAGNOSE_USAGE);
     if (error instanceof JobCollectionError || error instanceof MetricSetError || isAwsServiceError(error)) {
       err.write(`training-io diagnose: ${error.message}\n`);
       return 1;
@@ -64,7 +63,7 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, DIAGNOSE_USAGE);
+  });
   if (values.help) {
     out.write(DIAGNOSE_USAGE);
     return 0;

@@ -1,5 +1,5 @@
 import { Size } from 'aws-cdk-lib';
-import { parseCommandArgs, parsePositiveNumber, parseWholeNumber } from './usage-error';
+import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
 import { TrainingInstance } from '../../lib/instances/training-instance';
 
 export const INSTANCES_USAGE = `Usage: training-io instances [--processes N] [--memory-per-worker GiB]
@@ -7,7 +7,8 @@ export const INSTANCES_USAGE = `Usage: training-io instances [--processes N] [--
 List the catalogued SageMaker training instances, their hardware, and the data-loader
 workers and DALI threads each training process should run.
 
-  --processes N            training processes per instance (default: one per GPU/Trainium device)
+  --processes N            training processes per instance, 1 up to the most vCPUs of any
+                           listed type (default: one per GPU/Trainium device)
   --memory-per-worker GiB  memory budget of one data-loader worker (default: 2)
 
 Workers per process = vCPUs per process - 1 (at least 1), capped so that
@@ -23,12 +24,12 @@ export function instancesCommand(args: string[], out: NodeJS.WritableStream): nu
       'help': { type: 'boolean', short: 'h' },
     },
     strict: true,
-  }, INSTANCES_USAGE);
+  });
   if (values.help) {
     out.write(INSTANCES_USAGE);
     return 0;
   }
-  const processes = values.processes === undefined ? undefined : parseWholeNumber('--processes', values.processes, 1);
+  const processes = values.processes === undefined ? undefined : parseProcesses(values.processes);
   const memoryGiB = values['memory-per-worker'] === undefined
     ? undefined : parsePositiveNumber('--memory-per-worker', values['memory-per-worker']);
   const rows = [['type', 'vCPU', 'RAM GiB', 'GPUs', 'GPU', 'NVMe GB', 'Gbps', 'procs', 'workers', 'DALI thr']];
@@ -55,4 +56,15 @@ export function instancesCommand(args: string[], out: NodeJS.WritableStream): nu
   }
   out.write('\n* limited by memory, not vCPUs\n');
   return 0;
+}
+
+/** `--processes`: at most the vCPUs of the largest catalogued instance, which every process needs one of (else nothing would be listed). */
+function parseProcesses(raw: string): number {
+  const processes = parseWholeNumber('--processes', raw, 1);
+  const mostVcpus = Math.max(...TrainingInstance.all().map((instance) => instance.vcpus));
+  if (processes > mostVcpus) {
+    throw new UsageError(`--processes must be between 1 and ${mostVcpus}, got '${raw}': each process needs a vCPU, `
+      + `and no catalogued instance has more than ${mostVcpus}`);
+  }
+  return processes;
 }

@@ -49,7 +49,6 @@ export async function launchCommand(args: string[], out: NodeJS.WritableStream, 
   try {
     return await launch(args, out, err, sleep);
   } catch (error) {
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, LAUNCH_USAGE);
     if (isAwsServiceError(error)) {
       err.write(`training-io launch: ${error.name}: ${error.message}\n`);
       return 1;
@@ -75,7 +74,7 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, LAUNCH_USAGE);
+  });
   if (values.help) {
     out.write(LAUNCH_USAGE);
     return 0;

@@ -9,6 +9,7 @@ import { LocalDirectorySink, LocalDirectorySource, SourceContainsOutputError } f
 import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
+import { MissingFilesError } from '../../lambda/packing/finalize';
 import type { PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
 import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-preprocessing';
@@ -29,7 +30,9 @@ folder (a path or a file:// URL) or an s3://bucket/prefix/ URI.
 
 A rerun reuses every shard of the current version whose files did not change (added, changed and
 removed files only are packed again), or writes nothing when nothing changed. Two packs into one
-output at once: one publishes, the other fails and publishes nothing.
+output at once: one publishes, the other fails and publishes nothing. A file that cannot be packed
+(unreadable, over 128 MiB, not decodable with --resize) fails the run: nothing is published and
+the current version stays current, unless --allow-missing.
 
   --format tfrecord|recordio   shard format (default: tfrecord)
   --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)
@@ -57,8 +60,8 @@ output at once: one publishes, the other fails and publishes nothing.
                                GIF (first frame) read; a file that does not decode is a failure.
   --retention DAYS             keep versions this many days after they stop being current, so that
                                jobs reading them finish; older ones are deleted (default: ${DEFAULT_RETENTION_DAYS})
-  --allow-missing              exit 0 even when some files could not be read
-                               (they are listed in the manifest's failures either way)
+  --allow-missing              publish even when some files could not be packed (they are
+                               listed in the new manifest's failures), and exit 0
   --inventory S3URI            list an S3 source from its S3 Inventory report (CSV) instead of
                                ListObjectsV2: the report's folder s3://bucket/<prefix>/<source
                                bucket>/<config id>/ (its newest manifest) or one manifest.json
@@ -73,23 +76,15 @@ folder ($TMPDIR, else the system's; ~120 bytes a file, removed at the end).
 Output: <output>/manifest.json (the current version's), <output>/published/ (one claim per
 version), <output>/versions/<version>/{shards,index,members}/ and its manifest.json; with an S3
 output also shards.manifest and index.manifest (SageMaker ManifestFile channels).
-Exit status: 0 done, 1 some files could not be packed, 2 bad arguments.
+Exit status: 0 published (or already current; also when another pack published a newer version
+just after this one, which the summary names), 1 some files could not be packed and nothing was
+published (or any other error), 2 bad arguments.
 `;
 
 /** Shards written at once when one side is S3. */
 const S3_PARALLEL_SHARDS = 4;
 
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
-  try {
-    return await pack(args, out, err);
-  } catch (error) {
-    // Bad paths and flag values are pack's mistakes: show pack's usage with them.
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PACK_USAGE);
-    throw error;
-  }
-}
-
-async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
   const { values, positionals } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -115,16 +110,16 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, PACK_USAGE);
+  });
   if (values.help) {
     out.write(PACK_USAGE);
     return 0;
   }
   if (positionals.length !== 2) {
-    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`, PACK_USAGE);
+    throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`);
   }
   if (values['shard-size'] !== undefined && values.shards !== undefined) {
-    throw new UsageError('--shard-size and --shards both set the shard count: give one of them', PACK_USAGE);
+    throw new UsageError('--shard-size and --shards both set the shard count: give one of them');
   }
   const source = parseLocation('source', positionals[0]);
   const output = parseLocation('output', positionals[1]);
@@ -151,7 +146,7 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
   const content = values.content === undefined ? defaultRecordContent(labels) : parseChoice('--content', values.content, ['images', 'any'] as const);
   if (values.content === 'any' && preprocessing) {
     throw new UsageError('--content any packs files as they are, and --resize, --max-side, --quality and --keep-grayscale decode every file '
-      + 'as an image: give one or the other', PACK_USAGE);
+      + 'as an image: give one or the other');
   }
   const checkImages = checksImages(content, preprocessing !== undefined);
 
@@ -180,25 +175,25 @@ async function pack(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteSt
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: local ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, prefix, onFiles) => pool.write(shard, prefix, onFiles) : undefined,
-      fullRepack: values.full, retentionDays, preprocessing, content,
+      fullRepack: values.full, allowMissing: values['allow-missing'], retentionDays, preprocessing, content,
       onProgress: (state) => progress.update(state),
       onLargeListing: favourMemoryOverSpeed,
     });
   } catch (error) {
-    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message, PACK_USAGE);
+    if (error instanceof MissingFilesError) {
+      out.write(unpublishedSummary(error, describeLocation(output)));
+      err.write(`training-io: ${error.failures.length} file(s) could not be packed: nothing was published; `
+        + 'pass --allow-missing to publish without them\n');
+      return 1;
+    }
+    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message);
     throw error;
   } finally {
     progress.finish();
     await pool?.close();
     client?.destroy();
   }
-  const { manifest } = result;
   out.write(summary(result, describeLocation(output), (Date.now() - started) / 1000));
-  if (manifest.failures.length > 0 && !values['allow-missing']) {
-    err.write(`training-io: ${manifest.failures.length} file(s) could not be packed (listed in ${MANIFEST_KEY}); ` +
-      'pass --allow-missing to accept that\n');
-    return 1;
-  }
   return 0;
 }
 
@@ -292,7 +287,10 @@ function summary(result: PackResult, output: string, seconds: number): string {
     `output     ${output}`,
     ...(result.repairedRootCopies.length > 0
       ? [`repaired   ${result.repairedRootCopies.join(', ')}: behind the newest claim (an earlier run stopped after publishing), now rewritten`] : []),
-    `version    ${manifest.datasetVersion}${result.upToDate ? ', already current: the source and options did not change, nothing written' : ', published'}`,
+    `version    ${manifest.datasetVersion}${result.upToDate ? ', already current: the source and options did not change, nothing written' : ', published'}`
+      + `${!result.upToDate && manifest.failures.length > 0 ? ` without the ${manifest.failures.length} file(s) that could not be packed (--allow-missing)` : ''}`,
+    ...(result.currentVersion !== manifest.datasetVersion
+      ? [`           superseded since: another pack published ${result.currentVersion}, which is current`] : []),
     ...(result.upToDate ? [] : [
       `           ${reused > 0 ? `${reused} shard(s) reused from earlier versions, ` : ''}${mb(result.shardBytesWritten)} of shards written`
         + `${result.fullRepackReason ? ` (full repack: ${result.fullRepackReason})` : ''}`,
@@ -304,7 +302,7 @@ function summary(result: PackResult, output: string, seconds: number): string {
     ]),
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
     ...(manifest.preprocessing ? [`images     ${describePreprocessing(manifest.preprocessing)}`] : []),
-    `shards     ${manifest.shards.length} (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all`,
+    `shards     ${manifest.shards.length}${sizes.length > 0 ? ` (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all` : ''}`,
     `records    ${manifest.records}`,
     `failures   ${manifest.failures.length}`,
     ...manifest.failures.slice(0, 10).map((f) => `           ${f.key}: ${f.reason}`),
@@ -313,6 +311,19 @@ function summary(result: PackResult, output: string, seconds: number): string {
     '',
   ];
   return lines.join('\n');
+}
+
+/** A run whose files could not all be packed, and that was not allowed to publish without them. */
+function unpublishedSummary(error: MissingFilesError, output: string): string {
+  return ['',
+    `output     ${output}`,
+    `version    ${error.datasetVersion} not published: ${error.failures.length} file(s) could not be packed; `
+      + `${error.previousVersion ? `${error.previousVersion} stays current` : 'the dataset has no version yet'}`,
+    `failures   ${error.failures.length}`,
+    // Every one: no manifest was published to list them.
+    ...error.failures.map((f) => `           ${f.key}: ${f.reason}`),
+    '',
+  ].join('\n');
 }
 
 function mb(bytes: number): string {

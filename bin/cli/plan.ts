@@ -5,7 +5,7 @@ import { DatasetFormat, SampleEncoding } from '../../lib/planning/dataset-profil
 import type { IoPlan} from '../../lib/planning/io-plan';
 import { PlannedInputMode } from '../../lib/planning/io-plan';
 import { IoPlanner } from '../../lib/planning/io-planner';
-import { formatBytes, formatCount, formatMiB, formatSeconds } from '../../lib/planning/private/units';
+import { formatAboutSeconds, formatBytes, formatCount, formatCountOf, formatMiB } from '../../lib/planning/private/units';
 import { ValidationError } from '../../lib/private/errors';
 import { S3DataDistribution } from '../../lib/training/training-channel';
 
@@ -69,9 +69,7 @@ export function planCommand(args: string[], out: NodeJS.WritableStream): number 
   try {
     return plan(args, out);
   } catch (error) {
-    // Flag mistakes and the planner's input checks are this command's mistakes: show its usage with them.
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, PLAN_USAGE);
-    if (error instanceof ValidationError) throw new UsageError(error.message, PLAN_USAGE);
+    if (error instanceof ValidationError) throw new UsageError(error.message);
     throw error;
   }
 }
@@ -98,7 +96,7 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
       'json': { type: 'boolean', default: false },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, PLAN_USAGE);
+  });
   if (values.help) {
     out.write(PLAN_USAGE);
     return 0;
@@ -147,8 +145,8 @@ function table(result: IoPlan): string {
     ['GPU decoding', result.gpuDecoding.advised ? `--loader ${result.gpuDecoding.loader}` : 'no', result.gpuDecoding.reason],
     ['resize images', result.imagePreprocessing.advised ? `resize at pack time (~${result.imagePreprocessing.expectedSpeedup}×)` : 'no',
       result.imagePreprocessing.reason],
-    ['start-up', `${startup.seconds === 0 ? 'none' : `~${formatSeconds(startup.seconds)}`}${startup.unpackedSeconds !== undefined
-      ? ` (~${formatSeconds(startup.unpackedSeconds)} unpacked)` : ''}`, startup.reason],
+    ['start-up', `${startup.seconds === 0 ? 'none' : formatAboutSeconds(startup.seconds)}${startup.unpackedSeconds !== undefined
+      ? ` (${formatAboutSeconds(startup.unpackedSeconds)} unpacked)` : ''}`, startup.reason],
   ];
   if (readRate) {
     rows.push(['read rate', `${formatBytes(readRate.bytesPerSecondPerInstance)}/s per instance`, readRate.reason]);
@@ -159,7 +157,7 @@ function table(result: IoPlan): string {
   }
   const header = `I/O plan: ${formatCount(dataset.objectCount)} objects, ${formatBytes(dataset.totalBytes)} ` +
     `(mean ${formatBytes(dataset.meanObjectBytes)}, ${dataset.format}) on ${cluster.instanceCount} × ${cluster.instanceType} ` +
-    `(${cluster.processesPerInstance} processes each), ${cluster.epochs} epoch${cluster.epochs === 1 ? '' : 's'}` +
+    `(${formatCountOf(cluster.processesPerInstance, 'process', 'processes')} each), ${formatCountOf(cluster.epochs, 'epoch')}` +
     `${cluster.reusedAcrossJobs ? ', reused across jobs' : ''}\n\n`;
   const widths = [0, 1].map((column) => Math.max(...rows.map((row) => row[column].length)));
   const lines = rows.map(([what, choice, why]) => `${what.padEnd(widths[0])}  ${choice.padEnd(widths[1])}  ${why}\n`);

@@ -19,8 +19,8 @@ the manifest.
   --repair             first bring the root's copies (manifest.json, shards.manifest, index.manifest) to
                        the newest published version, as the next pack would (a run stopped after publishing)
   --images             also check every record's image, whole, as pack does (a JPEG or PNG the
-                       training readers decode): for datasets packed before that check or with
-                       --content any; each record that is not one is a problem naming its file
+                       training readers decode): for datasets packed before that check or
+                       packed as any content; each record that is not one is a problem naming its file
   --allow-missing      exit 0 even when the manifest lists source files that could not be packed
   --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
   --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
@@ -29,15 +29,6 @@ Exit status: 0 sound, 1 problems found (or files missing, without --allow-missin
 `;
 
 export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  try {
-    return await verify(args, out);
-  } catch (error) {
-    if (error instanceof UsageError && !error.usage) throw new UsageError(error.message, VERIFY_USAGE);
-    throw error;
-  }
-}
-
-async function verify(args: string[], out: NodeJS.WritableStream): Promise<number> {
   const { values, positionals } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -51,12 +42,12 @@ async function verify(args: string[], out: NodeJS.WritableStream): Promise<numbe
       'region': { type: 'string' },
       'help': { type: 'boolean', short: 'h' },
     },
-  }, VERIFY_USAGE);
+  });
   if (values.help) {
     out.write(VERIFY_USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`, VERIFY_USAGE);
+  if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
   const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
   checkS3Flags(s3Flags);

@@ -16,11 +16,15 @@ What the readers guarantee (tested in test/python/):
   raised at once in every consumer, in that epoch and the later ones (pipe.py, fifo.py).
 - A resumed loader position is restored only on the dataset version it was saved on (mid-epoch);
   on another it is refused naming both versions (dataset.py); train.py pins the saved version.
+- A record whose image the transform cannot decode is a BadRecordError naming its shard, index,
+  input key and dataset version, or with on_bad_record="skip" is logged, skipped and counted, up to
+  max_bad_ratio of each loader worker's records in an epoch (bad_records.py).
 """
 # The npm package's version (package.json): the wheel takes its version from here, and
 # TrainingCode.fromAsset(..., { includeReaders: true }) compares it with a user's own shardio.
 __version__ = "0.1.0"
 
+from .bad_records import BadRecordError
 from .channels import channel_manifest, open_channel
 from .crc32c import crc32c, mask, masked_crc32c, unmask
 from .dataset_files import PINNED_MANIFEST_ENV, DatasetFiles, Shard, find_manifest, open_dataset
@@ -43,7 +47,7 @@ from .stream import RecordSource, consumer_images, shuffled
 from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
-    "__version__", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
+    "__version__", "BadRecordError", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
     "DatasetManifest", "epoch_slot", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
     "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
     "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset", "open_fifo",

@@ -36,7 +36,11 @@ def open_channel(
     in every process before its DataLoader starts. The manifest, found in the index channel, gives
     the record count each epoch's stream is checked against, where each host streams every object.
     """
-    config = input_channels(input_dir)[channel]
+    channels = input_channels(input_dir)
+    if channel not in channels:
+        raise KeyError(f"channel {channel!r}: not one of this job's channels ({', '.join(sorted(channels)) or 'none'}, "
+                       f"from {os.path.join(input_dir, 'config', 'inputdataconfig.json')})")
+    config = channels[channel]
     data_dir = os.path.join(input_dir, "data")
     if config.input_mode != "Pipe":
         index_dir = os.path.join(data_dir, index_channel) if index_channel else None

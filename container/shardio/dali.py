@@ -11,6 +11,9 @@ Deliberately thin: the readers, sharding and shuffling are DALI's; what is ours 
 - `random_shuffle` (a buffer of `initial_fill` samples; the packer shuffled globally), a seed
   per rank, `pad_last_batch` so every rank has as many batches (DDP needs equal step counts).
 - `num_threads` from the `dali_threads` hyperparameter TrainingJob sizes for the instance.
+A record DALI cannot decode fails its pipeline with DALI's error, which names no record: the
+readers' bad-record policy (bad_records.py) is the PyTorch workers', and train.py refuses
+`--on_bad_record skip` with DALI.
 DALI cannot be installed where the tests run: they check this wiring against a stand-in of the
 documented API (test/python/test_dali.py); the GPU benchmark runs it for real where DALI is present.
 """

@@ -7,8 +7,8 @@ kept in shared memory so that persistent workers, started once, see it change.
 
 Resumption (the shape of MosaicML Streaming's `state_dict(num_samples, from_beginning)` /
 `load_state_dict(state)`, in a small way): a consumer's order is fixed by (seed, epoch, rank,
-worker), so the position in an epoch is the count of records each worker has handed out;
-`ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
+worker), so the position in an epoch is the count of records each worker has handed out (and the
+bad records it skipped, bad_records.py); `ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
 skips as many records of each worker's stream, before decoding, in that epoch only. The position
 records the dataset version it counts in (the manifest's `datasetVersion`): another version lists
 other shards in another order, so a position mid-epoch is restored on the same version only.
@@ -22,12 +22,16 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
+from .bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, BadRecordGuard, check_policy, take_skipped
 from .channels import open_channel
 from .dataset_files import PINNED_MANIFEST_ENV
 from .environment import INPUT_DIR, placement_from_env, sized_workers
 from .layout import version_manifest_key
+from .location import open_location
+from .s3_dataset import DEFAULT_SHARDS_AHEAD
+from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
 from .records import ImageRecord
-from .split import Placement
+from .split import Placement, consumer_of
 from .stream import RecordSource, consumer_images
 
 DEFAULT_SHUFFLE_BUFFER = 1024
@@ -44,8 +48,15 @@ class ShardDataset(IterableDataset):
         transform: Optional[Callable[[ImageRecord], Any]] = None,
         shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
         seed: int = 0,
+        on_bad_record: str = FAIL,
+        max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
     ) -> None:
+        """`on_bad_record`: a record `transform` cannot decode fails the epoch naming it ("fail"), or is
+        skipped and logged ("skip") until a loader worker has skipped more than `max_bad_ratio` of its
+        records (bad_records.py)."""
         super().__init__()
+        check_policy(on_bad_record, max_bad_ratio)
+        self.on_bad_record, self.max_bad_ratio = on_bad_record, max_bad_ratio
         self.source = source
         self.placement = placement or placement_from_env()
         self.transform = transform
@@ -77,8 +88,13 @@ class ShardDataset(IterableDataset):
             records = itertools.islice(records, skip, None)
         if self.transform is None:
             return records
-        return map(self.transform, records)
-
+        part_records = getattr(self.source, "part_records", None)
+        expected = part_records(consumer_of(self.placement, worker, workers, self.source.host_sharded), self.epoch,
+                                self.seed) if part_records is not None else None
+        guard = BadRecordGuard(self.source, on_bad_record=self.on_bad_record, max_bad_ratio=self.max_bad_ratio,
+                               expected=None if expected is None else expected - skip,
+                               consumer=f"loader worker {worker} of rank {self.placement.rank} in epoch {self.epoch}")
+        return guard.decode(records, self.transform)
 
     def _skipped(self, worker: int) -> int:
         resume = self._resume
@@ -89,14 +105,15 @@ class ShardDataset(IterableDataset):
 
 
 class _TaggedCollate:
-    """Runs in the worker: the batch with the id of the worker that made it and its size."""
+    """Runs in the worker: the batch with the id of the worker that made it and the records it took
+    (its size, and the bad records skipped while it was made)."""
 
     def __init__(self, collate_fn: Callable[[list], Any]) -> None:
         self.collate_fn = collate_fn
 
     def __call__(self, samples: list) -> Tuple[int, int, Any]:
         info = get_worker_info()
-        return (info.id if info is not None else 0), len(samples), self.collate_fn(samples)
+        return (info.id if info is not None else 0), len(samples) + take_skipped(), self.collate_fn(samples)
 
 
 def _default_collate() -> Callable[[list], Any]:
@@ -218,13 +235,58 @@ def channel_data_loader(
     placement: Optional[Placement] = None,
     input_dir: str = INPUT_DIR,
     resumable: bool = False,
+    on_bad_record: str = FAIL,
+    max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
 ) -> Any:
     """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
     epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
-    `manifest` pins the dataset version (see `open_channel`)."""
+    `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
     source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir)
-    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed)
+    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
+                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+    return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
+                            input_dir=input_dir, resumable=resumable)
+
+
+def data_loader(
+    location: str,
+    batch_size: int,
+    *,
+    transform: Optional[Callable[[ImageRecord], Any]] = None,
+    collate_fn: Optional[Callable[[list], Any]] = None,
+    version: Optional[str] = None,
+    num_workers: Optional[int] = None,
+    seed: int = 0,
+    shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
+    drop_last: bool = False,
+    placement: Optional[Placement] = None,
+    resumable: bool = False,
+    cache_dir: Optional[str] = None,
+    cache_limit: Optional[int] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    attempts: int = DEFAULT_ATTEMPTS,
+    shards_ahead: int = DEFAULT_SHARDS_AHEAD,
+    index_channel: Optional[str] = None,
+    input_dir: str = INPUT_DIR,
+    on_bad_record: str = FAIL,
+    max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
+) -> Any:
+    """The DataLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
+    folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
+    `sagemaker://<channel>` (location.py), split over this process's ranks and loader workers as
+    `channel_data_loader` splits a channel. `version` pins a dataset version by its id; the current
+    one by default. An S3 prefix is cached at `cache_dir` (a folder per dataset under the temporary
+    folder by default), `cache_limit` bytes of shards at most (None: no limit); each GET waits
+    `timeout` seconds at most between reads and is tried `attempts` times on transient errors, and each
+    loader worker fetches `shards_ahead` shards beyond the one it reads."""
+    workers = sized_workers(input_dir) if num_workers is None else num_workers
+    placement = placement or placement_from_env()
+    source = open_location(location, placement, workers, version=version, index_channel=index_channel, input_dir=input_dir,
+                           cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts,
+                           shards_ahead=shards_ahead)
+    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
+                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
                             input_dir=input_dir, resumable=resumable)

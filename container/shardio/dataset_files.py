@@ -39,6 +39,10 @@ class Shard:
     index_path: Optional[str]
     records: Optional[int] = None
     """Its record count, from the manifest; None without one."""
+    key: Optional[str] = None
+    """Its key under the dataset root (a bare directory's: under the channel), for errors to name."""
+    members_path: Optional[str] = None
+    """Its member list (each record's input key), where the channel holds it; None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,8 @@ def open_dataset(
             missing.append(shard.key)
             continue
         index_path = _listed_file(shard.index_key, [index_dir, path], listed, f"the index of shard {shard.key}")
-        shards.append(Shard(shard_path, os.path.getsize(shard_path), index_path, shard.records))
+        shards.append(Shard(shard_path, os.path.getsize(shard_path), index_path, shard.records, key=shard.key,
+                            members_path=_present(path, shard.members_key)))
     if missing and not host_sharded:
         raise FileNotFoundError(f"{path}: lacks {len(missing)} of the {len(listed.shards)} shards that {manifest_path} "
                                 f"lists, first {missing[0]}; mount the dataset root (or the version's ManifestFile)")
@@ -123,6 +128,11 @@ def _listed_file(key: Optional[str], folders: Sequence[Optional[str]], listed: D
                             f"{', '.join(folder for folder in folders if folder)}; pass the index channel")
 
 
+def _present(root: str, key: Optional[str]) -> Optional[str]:
+    """`<root>/<key>` where that file exists: a ManifestFile channel holds the shards and not their member lists."""
+    return os.path.join(root, key) if key and os.path.isfile(os.path.join(root, key)) else None
+
+
 def _refuse_unlisted(path: str, listed: DatasetManifest) -> None:
     """A channel read through a manifest found elsewhere must hold only what it lists: a file it does
     not list means the channel and the manifest are of different versions, and would be skipped."""
@@ -150,7 +160,8 @@ def _bare_directory(path: str, index_dir: Optional[str]) -> DatasetFiles:
         raise FileNotFoundError(f"{shard_dir}: no .tfrecord or .rec shards (a ShardedByS3Key host with no shard "
                                 "gets an empty channel: use at least as many shards as instances)")
     index_dir = index_dir or _default_index_dir(path, shard_dir)
-    shards = [Shard(os.path.join(shard_dir, name), os.path.getsize(os.path.join(shard_dir, name)), _index_path(index_dir, name))
+    shards = [Shard(os.path.join(shard_dir, name), os.path.getsize(os.path.join(shard_dir, name)), _index_path(index_dir, name),
+                    key=os.path.relpath(os.path.join(shard_dir, name), path).replace(os.sep, "/"))
               for name in names]
     return DatasetFiles(formats.pop(), shards, None, None)  # type: ignore[arg-type]
 

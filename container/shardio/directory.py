@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Optional
 
-from .dataset_files import Shard, open_dataset
+from .dataset_files import DatasetFiles, Shard, open_dataset
+from .bad_records import members_key_of
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
@@ -37,7 +38,10 @@ class ShardDirectory:
         host_sharded: bool = False,
         check_crc: bool = False,
     ) -> None:
-        files = open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded)
+        self._take(open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded), host_sharded, check_crc)
+
+    def _take(self, files: DatasetFiles, host_sharded: bool, check_crc: bool) -> None:
+        """Reads `files` (what open_dataset found, or a subclass's own listing)."""
         self.format: ShardFormat = files.format
         self.shards: List[Shard] = files.shards
         self.manifest: Optional[DatasetManifest] = files.manifest
@@ -112,8 +116,10 @@ class ShardDirectory:
         """Record `position` of a shard, by its index (random access)."""
         return next(self.read(shard, position, position + 1))
 
-    def image(self, record: FramedRecord, shard: int) -> ImageRecord:
-        return to_image(self.format, record, self.shards[shard].path)
+    def image(self, record: FramedRecord, shard: int, position: Optional[int] = None) -> ImageRecord:
+        """The image record of a record of a shard, `position` being its index in the shard."""
+        shard_file = self.shards[shard]
+        return to_image(self.format, record, shard_file.path, shard=shard_file.key or shard_file.path, position=position)
 
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
         """The image records of a consumer's part for an epoch (see split.py), in file order."""
@@ -121,12 +127,29 @@ class ShardDirectory:
         counts = self.record_counts()
         if counts is None:
             for shard in split_shards(len(self.shards), consumer.count, slot):
-                for record in self.read(shard):
-                    yield self.image(record, shard)
+                for position, record in enumerate(self.read(shard)):
+                    yield self.image(record, shard, position)
             return
         for segment in split_records(counts, consumer.count, slot):
-            for record in self.read(segment.shard, segment.start, segment.stop):
-                yield self.image(record, segment.shard)
+            for position, record in enumerate(self.read(segment.shard, segment.start, segment.stop), segment.start):
+                yield self.image(record, segment.shard, position)
+
+    def part_records(self, consumer: Consumer, epoch: int, seed: int) -> Optional[int]:
+        """The records `images` hands a consumer in an epoch; None where a shard's count is unknown."""
+        slot = epoch_slot(consumer, seed, epoch)
+        counts = self.record_counts()
+        if counts is not None:
+            return sum(segment.stop - segment.start for segment in split_records(counts, consumer.count, slot))
+        listed = [self.shards[shard].records for shard in split_shards(len(self.shards), consumer.count, slot)]
+        return None if None in listed else sum(listed)  # type: ignore[arg-type]
+
+    def member_key(self, shard_key: str, record_id: int) -> Optional[str]:
+        """The input key of record `record_id` of a shard, from its member list where the channel
+        holds it (RecordIO records carry only their id); None where it cannot be told."""
+        for shard in self.shards:
+            if shard_key in (shard.key, shard.path) and shard.members_path:
+                return members_key_of(shard.members_path, record_id)
+        return None
 
     def merged_recordio_index(self) -> str:
         """The one MXNet index over these shards in order, for DALI's mxnet reader."""

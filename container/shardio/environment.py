@@ -35,9 +35,17 @@ def _read_json(input_dir: str, name: str) -> dict:
 
 
 def input_channels(input_dir: str = INPUT_DIR) -> Dict[str, ChannelConfig]:
-    """The job's channels by name."""
+    """The job's channels by name; outside a SageMaker job (no inputdataconfig.json) a
+    FileNotFoundError that says how to read a folder or an S3 prefix instead."""
+    try:
+        listed = _read_json(input_dir, "inputdataconfig.json")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{os.path.join(input_dir, 'config', 'inputdataconfig.json')}: no SageMaker input configuration, so "
+            f"{input_dir} is not a SageMaker job's input folder; to read a packed dataset in a folder or under an S3 "
+            "prefix, use shardio.dataset.data_loader('/path/to/dataset') or data_loader('s3://bucket/prefix/')") from None
     channels = {}
-    for name, config in _read_json(input_dir, "inputdataconfig.json").items():
+    for name, config in listed.items():
         channels[name] = ChannelConfig(
             name=name,
             input_mode=config.get("TrainingInputMode", "File"),

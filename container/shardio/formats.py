@@ -25,8 +25,9 @@ def read_records(
     return read_recordio(stream, name, offset=offset, limit=limit, max_record=max_record)
 
 
-def to_image(shard_format: ShardFormat, record: FramedRecord, name: str) -> ImageRecord:
-    """The image and label a record carries."""
+def to_image(shard_format: ShardFormat, record: FramedRecord, name: str, *, shard: Optional[str] = None,
+             position: Optional[int] = None) -> ImageRecord:
+    """The image and label a record carries, and where it was read (`shard`, `position`: ImageRecord's)."""
     if shard_format is ShardFormat.TFRECORD:
-        return tfrecord_image(record, name)
-    return recordio_image(record, name)
+        return tfrecord_image(record, name, shard=shard, position=position)
+    return recordio_image(record, name, shard=shard, position=position)

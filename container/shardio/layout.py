@@ -35,6 +35,14 @@ def version_manifest_key(version_id: str) -> str:
     return f"{VERSIONS_FOLDER}/{version_id}/{MANIFEST_NAME}"
 
 
+def checked_version_id(version: object) -> str:
+    """`version` where it is a version id, else a ValueError saying what one looks like."""
+    if not isinstance(version, str) or not VERSION_ID.match(version):
+        raise ValueError(f"dataset version {version!r}: must be a version id such as v00000002-1a2b3c4d "
+                         "(a manifest's datasetVersion)")
+    return version
+
+
 def is_confined_key(key: object) -> bool:
     """Whether a manifest key stays inside the dataset: relative, `/`-separated, with no empty, `.`
     or `..` segment (the rule of `isConfinedKey` in dataset-layout.ts)."""

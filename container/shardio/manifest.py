@@ -7,6 +7,8 @@ a dataset written before versions (keys under shards/ and index/). Both key by t
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -30,6 +32,11 @@ class ManifestShard:
     records: int
     bytes: Optional[int] = None
     """The shard's size; None where the manifest leaves it out."""
+    members_key: Optional[str] = None
+    """Its member list (`versions/<id>/members/<shard>.jsonl`: each record's input key); None in version 1."""
+    crc32c: Optional[int] = None
+    """CRC-32C of the whole shard (the manifest's base64 big-endian `crc32c`, as S3 reports
+    ChecksumCRC32C); None where the manifest leaves it out."""
 
 
 @dataclass(frozen=True)
@@ -120,14 +127,31 @@ def _shards(path: str, listed: object) -> List[ManifestShard]:
         records = shard.get("records")
         if not isinstance(records, int) or records < 0:
             raise FormatError(f"dataset manifest {path}: {where}.records must be a non-negative integer, got {records!r}")
+        members_key = shard.get("membersKey")
+        if members_key is not None:
+            _check_key(path, f"{where}.membersKey", members_key)
         size = shard.get("bytes")
         if size is not None and (not isinstance(size, int) or size < 0):
             raise FormatError(f"dataset manifest {path}: {where}.bytes must be a non-negative integer, got {size!r}")
-        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size))
+        shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size, members_key=members_key,
+                                    crc32c=_crc32c(path, where, shard.get("crc32c"))))
     repeated = sorted(key for key, count in Counter(shard.key for shard in shards).items() if count > 1)
     if repeated:
         raise FormatError(f"dataset manifest {path}: lists {', '.join(repeated)} more than once; its records would be read twice")
     return shards
+
+
+def _crc32c(path: str, where: str, value: object) -> Optional[int]:
+    if value is None:
+        return None
+    try:
+        digest = base64.b64decode(value, validate=True) if isinstance(value, str) else b""
+    except binascii.Error:
+        digest = b""
+    if len(digest) != 4:
+        raise FormatError(f"dataset manifest {path}: {where}.crc32c must be the base64 of 4 bytes (a big-endian CRC-32C), "
+                          f"got {value!r}")
+    return int.from_bytes(digest, "big")
 
 
 def _check_key(path: str, field: str, key: object) -> None:

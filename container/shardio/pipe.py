@@ -118,7 +118,7 @@ class PipeChannel:
                 if shard_format is not None:
                     for record in read_records(shard_format, stream, path, check_crc=self.check_crc, max_record=self.max_record):
                         read += 1
-                        yield to_image(shard_format, record, path)
+                        yield to_image(shard_format, record, path, shard=path, position=read - 1)
         except (OSError, FormatError):  # a fan-out that failed closes its FIFOs early: its cause is the error to raise
             self._check_fanout()
             raise

@@ -85,12 +85,13 @@ def unpack_ir_header(payload: bytes, where: str) -> Tuple[IRHeader, Tuple[float,
     return header, labels, payload[end:]
 
 
-def recordio_image(record: FramedRecord, name: str) -> ImageRecord:
-    """The image record of an im2rec record as the packer writes it (flag 0, one float label)."""
+def recordio_image(record: FramedRecord, name: str, *, shard: Optional[str] = None, position: Optional[int] = None) -> ImageRecord:
+    """The image record of an im2rec record as the packer writes it (flag 0, one float label);
+    `shard` and `position` say where it was read (ImageRecord's)."""
     where = f"{name} at offset {record.offset}"
     header, _labels, image = unpack_ir_header(record.payload, where)
     if header.flag != 0:
         raise FormatError(f"{where}: {header.flag} labels per record; ImageRecord takes one (use unpack_ir_header)")
     if not header.label.is_integer():
         raise FormatError(f"{where}: label {header.label} is not a class index")
-    return ImageRecord(image=image, label=int(header.label), record_id=header.id)
+    return ImageRecord(image=image, label=int(header.label), record_id=header.id, shard=shard, position=position)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO, Optional, Tuple
 
 from .errors import FormatError
@@ -32,6 +32,12 @@ class ImageRecord:
     """The source key (TFRecord `image/filename`); None in RecordIO, which does not store it."""
     record_id: Optional[int] = None
     """The global record id (RecordIO IRHeader id); None in TFRecord, which does not store it."""
+    shard: Optional[str] = field(default=None, compare=False)
+    """Where the record was read: its shard's key under the dataset root (a Pipe-mode FIFO's path);
+    errors about the record name it (bad_records.py). Not compared: the same record read through a
+    directory or a FIFO is equal."""
+    position: Optional[int] = field(default=None, compare=False)
+    """The record's index in that shard (in that FIFO's stream), from 0."""
 
 
 class ShardFormat(enum.Enum):

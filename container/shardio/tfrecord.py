@@ -57,14 +57,16 @@ def read_tfrecords(
         count += 1
 
 
-def tfrecord_image(record: FramedRecord, name: str) -> ImageRecord:
-    """The image record of a tf.train.Example as the packer writes it (ARCHITECTURE.md "Record formats")."""
+def tfrecord_image(record: FramedRecord, name: str, *, shard: Optional[str] = None, position: Optional[int] = None) -> ImageRecord:
+    """The image record of a tf.train.Example as the packer writes it (ARCHITECTURE.md "Record formats");
+    `shard` and `position` say where it was read (ImageRecord's)."""
     where = f"{name} at offset {record.offset}"
     features = parse_example(record.payload, where)
     image = _single(features, "image/encoded", bytes, where)
     label = _single(features, "image/class/label", int, where, default=-1)
     filename = _single(features, "image/filename", bytes, where, default=None)
-    return ImageRecord(image=image, label=label, filename=filename.decode("utf-8") if filename is not None else None)
+    return ImageRecord(image=image, label=label, filename=filename.decode("utf-8") if filename is not None else None,
+                       shard=shard, position=position)
 
 
 _MISSING = object()

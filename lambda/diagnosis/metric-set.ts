@@ -121,11 +121,17 @@ export function parseMetricSet(document: unknown, origin: string): JobMetricSet 
     ...(job.outputPath !== undefined ? { outputPath: text(job.outputPath, at('job.outputPath')) } : {}),
     phases: list(job.phases, at('job.phases')).map((phase, i) => {
       const p = object(phase, at(`job.phases[${i}]`));
-      return {
+      const checked: JobPhase = {
         status: text(p.status, at(`job.phases[${i}].status`)),
         start: timestamp(p.start, at(`job.phases[${i}].start`)),
         ...(p.end !== undefined ? { end: timestamp(p.end, at(`job.phases[${i}].end`)) } : {}),
       };
+      // A phase that ends before it starts would count as no time, and another phase as all of it.
+      if (checked.end !== undefined && Date.parse(checked.end) < Date.parse(checked.start)) {
+        throw new MetricSetError(`${at(`job.phases[${i}]`)} (${checked.status}) ends at ${checked.end}, before it starts at ${checked.start}: `
+          + 'a phase must end at or after its start');
+      }
+      return checked;
     }),
   };
   const hosts = list(root.hosts, at('hosts')).map((entry, i) => {

@@ -151,6 +151,14 @@ export function readRetentionDays(env: Environment): number {
   return wholeNumber(env, ENV.retentionDays, 0) ?? DEFAULT_RETENTION_DAYS;
 }
 
+/** Whether a version with listed failures is published (`ALLOW_MISSING`, `true` or `false`, default false). */
+export function readAllowMissing(env: Environment): boolean {
+  const text = env[ENV.allowMissing];
+  if (text === undefined || text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  throw new HandlerInputError(`environment variable ${ENV.allowMissing} must be 'true' or 'false', got '${text}'`);
+}
+
 function required(env: Environment, name: string): string {
   const value = env[name];
   if (value === undefined || value === '') {

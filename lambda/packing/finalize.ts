@@ -8,6 +8,7 @@ import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout'
 import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
 import type { PruneResult } from './prune';
 import { pruneVersions } from './prune';
+import { DELETES_AT_ONCE, mapLimited } from './limited';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 
 /** What the shards of a run produced, in shard order. */
@@ -25,6 +26,11 @@ export interface FinalizeInput {
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
   readonly shards: ManifestShard[];
   readonly failures: ManifestFailure[];
+  /**
+   * Publish the version even when some inputs are listed failures (they stay listed in its manifest).
+   * Default: a version with failures is not published, and the current one stays current.
+   */
+  readonly allowMissing?: boolean;
   /** What was done to the images, when they were preprocessed (see manifest.ts). */
   readonly preprocessing?: ManifestPreprocessing;
   /** Versions that stopped being current longer ago than this, by the store's clock, are pruned after publishing. */
@@ -37,6 +43,11 @@ export interface FinalizeInput {
 export interface FinalizeResult {
   readonly manifest: Manifest;
   readonly prune: PruneResult;
+  /**
+   * The version current once the root's copies were made: this one, or a newer one that another
+   * run published meanwhile (this one was then superseded; a short retention may have pruned it).
+   */
+  readonly currentVersion: string;
 }
 
 /** The totals do not add up: some input is neither a record nor a listed failure. */
@@ -47,32 +58,55 @@ export class IncompleteDatasetError extends Error {
   }
 }
 
+/** Some inputs are listed failures and the run was not allowed to publish without them: nothing was published. */
+export class MissingFilesError extends Error {
+  constructor(
+    public readonly datasetVersion: string,
+    /** The version that stays current (null when the dataset has none yet). */
+    public readonly previousVersion: string | null,
+    public readonly failures: readonly ManifestFailure[],
+  ) {
+    const shown = failures.slice(0, MISSING_FILES_SHOWN).map((failure) => `${failure.key}: ${failure.reason}`).join('; ');
+    const more = failures.length > MISSING_FILES_SHOWN ? `; and ${failures.length - MISSING_FILES_SHOWN} more` : '';
+    super(`not publishing ${datasetVersion}: ${failures.length} file(s) could not be packed (${shown}${more}); `
+      + `${previousVersion ? `${previousVersion} stays current` : 'the dataset has no published version yet'}. Fix or remove those files `
+      + 'and pack again, or allow publishing without them (training-io pack --allow-missing, ShardedDataset allowMissing)');
+    this.name = 'MissingFilesError';
+  }
+}
+
+/** Failures a MissingFilesError's message names (Step Functions keeps 32,768 characters of an error's cause). */
+const MISSING_FILES_SHOWN = 20;
+
 /**
  * Completes, publishes and prunes a dataset version, for the CLI's pack and the Lambda finalizer
  * alike: for RecordIO the one index over all its shards (read back from the per-shard indexes, so
  * it works the same after Lambda packers as after the CLI), the version's manifest and channel
  * manifests, a check that every object it lists is there, then the atomic publish (publish.ts) and
  * the prune (prune.ts). Nothing is published unless records + failures account for every source
- * object. An error before the claim is thrown as it is: the caller may delete the version's
+ * object, nor with any failure unless `allowMissing` (MissingFilesError). A shard left without
+ * records (its only inputs were failures) is left out of the manifest and its objects deleted:
+ * readers never see an empty shard. An error before the claim is thrown as it is: the caller may delete the version's
  * folder. At the claim or after it, the error is a ConcurrentPublishError (another run took the
  * number: nothing of this run was published) or an AfterClaimError (delete nothing).
  */
 export async function finalizeDataset(input: FinalizeInput): Promise<FinalizeResult> {
   const manifest = await prepareVersion(input);
-  await publishVersion(input.sink, manifest, input.now).catch((error: unknown) => {
+  const current = await publishVersion(input.sink, manifest, input.now).catch((error: unknown) => {
     if (error instanceof ConcurrentPublishError || error instanceof AfterClaimError) throw error;
     throw new AfterClaimError(manifest.datasetVersion, false, 'confirming the claim', error);
   });
   const prune = await pruneVersions(input.sink, input.retentionMs).catch((error: unknown) => {
     throw new AfterClaimError(manifest.datasetVersion, true, 'pruning old versions', error);
   });
-  return { manifest, prune };
+  return { manifest, prune, currentVersion: current.datasetVersion };
 }
 
 /** Everything before the claim: the version's objects written and checked, its manifest returned. */
 async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
   const layout = new VersionLayout(input.datasetVersion);
   const failures = sortByKeyInCodePointOrder([...input.failures]);
+  const shards = input.shards.filter((shard) => shard.records > 0);
   const manifest: Manifest = {
     version: MANIFEST_FORMAT_VERSION,
     datasetVersion: layout.id,
@@ -83,19 +117,22 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     source: input.source,
     labels: input.labels,
     classes: Object.keys(input.labels).length,
-    records: input.shards.reduce((sum, shard) => sum + shard.records, 0),
-    sizing: input.sizing,
-    shards: input.shards,
+    records: shards.reduce((sum, shard) => sum + shard.records, 0),
+    sizing: shards.length === input.shards.length ? input.sizing
+      : { ...input.sizing, multipleOfConsumers: input.sizing.multipleOfConsumers && shards.length % input.sizing.consumers === 0 },
+    shards,
     ...(input.format === 'recordio' ? { globalIndexKey: layout.globalIndexKey } : {}),
     failures,
     ...(input.preprocessing ? { preprocessing: input.preprocessing } : {}),
   };
   const problem = checkTotals(manifest);
   if (problem) throw new IncompleteDatasetError(`not publishing ${layout.id}: ${problem}`);
+  if (failures.length > 0 && !input.allowMissing) throw new MissingFilesError(layout.id, input.previousVersion, failures);
 
   // A run that lost the race to publish says so before anything else (the winner may have pruned its objects).
   await throwIfClaimedByAnother(input.sink, layout.id, input.previousVersion);
-  if (input.format === 'recordio') await writeGlobalIndex(input.sink, layout.globalIndexKey, input.shards);
+  await removeEmptyShards(input.sink, layout, input.shards);
+  if (input.format === 'recordio') await writeGlobalIndex(input.sink, layout.globalIndexKey, shards);
   await checkObjectsPresent(input.sink, manifest);
   await input.sink.put(layout.manifestKey, serializeManifest(manifest));
   if (input.sink.uri.startsWith('s3://')) {
@@ -105,6 +142,18 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     ]));
   }
   return manifest;
+}
+
+/**
+ * Deletes the objects of this run's shards that hold no record: every input planned into them was
+ * a listed failure (one file over the shard limit is planned alone). Shards reused from older
+ * versions are theirs, never deleted here.
+ */
+async function removeEmptyShards(sink: PackingSink, layout: VersionLayout, shards: readonly ManifestShard[]): Promise<void> {
+  const keys = shards.filter((shard) => shard.records === 0)
+    .flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey])
+    .filter((key) => key.startsWith(layout.prefix));
+  await mapLimited(keys, DELETES_AT_ONCE, (key) => sink.delete(key));
 }
 
 /**

@@ -65,6 +65,11 @@ export interface PackOptions {
   readonly onLargeListing?: () => void;
   /** Pack every file again instead of reusing the unchanged shards of the current version. */
   readonly fullRepack?: boolean;
+  /**
+   * Publish the new version even when some files are listed failures. Default: a run with failures
+   * publishes nothing (MissingFilesError, naming them) and the current version stays current.
+   */
+  readonly allowMissing?: boolean;
   /** Versions that stopped being current longer ago than this are pruned after publishing (default 7 days). */
   readonly retentionDays?: number;
   /** The packer's clock, written into the claim for people (default: the system's); retention uses the store's clock. */
@@ -88,6 +93,11 @@ export interface PackOptions {
 export interface PackResult {
   /** The current version's manifest: the new one, or the one already current when up to date. */
   readonly manifest: Manifest;
+  /**
+   * The version current when the run ended: `manifest`'s, or a newer one another run published
+   * while this one finished publishing (this run's version was then superseded).
+   */
+  readonly currentVersion: string;
   /** True when the current version already matched the source and settings: nothing was written. */
   readonly upToDate: boolean;
   /** Why every file was packed again, when there was a version to build on. */
@@ -116,7 +126,7 @@ export interface PackProgress {
  * (indexes, manifest, checks, the atomic publish) → prune old versions. First of all, root copies
  * left behind the newest claim by a run that stopped after its claim are repaired. Nothing of a
  * published version is changed. Inputs that cannot be read are listed in the manifest's failures,
- * never dropped; any other error before the claim fails the run, publishes nothing and removes the
+ * never dropped, and a run with any publishes nothing unless `allowMissing`; any other error before the claim fails the run, publishes nothing and removes the
  * run's folder; at the claim or after it, the run deletes nothing (ARCHITECTURE.md "Publishing protocol"). Listings of more than 131,072
  * files are sorted and planned through files in `scratchDirectory`, a group at a time (those are
  * packed in full: an incremental plan holds the listing in memory).
@@ -138,7 +148,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     };
     const held = collector.takeInMemory();
     if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, collector.fingerprintOf(held))) {
-      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
+      return { manifest: current.manifest, currentVersion: current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
     }
     let fullRepackReason: string | undefined;
     let incremental: IncrementalPlan | undefined;
@@ -161,14 +171,14 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
       consumers: options.consumers, labels: options.labels, recordBytes,
     }, PLAN_LIMITS, undefined, held);
     if (!held && current && !options.fullRepack && isUpToDate(current.manifest, request, plan.fingerprint())) {
-      return { manifest: current.manifest, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
+      return { manifest: current.manifest, currentVersion: current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
     }
     const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
     try {
       const results = await writeShards(plan, options, format, layout, checkImages);
       const reused = incremental?.reused ?? [];
       const written = results.shards.map((result) => rebase(result.shard, layout));
-      const { manifest, prune } = await finalizeDataset({
+      const { manifest, prune, currentVersion: newest } = await finalizeDataset({
         sink: options.sink,
         datasetVersion: layout.id,
         previousVersion: current?.datasetVersion ?? null,
@@ -183,12 +193,13 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         },
         shards: [...reused, ...written],
         failures: results.shards.flatMap((r) => r.failures),
+        allowMissing: options.allowMissing,
         retentionMs: (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000,
         now: options.clock?.(),
         preprocessing,
       });
       return {
-        manifest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
+        manifest, currentVersion: newest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
       };
     } catch (error) {
       // At the claim or after it, the version may be published: nothing of it is deleted (the next publish prunes a loser's folder).

@@ -110,20 +110,23 @@ export async function readVersionManifest(sink: DatasetStore, datasetVersion: st
  * Makes a complete, checked version current, atomically: creates `published/<sequence>.json` only
  * if no run has (ARCHITECTURE.md "Publishing protocol"). A claim already there that names this
  * version is this run's own (a retried call whose first answer was lost). Then brings the root's
- * copies up to the newest claim.
+ * copies up to the newest claim, and returns that claim: this version, or a newer one another run
+ * published while this one copied (this version was then superseded, and may have been pruned).
  *
  * @throws ConcurrentPublishError when another run published this sequence number first: then, and
  *   only then, is it certain that this run published nothing. Any other error leaves it open
  *   whether the claim was made, so the caller must delete nothing of the version.
  */
-export async function publishVersion(sink: PackingSink, manifest: Manifest, now: Date = new Date()): Promise<void> {
+export async function publishVersion(sink: PackingSink, manifest: Manifest, now: Date = new Date()): Promise<PublishedVersion> {
   const claim: VersionClaim = { datasetVersion: manifest.datasetVersion, publishedAt: now.toISOString() };
   if (!await sink.createIfAbsent(claimKey(manifest.sequence), Buffer.from(`${JSON.stringify(claim)}\n`))) {
     await throwIfClaimedByAnother(sink, manifest.datasetVersion, manifest.previousVersion);
   }
-  await syncRootCopies(sink).catch((error: unknown) => {
+  const { current } = await syncRootCopiesToNewest(sink).catch((error: unknown) => {
     throw new AfterClaimError(manifest.datasetVersion, true, 'copying it to the root', error);
   });
+  // The claim was made, so there is a newest one; undefined only on a store that lost it.
+  return current ?? { sequence: manifest.sequence, ...claim };
 }
 
 /**
@@ -152,24 +155,41 @@ export async function throwIfClaimedByAnother(sink: DatasetStore, datasetVersion
  * does the same on demand. Returns the root keys it rewrote.
  */
 export async function syncRootCopies(sink: PackingSink): Promise<string[]> {
+  return (await syncRootCopiesToNewest(sink)).rewritten;
+}
+
+/** What {@link syncRootCopies} rewrote, and the claim the root's copies now name (none in a dataset without claims). */
+export interface RootCopies {
+  readonly rewritten: string[];
+  readonly current?: PublishedVersion;
+}
+
+/** {@link syncRootCopies}, also saying which claim the copies reached. */
+export async function syncRootCopiesToNewest(sink: PackingSink): Promise<RootCopies> {
   const rewritten = new Set<string>();
   for (;;) {
     const newest = await newestClaim(sink);
-    if (!newest) return [];
+    if (!newest) return { rewritten: [] };
     const layout = new VersionLayout(newest.datasetVersion);
+    let superseded = false;
     for (const { versionKey, rootKey } of layout.rootCopies) {
       const wanted = await getIfPresent(sink, versionKey);
-      // The channel manifests exist on S3 only; the version's manifest always does (finalize writes it before the claim).
+      // The channel manifests exist on S3 only; the version's manifest always does (finalize writes it before the claim)
+      // until a newer claim makes it old and a prune with a short retention deletes it: then the newer claim is copied.
       if (!wanted) {
-        if (rootKey === MANIFEST_KEY) throw new DatasetObjectError(`${sink.uri}${layout.manifestKey}: missing, though claim ${claimKey(newest.sequence)} publishes it`);
-        continue;
+        if (rootKey !== MANIFEST_KEY) continue;
+        if ((await newestClaim(sink))?.sequence !== newest.sequence) {
+          superseded = true;
+          break;
+        }
+        throw new DatasetObjectError(`${sink.uri}${layout.manifestKey}: missing, though claim ${claimKey(newest.sequence)} publishes it`);
       }
       const held = await getIfPresent(sink, rootKey);
       if (held && held.equals(wanted)) continue;
       await sink.put(rootKey, wanted);
       rewritten.add(rootKey);
     }
-    if ((await newestClaim(sink))?.sequence === newest.sequence) return [...rewritten];
+    if (!superseded && (await newestClaim(sink))?.sequence === newest.sequence) return { rewritten: [...rewritten], current: newest };
   }
 }
 

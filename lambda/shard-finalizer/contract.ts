@@ -17,6 +17,11 @@ export const SHARD_FINALIZER_EVENT_FIELDS = ['datasetVersion', 'shardCount', 'fi
 export interface ShardFinalizerResult {
   /** The version published. */
   readonly datasetVersion: string;
+  /**
+   * The version current when the finalizer ended: `datasetVersion`, or a newer one another run
+   * published meanwhile (this one was then superseded; a short retention may have pruned it).
+   */
+  readonly currentVersion: string;
   /** Its own manifest, never changed: what a job pinned to this version reads. */
   readonly versionManifestKey: string;
   /** Key of the root's `manifest.json` (the current version's), relative to the dataset prefix. */
@@ -31,4 +36,4 @@ export interface ShardFinalizerResult {
 }
 
 /** Environment variables the finalizer reads. */
-export const SHARD_FINALIZER_ENVIRONMENT = [ENV.destinationBucket, ENV.destinationPrefix, ENV.retentionDays] as const;
+export const SHARD_FINALIZER_ENVIRONMENT = [ENV.destinationBucket, ENV.destinationPrefix, ENV.retentionDays, ENV.allowMissing] as const;

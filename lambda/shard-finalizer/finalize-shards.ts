@@ -4,7 +4,7 @@ import { DELETES_AT_ONCE, mapLimited } from '../packing/limited';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
 import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
-import { AfterClaimError, readVersionManifest, syncRootCopies, throwIfClaimedByAnother } from '../packing/publish';
+import { AfterClaimError, readVersionManifest, syncRootCopiesToNewest, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
@@ -33,20 +33,21 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
 /**
  * Reads every packer's result in shard order and completes the dataset through the engine's
  * finalize, publish and prune (the CLI's pack runs the same). Fails, writing no manifest, when the
- * plan is not this run's, a shard has no result, or records + failures do not account for every
- * source object. Invoked again after its claim (a retry after an error or a lost answer), it
+ * plan is not this run's, a shard has no result, records + failures do not account for every
+ * source object, or some input is a listed failure and `allowMissing` is false (MissingFilesError,
+ * naming them: the execution fails and the version before stays current). Invoked again after its claim (a retry after an error or a lost answer), it
  * finishes what the first call left: the working files, the root's copies and the prune.
  */
-export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number): Promise<ShardFinalizerResult> {
+export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number, allowMissing = false): Promise<ShardFinalizerResult> {
   const run = new RunFiles(new VersionLayout(event.datasetVersion));
   const retentionMs = retentionDays * 86_400_000;
   const published = await publishedVersion(sink, run.version);
   if (published) {
-    await finishPublished(sink, run, published.datasetVersion);
+    const current = await finishPublished(sink, run, published.datasetVersion);
     const pruned = await pruneVersions(sink, retentionMs).catch((error: unknown) => {
       throw new AfterClaimError(published.datasetVersion, true, 'pruning old versions', error);
     });
-    return resultOf(published, run.version, pruned.prunedVersions.length);
+    return resultOf(published, current, run.version, pruned.prunedVersions.length);
   }
   // Another run took this version's number: say that, not what its pruning removed from under this run.
   await throwIfClaimedByAnother(sink, event.datasetVersion, null);
@@ -68,18 +69,18 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   const failures: ManifestFailure[] = results.flatMap((result) => result.failures);
   const { manifest, prune } = await finalizeDataset({
     sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
-    source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures, retentionMs,
+    source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures, allowMissing, retentionMs,
     ...(plan.preprocessing ? { preprocessing: plan.preprocessing } : {}),
   });
-  await finishPublished(sink, run, manifest.datasetVersion);
-  return resultOf(manifest, run.version, prune.prunedVersions.length);
+  const current = await finishPublished(sink, run, manifest.datasetVersion);
+  return resultOf(manifest, current, run.version, prune.prunedVersions.length);
 }
 
-/** After the claim: the run's working files go and the root's copies reach the newest claim. */
-async function finishPublished(sink: PackingSink, run: RunFiles, datasetVersion: string): Promise<void> {
+/** After the claim: the run's working files go and the root's copies reach the newest claim, whose version it returns. */
+async function finishPublished(sink: PackingSink, run: RunFiles, datasetVersion: string): Promise<string> {
   try {
     await mapLimited(await sink.list(run.version.planPrefix), DELETES_AT_ONCE, (key) => sink.delete(key));
-    await syncRootCopies(sink);
+    return (await syncRootCopiesToNewest(sink)).current?.datasetVersion ?? datasetVersion;
   } catch (error) {
     throw new AfterClaimError(datasetVersion, true, 'removing its working files and copying it to the root', error);
   }
@@ -95,9 +96,10 @@ async function publishedVersion(sink: PackingSink, version: VersionLayout): Prom
   return readVersionManifest(sink, version.id);
 }
 
-function resultOf(manifest: Manifest, version: VersionLayout, prunedVersions: number): ShardFinalizerResult {
+function resultOf(manifest: Manifest, currentVersion: string, version: VersionLayout, prunedVersions: number): ShardFinalizerResult {
   return {
     datasetVersion: manifest.datasetVersion,
+    currentVersion,
     versionManifestKey: version.manifestKey,
     prunedVersions,
     manifestKey: MANIFEST_KEY,

@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PACKER_METRICS } from '../../lib/contract/metric-names';
 import { engineS3Client } from '../packing/io/s3-client';
 import { S3Sink } from '../packing/io/s3-sink';
-import { readLocation, readRetentionDays } from '../handler-kit/dataset-settings';
+import { readAllowMissing, readLocation, readRetentionDays } from '../handler-kit/dataset-settings';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
 
@@ -12,12 +12,13 @@ const metrics = new Metrics();
 const client = engineS3Client();
 const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
 const retentionDays = readRetentionDays(process.env);
+const allowMissing = readAllowMissing(process.env);
 
 /** Merges the packers' results into a version's manifest and publishes it. */
 export async function handler(event: ShardFinalizerEvent): Promise<ShardFinalizerResult> {
   const parsed = parseFinalizerEvent(event);
   try {
-    const result = await finalizeShards(parsed, sink, retentionDays);
+    const result = await finalizeShards(parsed, sink, retentionDays, allowMissing);
     metrics.addMetric(PACKER_METRICS.records, MetricUnit.Count, result.records);
     metrics.addMetric(PACKER_METRICS.failures, MetricUnit.Count, result.failures);
     metrics.addMetric('Shards', MetricUnit.Count, result.shards);

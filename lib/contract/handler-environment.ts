@@ -19,6 +19,8 @@ export const PACKING_ENV = {
   inventoryKey: 'INVENTORY_KEY',
   /** Days an old dataset version is kept after it stops being current (the finalizer prunes). */
   retentionDays: 'VERSION_RETENTION_DAYS',
+  /** `true` or `false`: whether the finalizer publishes a version with listed failures (ShardedDataset `allowMissing`). */
+  allowMissing: 'ALLOW_MISSING',
   /**
    * JSON of the image preprocessing settings (lambda/packing/preprocess/image-preprocessing.ts), on the
    * planner (it records them in the plan) and the packers (they resize); absent, records carry the files' bytes.

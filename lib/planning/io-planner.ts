@@ -4,12 +4,13 @@ import { DatasetFormat, SampleEncoding } from './dataset-profile';
 import type {
   FsxAdvice, GpuDecodingAdvice, InputModeAdvice, IoPlan, LoaderAdvice, PinMemoryAdvice, PlanWarning,
   ReadRateEstimate, StartupEstimate} from './io-plan';
-import { PlannedInputMode, PlannedLoader } from './io-plan';
+import { PlannedInputMode } from './io-plan';
 import type { ResolvedCluster} from '../instances/private/cluster-rules';
 import { resolveCluster } from '../instances/private/cluster-rules';
 import { chooseInputMode } from './private/input-mode-rule';
-import { cpuDecodeSamplesPerSecond, cpuDecodeSamplesPerSecondPerWorker, loaderWorkersWarning } from '../instances/private/loader-rules';
-import { resnet50SamplesPerSecond } from '../instances/private/gpu-throughput';
+import { loaderWorkersWarning } from '../instances/private/loader-rules';
+import { decodingRates } from './private/decoding-rates';
+import { adviseGpuDecoding } from './private/gpu-decoding-rule';
 import { planPacking, shouldPack } from './private/packing-rule';
 import { adviseImagePreprocessing } from './private/preprocessing-rule';
 import type { ImagePreprocessingOptions } from '../sharding/image-preprocessing-options';
@@ -20,7 +21,7 @@ import {
   objectsPerSecond, STARTUP_SHARE_WARNING,
 } from './private/startup-rules';
 import { EBS_GP2_MAX_BYTES_PER_SECOND } from '../instances/private/storage-rules';
-import { formatBytes, formatCount, formatSeconds } from './private/units';
+import { formatBytes, formatCount, formatCountOf, formatSeconds } from './private/units';
 import type { TrainingCluster } from '../instances/training-cluster';
 import type { CacheDeploymentType} from '../instances/private/lustre-sizing';
 import { sizeCache } from '../instances/private/lustre-sizing';
@@ -93,7 +94,8 @@ export class IoPlanner {
     warnings.push(...packing.warnings);
     const readRate = samplesPerSecond === undefined ? undefined : estimateReadRate(dataset, cluster, samplesPerSecond, epochs);
     const startup = estimateStartup(dataset, cluster, inputMode, packing.advice.shardCount, pack);
-    const gpuDecoding = adviseGpuDecoding(dataset, cluster, samplesPerSecond);
+    const rates = decodingRates(dataset, cluster, samplesPerSecond, props.imagePreprocessing);
+    const gpuDecoding = adviseGpuDecoding(dataset, cluster, rates);
     const fsxAdvice = inputMode.mode === PlannedInputMode.FSX_LUSTRE
       ? adviseFsx(dataset, reusedAcrossJobs, readRate) : undefined;
 
@@ -123,7 +125,7 @@ export class IoPlanner {
       loaders: adviseLoaders(cluster, props.cluster.loaderWorkers !== undefined),
       pinMemory: advisePinMemory(cluster),
       gpuDecoding,
-      imagePreprocessing: adviseImagePreprocessing(dataset, cluster, samplesPerSecond, props.imagePreprocessing),
+      imagePreprocessing: adviseImagePreprocessing(dataset, rates, props.imagePreprocessing !== undefined),
       startup,
       ...(readRate ? { readRate } : {}),
       ...(fsxAdvice ? { fsx: fsxAdvice } : {}),
@@ -136,7 +138,7 @@ export class IoPlanner {
 
 function adviseLoaders(cluster: ResolvedCluster, given: boolean): LoaderAdvice {
   const { sizing, instance } = cluster;
-  const processes = `${sizing.processesPerInstance} process${sizing.processesPerInstance === 1 ? '' : 'es'}`;
+  const processes = formatCountOf(sizing.processesPerInstance, 'process', 'processes');
   const sized = `${instance.vcpus} vCPUs ÷ ${processes} = ${sizing.vcpusPerProcess} per process, ` +
     `one for the process itself${sizing.limitedByMemory ? `, capped by memory at ${sizing.loaderWorkers} (every worker is a process with its own copy)` : ''}`;
   return {
@@ -166,44 +168,6 @@ function advisePinMemory(cluster: ResolvedCluster): PinMemoryAdvice {
   };
 }
 
-function adviseGpuDecoding(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number | undefined): GpuDecodingAdvice {
-  const sampleBytes = meanSampleBytes(dataset);
-  const workers = Math.max(1, cluster.loaderWorkers);
-  const capacity = Math.round(cpuDecodeSamplesPerSecond(cluster.loaderWorkers, sampleBytes));
-  const decodeOnly = Math.round(cpuDecodeSamplesPerSecond(cluster.loaderWorkers, sampleBytes, false));
-  const size = sampleBytes === undefined ? 'JPEGs of ~90 KB (the sample size is not known: give dataset.recordCount)' : `JPEGs of ${formatBytes(sampleBytes)}`;
-  const decodes = `${workers} loader workers decode and augment about ${formatCount(capacity)} ${size}/s per process ` +
-    `(~${formatCount(Math.round(cpuDecodeSamplesPerSecondPerWorker(sampleBytes)))} per core, measured by bench/loader-cpu)`;
-  const table = cluster.instance.gpus > 0 ? resnet50SamplesPerSecond(cluster.instance.gpuModel) : undefined;
-  const consumed = samplesPerSecond ?? table?.samplesPerSecond;
-  const consumes = samplesPerSecond !== undefined
-    ? `the ${formatCount(samplesPerSecond)} each GPU consumes`
-    : `the ~${formatCount(consumed ?? 0)} a ${cluster.instance.gpuModel} trains ResNet-50 at (${table?.source}; give samplesPerSecondPerDevice for another model)`;
-  const advice = (loader: PlannedLoader, reason: string): GpuDecodingAdvice => ({
-    advised: loader !== PlannedLoader.CPU, loader, cpuSamplesPerSecondPerProcess: capacity,
-    cpuDecodeOnlySamplesPerSecondPerProcess: decodeOnly, ...(consumed !== undefined ? { gpuSamplesPerSecond: consumed } : {}), reason,
-  });
-  if (dataset.sampleEncoding !== SampleEncoding.JPEG) return advice(PlannedLoader.CPU, 'the samples are not JPEG images: nothing to decode on the GPU');
-  if (cluster.instance.gpus === 0) {
-    return advice(PlannedLoader.CPU, `${cluster.instance.instanceType} has no NVIDIA GPU for DALI's decoder; decode on the CPU`);
-  }
-  if (consumed === undefined) {
-    return advice(PlannedLoader.CPU, `${decodes}; give the samples/s each GPU consumes to compare, or watch train:data_wait_fraction`);
-  }
-  if (consumed <= capacity) return advice(PlannedLoader.CPU, `${decodes}, enough for ${consumes}`);
-  if (consumed <= decodeOnly) {
-    return advice(PlannedLoader.HYBRID, `${decodes}, less than ${consumes}; decoding alone they make ~${formatCount(decodeOnly)}/s: ` +
-      'decode in the workers and crop, resize, flip and normalize each batch on the GPU (train.py --loader hybrid)');
-  }
-  return advice(PlannedLoader.GPU, `${decodes}, and ~${formatCount(decodeOnly)}/s decoding alone, less than ${consumes}: decode and ` +
-    "augment on the GPU with NVIDIA DALI (device='mixed', TrainingContainer.dali()), or nvJPEG (train.py --loader gpu)");
-}
-
-/** Bytes of one sample: a file's, or a shard's bytes over its records; undefined when a shard's record count is unknown. */
-function meanSampleBytes(dataset: ResolvedDataset): number | undefined {
-  return dataset.recordCount === undefined ? undefined : dataset.totalBytes / dataset.recordCount;
-}
-
 function estimateReadRate(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number, epochs: number): ReadRateEstimate {
   const records = dataset.recordCount!;
   const bytesPerRecord = dataset.totalBytes / records;
@@ -215,7 +179,7 @@ function estimateReadRate(dataset: ResolvedDataset, cluster: ResolvedCluster, sa
     bytesPerSecond: bytesPerSecondPerInstance * cluster.instanceCount,
     epochSeconds,
     trainingSeconds: epochSeconds * epochs,
-    reason: `${processes} processes × ${formatCount(samplesPerSecond)} samples/s × ${formatBytes(bytesPerRecord)} per sample: ` +
+    reason: `${formatCountOf(processes, 'process', 'processes')} × ${formatCount(samplesPerSecond)} samples/s × ${formatBytes(bytesPerRecord)} per sample: ` +
       `${formatBytes(bytesPerSecondPerInstance)}/s per instance; an epoch of ${formatCount(records)} samples takes ` +
       `${formatSeconds(epochSeconds)}${epochs > 1 ? `, ${epochs} take ${formatSeconds(epochSeconds * epochs)}` : ''}`,
   };

@@ -213,6 +213,16 @@ export interface ShardedDatasetProps {
   readonly versionRetention?: Duration;
 
   /**
+   * Publish a version even when some source objects could not be packed (unreadable, deleted since
+   * listed, over 128 MiB, not decodable when images are preprocessed); they are listed in its
+   * manifest's `failures`. When false, such a run publishes nothing: the `Finalize` state fails
+   * with `MissingFilesError`, whose cause names the objects, and the version before stays current.
+   *
+   * @default false
+   */
+  readonly allowMissing?: boolean;
+
+  /**
    * Record format of the shards.
    *
    * @default ShardFormat.TFRECORD
@@ -442,6 +452,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), {
       ...destination,
       [env.retentionDays]: numberVariable((props.versionRetention ?? Duration.days(7)).toDays()),
+      [env.allowMissing]: String(props.allowMissing ?? false),
     }, 'merges the shard results into a version, publishes it atomically, prunes versions past their retention');
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
@@ -563,7 +574,11 @@ export class PackingSteps extends sfn.StateMachineFragment {
   public readonly plan: tasks.LambdaInvoke;
   /** Packs the shards, one packer each. */
   public readonly packShards: sfn.DistributedMap;
-  /** Writes the merged index and the manifest: reached when the dataset was (re)packed. */
+  /**
+   * Writes the merged index and the manifest: reached when the dataset was (re)packed. Fails with
+   * `MissingFilesError`, publishing nothing, when some source object could not be packed, unless
+   * the dataset's `allowMissing`.
+   */
   public readonly finalize: tasks.LambdaInvoke;
   /** Reached when the dataset was up to date: nothing was packed. */
   public readonly alreadyPacked: sfn.Pass;

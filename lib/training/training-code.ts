@@ -96,9 +96,10 @@ export abstract class TrainingCode {
   public static reference(): TrainingCode {
     return new AssetTrainingCode(containerDirectory('code'), {
       program: 'train.py',
-      // The DALI Dockerfile is the image's build context, and pyproject.toml with what a wheel build
-      // leaves the readers' packaging, not code; compiled files differ per machine.
-      exclude: ['dali', 'pyproject.toml', 'build', '*.egg-info', ...COMPILED_PYTHON],
+      // The DALI Dockerfile is the image's build context, and pyproject.toml and setup.py the readers'
+      // packaging, not code (with a setup.py in the code, SageMaker's training toolkit would pip
+      // install it); compiled files differ per machine.
+      exclude: ['dali', 'pyproject.toml', 'setup.py', 'build', '*.egg-info', ...COMPILED_PYTHON],
       metricDefinitions: READER_METRICS,
       savesCheckpoints: true,
     });

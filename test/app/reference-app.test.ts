@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
+import { createReferenceApp, DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
 import { ApiModel } from '../support/api-model';
 
 function synthScenario(scenario: Scenario): ReferenceTrainingStack {
@@ -104,9 +104,21 @@ describe('reference app', () => {
     template.resourceCountIs('AWS::EC2::VPC', 1);
   });
 
-  test('pipeline is the default scenario, in bin/app.ts and in cdk.json', () => {
-    expect(DEFAULT_SCENARIO).toBe(Scenario.PIPELINE);
+  test('nvme, with nothing standing but its buckets, is the default scenario, in bin/app.ts and in cdk.json', () => {
+    expect(DEFAULT_SCENARIO).toBe(Scenario.NVME);
     expect(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')).context.scenario).toBe(DEFAULT_SCENARIO);
+  });
+
+  test('records no stack trace with an annotation, so `cdk synth` prints no location line of the library above it', () => {
+    // GIVEN
+    const app = createReferenceApp();
+    const stack = new Stack(app, 'Annotated');
+    // WHEN
+    Annotations.of(stack).addInfo('sized');
+    // THEN
+    const messages = app.synth().getStackArtifact('Annotated').messages;
+    expect(messages.map((message) => message.entry.data)).toEqual(['sized']);
+    expect(messages.map((message) => message.entry.trace)).toEqual([undefined]);
   });
 
   test('pipeline: packs raw/ into shards, imports them into a PERSISTENT_2 cache, trains 2 × ml.p3dn.24xlarge on it, diagnoses', () => {

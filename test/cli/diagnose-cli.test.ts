@@ -107,4 +107,21 @@ describe('training-io diagnose', () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`${file}: periodSeconds must be a number greater than 0, got -60`);
   });
+
+  test('a phase that ends before it starts is refused naming the phase and its times', async () => {
+    // GIVEN: the download recorded as ending an hour before it starts
+    const set = recorded('healthy');
+    const phases = set.job.phases.map((phase) => (phase.status === 'Downloading' ? { ...phase, end: '2026-11-02T08:03:00.000Z' } : phase));
+    const file = path.join(folder('bad-phase'), 'metrics.json');
+    fs.writeFileSync(file, JSON.stringify({ ...set, job: { ...set.job, phases } }));
+
+    // WHEN
+    const { code, stdout, stderr } = await runCli('diagnose', '--metrics', file);
+
+    // THEN
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`${file}: job.phases[1] (Downloading) ends at 2026-11-02T08:03:00.000Z, before it starts at 2026-11-02T09:03:00.000Z: `
+      + 'a phase must end at or after its start');
+  });
 });

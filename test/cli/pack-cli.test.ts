@@ -91,38 +91,47 @@ describe('training-io pack and verify', () => {
     expect(stderr).not.toMatch(/[\r\x1b]/);
   });
 
-  test('a file that cannot be read exits 1, is named in the summary, and points at --allow-missing', async () => {
-    // GIVEN
+  test('a file that cannot be read publishes nothing: exit 1, the summary names it, and the version before stays current', async () => {
+    // GIVEN: a dataset at version 1, then a source with a file that cannot be read
     const source = sourceFolder(4);
-    fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'cat', 'dangling.jpg'));
     const output = folder('out');
+    expect((await runCli('pack', '--content', 'any', source, output)).code).toBe(0);
+    const first = readManifest(output);
+    writeFiles(source, { 'cat/new.jpg': seededBytes('cli/new', 700) });
+    fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'cat', 'dangling.jpg'));
+    const before = listFiles(output);
 
     // WHEN
     const { code, stdout, stderr } = await runCli('pack', '--content', 'any', source, output);
 
-    // THEN
+    // THEN: nothing of the run is left, readers still get version 1, and verify passes on it
     expect(code).toBe(1);
+    expect(stdout).toMatch(new RegExp(`^version {4}v00000002-[0-9a-f]{8} not published: 1 file\\(s\\) could not be packed; ${first.datasetVersion} stays current$`, 'm'));
     expect(stdout).toMatch(/^failures {3}1\n {11}cat\/dangling\.jpg: ENOENT/m);
-    expect(stderr).toMatch(/1 file\(s\) could not be packed \(listed in manifest\.json\); pass --allow-missing to accept that/);
-    expect(readManifest(output).failures).toEqual([{ key: 'cat/dangling.jpg', reason: expect.stringMatching(/^ENOENT/) }]);
-    const verified = await runCli('verify', output);
-    expect(verified.code).toBe(1);
-    expect(verified.stdout).toMatch(/^problem: 1 source file\(s\) are not in the dataset .*cat\/dangling\.jpg \(ENOENT/m);
-    expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
+    expect(stderr).toMatch(/1 file\(s\) could not be packed: nothing was published; pass --allow-missing to publish without them/);
+    expect(listFiles(output)).toEqual(before);
+    expect(readManifest(output)).toEqual(first);
+    expect((await runCli('verify', output)).code).toBe(0);
   });
 
-  test('--allow-missing accepts files that cannot be read: exit 0, still listed in the manifest', async () => {
+  test('--allow-missing publishes without files that cannot be read: exit 0, the summary says so, they are listed in the manifest', async () => {
     // GIVEN
     const source = sourceFolder(4);
     fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'dog', 'dangling.jpg'));
     const output = folder('out');
 
     // WHEN
-    const { code } = await runCli('pack', '--content', 'any', source, output, '--allow-missing');
+    const { code, stdout } = await runCli('pack', '--content', 'any', source, output, '--allow-missing');
 
     // THEN
     expect(code).toBe(0);
+    expect(stdout).toMatch(/^version {4}v00000001-[0-9a-f]{8}, published without the 1 file\(s\) that could not be packed \(--allow-missing\)$/m);
+    expect(stdout).toMatch(/^failures {3}1\n {11}dog\/dangling\.jpg: ENOENT/m);
     expect(readManifest(output).failures.map((f) => f.key)).toEqual(['dog/dangling.jpg']);
+    const verified = await runCli('verify', output);
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(/^problem: 1 source file\(s\) are not in the dataset .*dog\/dangling\.jpg \(ENOENT/m);
+    expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
   });
 
   describe('bad input exits 2 with a message naming what is wrong and what is allowed, and writes nothing', () => {
@@ -157,7 +166,7 @@ describe('training-io pack and verify', () => {
       ['--consumers 0', (src, out) => ['pack', src, out, '--consumers', '0'], /--consumers must be a whole number ≥ 1, got '0'/],
       ['more consumers than files', (src, out) => ['pack', src, out, '--consumers', '5'], /consumers is 5 but the source has only 4 files/],
       ['--labels weird', (src, out) => ['pack', src, out, '--labels', 'weird'], /--labels must be one of folder, none, got 'weird'/],
-      ['an unknown option', (src, out) => ['pack', src, out, '--bogus'], /Unknown option '--bogus'/],
+      ['an unknown option', (src, out) => ['pack', src, out, '--bogus'], /unknown option '--bogus'/],
       ['one folder only', (src) => ['pack', src], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 1 argument/],
       ['three folders', (src, out) => ['pack', src, out, out], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 3 argument/],
     ])('%s', async (_what, argv, message) => {
@@ -169,8 +178,8 @@ describe('training-io pack and verify', () => {
 
       // THEN
       expect(code).toBe(2);
-      expect(stderr.split('\n')[0]).toMatch(new RegExp(`^training-io: .*${message.source}`));
-      expect(stderr).toMatch(/Usage:\s+training-io /);
+      expect(stderr.split('\n')).toEqual([expect.stringMatching(new RegExp(`^training-io: .*${message.source}`)),
+        "Run 'training-io pack --help' for the usage.", '']);
       expect(stdout).toBe('');
       expect(fs.existsSync(output)).toBe(false);
       expect(listFiles(source)).toEqual(['cat/0.jpg', 'cat/2.jpg', 'dog/1.jpg', 'dog/3.jpg']);
@@ -223,14 +232,14 @@ describe('training-io pack and verify', () => {
     expect(stdout).toMatch(/^FAILED: 2 shards/m);
   });
 
-  test('verify takes exactly one folder: otherwise exit 2 with its usage', async () => {
+  test('verify takes exactly one folder: otherwise exit 2 pointing to its usage', async () => {
     // WHEN
     const { code, stderr } = await runCli('verify');
 
     // THEN
     expect(code).toBe(2);
     expect(stderr).toMatch(/verify takes one packed dataset \(folder or s3:\/\/ URI\), got 0 argument\(s\)/);
-    expect(stderr).toContain('Usage: training-io verify <dataset>');
+    expect(stderr).toContain("\nRun 'training-io verify --help' for the usage.\n");
   });
 });
 

@@ -17,24 +17,28 @@ function sourceFolder(): string {
 }
 
 describe('training-io pack --resize, --max-side, --quality, --keep-grayscale', () => {
-  test('packs resized JPEGs, prints the preprocessing, lists the undecodable file and exits 1 (0 with --allow-missing)', async () => {
+  test('packs resized JPEGs, prints the preprocessing, lists the undecodable file and publishes nothing, exit 1 (publishes, exit 0 with --allow-missing)', async () => {
     // GIVEN
     const source = sourceFolder();
     const output = folder('out');
 
     // WHEN
     const packed = await runCli('pack', source, output, '--resize', '32', '--max-side', '40', '--quality', '80', '--keep-grayscale');
-    const allowed = await runCli('pack', source, folder('out'), '--resize', '32', '--allow-missing');
+    const allowedOutput = folder('out');
+    const allowed = await runCli('pack', source, allowedOutput, '--resize', '32', '--max-side', '40', '--quality', '80', '--keep-grayscale', '--allow-missing');
 
     // THEN
     expect(packed.code).toBe(1);
-    expect(packed.stdout).toMatch(/^images {5}shorter side 32 px, longer side at most 40 px, JPEG quality 80, grayscale kept \(sharp [\d.]+, libvips [\d.]+\)$/m);
-    expect(packed.stdout).toMatch(/^records {4}2$/m);
+    expect(packed.stdout).toMatch(/^version {4}v00000001-[0-9a-f]{8} not published: 1 file\(s\) could not be packed/m);
     expect(packed.stdout).toMatch(/^ {11}photos\/pillow-truncated\.jpg: truncated jpeg image \(premature end of data: scan 1's data stops in MCU 12 of 40\)$/m);
-    expect(packed.stderr).toMatch(/1 file\(s\) could not be packed/);
-    const manifest = JSON.parse(fs.readFileSync(path.join(output, MANIFEST_KEY), 'utf8')) as Manifest;
-    expect(manifest.preprocessing).toMatchObject({ shorterSide: 32, longerSide: 40, jpegQuality: 80, keepGrayscale: true });
+    expect(packed.stderr).toMatch(/1 file\(s\) could not be packed: nothing was published/);
+    expect(fs.existsSync(path.join(output, MANIFEST_KEY))).toBe(false);
     expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toMatch(/^images {5}shorter side 32 px, longer side at most 40 px, JPEG quality 80, grayscale kept \(sharp [\d.]+, libvips [\d.]+\)$/m);
+    expect(allowed.stdout).toMatch(/^records {4}2$/m);
+    const manifest = JSON.parse(fs.readFileSync(path.join(allowedOutput, MANIFEST_KEY), 'utf8')) as Manifest;
+    expect(manifest.preprocessing).toMatchObject({ shorterSide: 32, longerSide: 40, jpegQuality: 80, keepGrayscale: true });
+    expect(manifest.failures.map((failure) => failure.key)).toEqual(['photos/pillow-truncated.jpg']);
   });
 
   test.each([

@@ -242,13 +242,14 @@ describe('training-io pack and verify with S3', () => {
     expect(verified.code).toBe(0);
   });
 
-  test('an object deleted between the listing and its read is a failure: exit 1, named in the summary and the manifest', async () => {
-    // GIVEN
-    await putTestObjects(client, bucket, {
+  test('an object deleted between the listing and its read publishes nothing (exit 1, named in the summary); with --allow-missing it is a listed failure', async () => {
+    // GIVEN: an object that goes as soon as it is read
+    const objects = {
       'vanishing/cat/a.jpg': seededBytes('vanishing/a', 700),
       'vanishing/cat/b.jpg': seededBytes('vanishing/b', 800),
       'vanishing/dog/c.jpg': seededBytes('vanishing/c', 900),
-    });
+    };
+    await putTestObjects(client, bucket, objects);
     proxy.onRequest(async (request) => {
       if (request.method === 'GET' && request.url.split('?')[0] === `/${bucket}/vanishing/cat/b.jpg`) {
         await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'vanishing/cat/b.jpg' }));
@@ -256,18 +257,28 @@ describe('training-io pack and verify with S3', () => {
     });
 
     // WHEN
-    const { code, stdout, stderr } = await runCli('pack', '--content', 'any', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, ...s3Flags(proxy.endpoint));
+    const refused = await runCli('pack', '--content', 'any', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, ...s3Flags(proxy.endpoint));
+
+    // THEN: no claim, no manifest, nothing of the run left under the output
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/^version {4}v00000001-[0-9a-f]{8} not published: 1 file\(s\) could not be packed; the dataset has no version yet$/m);
+    expect(refused.stdout).toMatch(/^failures {3}1\n {11}cat\/b\.jpg: /m);
+    expect(refused.stderr).toMatch(/1 file\(s\) could not be packed: nothing was published; pass --allow-missing to publish without them/);
+    expect(await listKeys('vanishing-packed/')).toEqual([]);
+
+    // WHEN: the same with --allow-missing
+    await putTestObjects(client, bucket, { 'vanishing/cat/b.jpg': objects['vanishing/cat/b.jpg'] });
+    const allowed = await runCli('pack', '--content', 'any', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, '--allow-missing', ...s3Flags(proxy.endpoint));
 
     // THEN
-    expect(code).toBe(1);
-    expect(stdout).toMatch(/^failures {3}1\n {11}cat\/b\.jpg: /m);
-    expect(stderr).toMatch(/1 file\(s\) could not be packed \(listed in manifest\.json\); pass --allow-missing to accept that/);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toMatch(/^version {4}v00000001-[0-9a-f]{8}, published without the 1 file\(s\) that could not be packed \(--allow-missing\)$/m);
     const manifest = JSON.parse((await getObject(`vanishing-packed/${MANIFEST_KEY}`)).toString('utf8')) as Manifest;
     expect(manifest.failures).toEqual([{ key: 'cat/b.jpg', reason: expect.any(String) }]);
     expect(manifest.records).toBe(2);
   });
 
-  describe('bad S3 input exits 2 naming the argument, with the usage', () => {
+  describe('bad S3 input exits 2 naming the argument, then where the usage is', () => {
     test.each<[string, () => string[], RegExp]>([
       ['a source URI without a bucket', () => ['pack', 's3://', folder('out')], /source 's3:\/\/' does not name a valid bucket: got ''/],
       ['a source bucket with capitals', () => ['pack', 's3://Raw_Data/x/', folder('out')], /source 's3:\/\/Raw_Data\/x\/' does not name a valid bucket: got 'Raw_Data'/],
@@ -295,8 +306,8 @@ describe('training-io pack and verify with S3', () => {
 
       // THEN
       expect(code).toBe(2);
-      expect(stderr.split('\n')[0]).toMatch(new RegExp(`^training-io: .*${message.source}`));
-      expect(stderr).toMatch(/Usage:\s+training-io /);
+      expect(stderr.split('\n')).toEqual([expect.stringMatching(new RegExp(`^training-io: .*${message.source}`)),
+        `Run 'training-io ${args[0]} --help' for the usage.`, '']);
       expect(stdout).toBe('');
     });
 

@@ -16,10 +16,33 @@ describe('training-io CLI', () => {
     expect((await run()).code).toBe(2);
   });
 
-  test('an unknown command names it and exits 2', async () => {
-    const { code, stderr } = await run('bogus');
+  test('an unknown command names it in one line, then where the usage is, and exits 2', async () => {
+    const { code, stdout, stderr } = await run('bogus');
     expect(code).toBe(2);
-    expect(stderr).toMatch(/unknown command 'bogus'/);
+    expect(stdout).toBe('');
+    expect(stderr).toBe("training-io: unknown command 'bogus'\nRun 'training-io --help' for the usage.\n");
+  });
+
+  test.each([['packk', 'pack'], ['plna', 'plan'], ['verfy', 'verify'], ['instance', 'instances'], ['--hlep', '--help'], ['--verison', '--version']])(
+    'a mistyped command %j names the closest one, %j', async (typed, meant) => {
+      const { code, stderr } = await run(typed);
+      expect(code).toBe(2);
+      expect(stderr).toBe(`training-io: unknown command '${typed}': did you mean '${meant}'?\nRun 'training-io --help' for the usage.\n`);
+    });
+
+  test.each([
+    ['pack', ['src', 'out', '--resise', '256'], "unknown option '--resise': did you mean '--resize'?"],
+    ['verify', ['out', '--repiar'], "unknown option '--repiar': did you mean '--repair'?"],
+    ['instances', ['--process', '2'], "unknown option '--process': did you mean '--processes'?"],
+    ['plan', ['--object', '10'], "unknown option '--object': did you mean '--objects'?"],
+    ['diagnose', ['job', '--metric', 'm.json'], "unknown option '--metric': did you mean '--metrics'?"],
+    ['launch', ['--state-machin', 'arn'], "unknown option '--state-machin': did you mean '--state-machine'?"],
+    ['pack', ['src', 'out', '--format'], "Option '--format <value>' argument missing"],
+  ])('%s: a bad option is one line, then where the command\'s usage is; exit 2 and nothing on stdout', async (command, args, message) => {
+    const { code, stdout, stderr } = await run(command, ...args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`training-io: ${message}\nRun 'training-io ${command} --help' for the usage.\n`);
   });
 
   test('--version prints the package version', async () => {
@@ -53,8 +76,9 @@ describe('training-io CLI', () => {
   test.each([
     [['instances', '--processes', '0'], /--processes must be a whole number ≥ 1, got '0'/],
     [['instances', '--processes', '1.5'], /--processes must be a whole number ≥ 1, got '1.5'/],
+    [['instances', '--processes', '1000'], /--processes must be between 1 and 192, got '1000': each process needs a vCPU, and no catalogued instance has more than 192/],
     [['instances', '--memory-per-worker', 'lots'], /--memory-per-worker must be a number greater than 0, got 'lots'/],
-    [['instances', '--bogus'], /Unknown option '--bogus'/],
+    [['instances', '--bogus'], /unknown option '--bogus'/],
   ])('bad input %j is named with what is allowed and exits 2', async (argv, message) => {
     const { code, stderr } = await run(...argv);
     expect(code).toBe(2);

@@ -1,3 +1,4 @@
+import { closestMatch, editDistance } from '../../bin/cli/did-you-mean';
 import { parseChoice, parseCommandArgs, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from '../../bin/cli/usage-error';
 
 describe('parseSize', () => {
@@ -62,35 +63,53 @@ describe('parsePositiveNumber', () => {
 });
 
 describe('parseCommandArgs', () => {
-  const config = { args: [] as string[], strict: true, options: { format: { type: 'string' } } } as const;
+  const config = { args: [] as string[], strict: true, options: { format: { type: 'string' }, resize: { type: 'string' }, help: { type: 'boolean', short: 'h' } } } as const;
 
   test.each([
-    [['--bogus'], /Unknown option '--bogus'/],
-    [['--format'], /Option '--format <value>' argument missing/],
-  ])('%j is a UsageError carrying the command usage', (args, message) => {
-    // WHEN
-    let caught: unknown;
-    try {
-      parseCommandArgs({ ...config, args }, 'Usage: test');
-    } catch (error) {
-      caught = error;
-    }
+    [['--bogus'], "unknown option '--bogus'"],
+    [['--resise', '256'], "unknown option '--resise': did you mean '--resize'?"],
+    [['--resise=256'], "unknown option '--resise': did you mean '--resize'?"],
+    [['--formt', 'recordio'], "unknown option '--formt': did you mean '--format'?"],
+    [['-x'], "unknown option '-x'"],
+    [['--help', '--helpp'], "unknown option '--helpp': did you mean '--help'?"],
+  ])('%j is a UsageError naming the option, and the closest known one where one is close', (args, message) => {
+    expect(() => parseCommandArgs({ ...config, args })).toThrow(new UsageError(message));
+  });
 
-    // THEN
-    expect(caught).toBeInstanceOf(UsageError);
-    expect((caught as UsageError).message).toMatch(message);
-    expect((caught as UsageError).usage).toBe('Usage: test');
+  test('a missing value is a UsageError', () => {
+    expect(() => parseCommandArgs({ ...config, args: ['--format'] })).toThrow(UsageError);
+    expect(() => parseCommandArgs({ ...config, args: ['--format'] })).toThrow(/Option '--format <value>' argument missing/);
   });
 
   test.each([['-3'], ['-0.5'], ['-.5']])('a negative number after an option that takes a value is its value: %j', (value) => {
     // WHEN
-    const { values } = parseCommandArgs({ ...config, args: ['--format', value] }, 'Usage: test');
+    const { values } = parseCommandArgs({ ...config, args: ['--format', value] });
 
     // THEN
     expect(values.format).toBe(value);
   });
 
   test('an option after an option that takes a value is still a missing value', () => {
-    expect(() => parseCommandArgs({ ...config, args: ['--format', '-x'] }, 'Usage: test')).toThrow(/argument is ambiguous/);
+    expect(() => parseCommandArgs({ ...config, args: ['--format', '-x'] })).toThrow(/argument is ambiguous/);
+  });
+});
+
+describe('closestMatch', () => {
+  test.each([
+    ['packk', 'pack'],
+    ['plna', 'plan'],
+    ['verfy', 'verify'],
+    ['instance', 'instances'],
+    ['--resise', '--resize'],
+  ])('%j is closest to %j', (word, match) => {
+    expect(closestMatch(word, ['pack', 'verify', 'instances', 'plan', 'diagnose', 'launch', '--resize', '--quality'])).toBe(match);
+  });
+
+  test.each(['train', 'x', 'deploy', '--verbose'])('%j is close to none: no guess', (word) => {
+    expect(closestMatch(word, ['pack', 'verify', 'instances', 'plan', 'diagnose', 'launch', '--resize'])).toBeUndefined();
+  });
+
+  test.each([['kitten', 'sitting', 3], ['', 'abc', 3], ['pack', 'pack', 0], ['flaw', 'lawn', 2], ['plna', 'plan', 1], ['ab', 'ba', 1]])('editDistance(%j, %j) is %d', (a, b, distance) => {
+    expect(editDistance(a, b)).toBe(distance);
   });
 });

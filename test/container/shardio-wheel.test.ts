@@ -7,7 +7,7 @@ import { temporaryFolders } from '../support/local-files';
 
 /**
  * The readers as a Python package (container/pyproject.toml): the wheel pip builds offline from
- * container/, installed into a bare virtual environment, reads what the CLI packs.
+ * container/ (in place, writing nothing there), installed into a bare virtual environment, reads what the CLI packs.
  */
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -29,14 +29,11 @@ function run(command: string, args: string[], cwd: string): string {
   return result.stdout;
 }
 
-/**
- * container/ as npm ships it (package.json "files": no compiled files), copied so that the
- * in-place build's build/ and *.egg-info stay out of the repository.
- */
-function copyOfContainer(): string {
-  const copy = path.join(folder('shardio-wheel-src'), 'container');
-  fs.cpSync(path.join(REPO, 'container'), copy, { recursive: true, filter: (source) => !/(__pycache__|\.pyc$)/.test(source) });
-  return copy;
+/** What lies in container/ that git does not track (a build's build/ or *.egg-info would), caches of Python left out. */
+function untrackedInContainer(): string[] {
+  const listed = spawnSync('git', ['ls-files', '--others', '--directory', 'container'], { cwd: REPO, encoding: 'utf8' });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  return listed.stdout.split('\n').filter((line) => line !== '' && !/__pycache__|\.pyc$/.test(line));
 }
 
 /** Reads every record of epoch 0 with the standard-library core and prints what it found, as JSON. */
@@ -78,7 +75,8 @@ describe('the readers\' wheel (container/pyproject.toml)', () => {
 
     // WHEN
     const wheels = path.join(work, 'wheels');
-    run(SYSTEM_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', copyOfContainer(), '-w', wheels], work);
+    const untrackedBefore = untrackedInContainer();
+    run(SYSTEM_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', path.join(REPO, 'container'), '-w', wheels], work);
     const [wheel] = fs.readdirSync(wheels);
     run(python, ['-m', 'pip', 'install', '--no-index', '--no-deps', path.join(wheels, wheel)], work);
     fs.writeFileSync(path.join(work, 'read.py'), READ_SCRIPT);
@@ -89,6 +87,9 @@ describe('the readers\' wheel (container/pyproject.toml)', () => {
     const listed = run(python, ['-m', 'pip', 'show', '--files', 'cdk-training-io-shardio'], work);
     expect(listed).toMatch(/^Requires: ?$/m);
     expect(listed).not.toMatch(/train\.py|dali\/Dockerfile/);
+    // PEP 561: type checkers read the package's annotations; and the build wrote nothing into container/.
+    expect(listed).toMatch(/^ {2}shardio\/py\.typed$/m);
+    expect(untrackedInContainer()).toEqual(untrackedBefore);
     expect(read.version).toBe(PACKAGE_VERSION);
     expect(path.relative(venv, read.file)).toMatch(/^lib\/python3\.\d+\/site-packages\/shardio\/__init__\.py$/);
     expect(read.torch).toBe(false);

@@ -5,8 +5,9 @@ import * as path from 'path';
 import {
   annotations, apiModelProblems, assetProblems, synthesizedStacks, validationViolations,
 } from '../support/cloud-assembly';
+import { brokenLink, linkedFile, pathReader, relativeLinks } from '../support/markdown';
 import type { PackResult} from '../support/npm-package';
-import { installOffline, PACKAGE_JSON, packRepository, REPO_ROOT, run } from '../support/npm-package';
+import { installOffline, nodeBinFolder, PACKAGE_JSON, packRepository, REPO_ROOT, run } from '../support/npm-package';
 
 /**
  * The published package, as users get it: `npm run build` (tsc, jsii, the handler bundles), the
@@ -20,6 +21,9 @@ import { installOffline, PACKAGE_JSON, packRepository, REPO_ROOT, run } from '..
  * handler bundle, the container code, the DALI Dockerfile), which a later test checks.
  */
 const CONSUMER_APPS = ['pipeline-fsx', 'nvme-file-dali'];
+
+/** The README's offline diagnosis, run from the app that installed the package. */
+const DIAGNOSE_OFFLINE = ['training-io', 'diagnose', '--metrics', `node_modules/${PACKAGE_JSON.name}/examples/diagnose/starved/metrics.json`];
 
 /** Debian's Python, with setuptools, wheel and pip from Debian (installed by .ci/run). */
 const SYSTEM_PYTHON = '/usr/bin/python3';
@@ -37,6 +41,18 @@ const SHARP_IN_PACKER = ['sharp', '@img/sharp-linux-x64', '@img/sharp-libvips-li
 let work: string;
 let packed: PackResult;
 let tarball: string;
+let extractedRoot: string | undefined;
+
+/** The tarball's files, extracted once: the folder `package/` of the tarball. */
+function extractedPackage(): string {
+  if (!extractedRoot) {
+    const extracted = path.join(work, 'extracted');
+    fs.mkdirSync(extracted);
+    run('tar', ['-xzf', tarball, '-C', extracted], { cwd: work });
+    extractedRoot = path.join(extracted, 'package');
+  }
+  return extractedRoot;
+}
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'training-io-package-'));
@@ -114,14 +130,18 @@ describe('npm package', () => {
       ...HANDLERS.flatMap((handler) => [`lambda/dist/${handler}/index.js`, `lambda/dist/${handler}/crc32.linux-x64-gnu.node`]),
       'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile', 'container/pyproject.toml',
       'node_modules/tar/package.json',
+      // What the README links to: the docs, the examples (sources only) and the architecture.
+      'ARCHITECTURE.md', 'docs/package.md', 'examples/README.md', 'examples/pipeline-fsx/stack.ts', 'examples/custom-model/train.py',
+      'examples/diagnose/starved/metrics.json',
       // The packer's image preprocessing: sharp, its linux-x64 binary and libvips, beside the bundle that loads them.
       ...SHARP_IN_PACKER.map((name) => `lambda/dist/shard-packer/node_modules/${name}/package.json`),
     ];
     // THEN
     expect(required.filter((file) => !files.includes(file))).toEqual([]);
     const unwanted = files.filter((file) =>
-      (file.endsWith('.ts') && !file.endsWith('.d.ts'))
-      || /^(test|bench|examples|scripts|bin|lib)\//.test(file)
+      (file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.startsWith('examples/'))
+      || /^examples\/(.*\/)?(cdk\.out|node_modules)\//.test(file) || /^examples\/.*\.(js|d\.ts)$/.test(file)
+      || /^(test|bench|scripts|bin|lib)\//.test(file)
       || /^dist\/(bench|test|examples)\//.test(file)
       || /^dist\/bin\/(app|reference-stack)\./.test(file)
       || (/^dist\/lambda\//.test(file) && !/^dist\/lambda\/(packing|diagnosis)\//.test(file))
@@ -133,6 +153,31 @@ describe('npm package', () => {
     expect([...bundledTops].filter((name) => !packed.bundled.includes(name))).toEqual([]);
     // About 20 MB of it is sharp's libvips for linux-x64, in the packer's bundle.
     expect(packed.unpackedSize).toBeLessThan(40 * 1024 * 1024);
+  });
+
+  test('every relative link of the packed README and docs/, and of the pages they lead to, resolves inside the package', () => {
+    // GIVEN
+    const root = extractedPackage();
+    const readPage = pathReader(root);
+    const pending = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    const checked = new Set<string>();
+    const broken: string[] = [];
+    // WHEN: every link of each page, and each Markdown page of the package a link leads to (a folder's README.md, as GitHub shows it)
+    while (pending.length > 0) {
+      const page = pending.shift()!;
+      if (checked.has(page)) continue;
+      checked.add(page);
+      for (const link of relativeLinks(page, readPage(page)!)) {
+        const why = brokenLink(link, readPage);
+        const target = linkedFile(link);
+        if (why !== undefined) broken.push(`${page}:${link.line}: ${why}`);
+        else if (target.endsWith('.md')) pending.push(target);
+        else if (fs.statSync(path.join(root, target)).isDirectory() && readPage(path.posix.join(target, 'README.md'))) pending.push(path.posix.join(target, 'README.md'));
+      }
+    }
+    // THEN
+    expect(broken).toEqual([]);
+    expect([...checked]).toEqual(expect.arrayContaining(['README.md', 'docs/package.md', 'ARCHITECTURE.md', 'CHANGELOG.md', 'examples/README.md', 'examples/diagnose/README.md']));
   });
 
   test('depends on aws-cdk-lib and constructs as peers only, bundles tar, and leaves the handlers\' dependencies out', () => {
@@ -148,10 +193,7 @@ describe('npm package', () => {
 
   test('the constructs load nothing but Node.js, the peers and tar; the optional dependencies are the command line\'s', () => {
     // GIVEN
-    const extracted = path.join(work, 'extracted');
-    fs.mkdirSync(extracted);
-    run('tar', ['-xzf', tarball, '-C', extracted], { cwd: work });
-    const root = path.join(extracted, 'package');
+    const root = extractedPackage();
     // WHEN
     const library = requiredPackages(path.join(root, 'dist', 'lib'));
     const commandLine = new Set([...requiredPackages(path.join(root, 'dist', 'bin')), ...requiredPackages(path.join(root, 'dist', 'lambda'))]);
@@ -189,21 +231,17 @@ describe('installed from the tarball, offline', () => {
   });
 
   test.each(CONSUMER_APPS)('the %s example compiles against the published types and `cdk synth` passes cdk-nag, with every asset staged and the requests the API models accept', (example) => {
-    // GIVEN: the example's files, as a user copies them into a CDK app
+    // GIVEN: the example's files, as a user copies them into a CDK app set up as the README's install section says
     const source = path.join(REPO_ROOT, 'examples', example);
     const dir = path.join(app, example);
     fs.mkdirSync(dir);
     for (const file of fs.readdirSync(source).filter((name) => name.endsWith('.ts'))) {
       fs.copyFileSync(path.join(source, file), path.join(dir, file));
     }
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'commonjs', strict: true, skipLibCheck: true, types: [] },
-      include: ['*.ts'],
-    }));
-    // WHEN
-    run('npx', ['--offline', 'tsc', '-p', '.'], { cwd: dir });
+    for (const [file, text] of Object.entries(readmeAppFiles())) fs.writeFileSync(path.join(dir, file), text);
+    // WHEN: cdk.json's app compiles with the app's TypeScript 5, then runs the app
     const outdir = path.join(dir, 'cdk.out');
-    run('npx', ['--offline', 'cdk', 'synth', '--app', 'node app.js', '--output', outdir, '--no-notices', '--quiet'], { cwd: dir });
+    run('npx', ['--offline', 'cdk', 'synth', '--output', outdir, '--no-notices', '--quiet'], { cwd: dir });
     // THEN
     expect(validationViolations(outdir)).toEqual([]);
     expect(annotations(outdir)).toEqual([]);
@@ -212,6 +250,28 @@ describe('installed from the tarball, offline', () => {
     expect(stacks.length).toBeGreaterThan(0);
     expect(stacks.flatMap(apiModelProblems)).toEqual([]);
     synthesized.push(outdir);
+  }, BUILD_TIMEOUT);
+
+  test('on Node.js 24 too, the same installed app synthesizes the same templates', () => {
+    // GIVEN: Node.js 24 first on PATH (from the npm registry, kept between runs: scripts/node-binary.mjs)
+    const dir = path.join(app, CONSUMER_APPS[0]);
+    const env = { PATH: `${nodeBinFolder(24)}${path.delimiter}${process.env.PATH}` };
+    expect(run('node', ['--version'], { cwd: dir, env }).stdout).toMatch(/^v24\./);
+    // WHEN
+    const outdir = path.join(dir, 'cdk.out.node24');
+    run('npx', ['--offline', 'cdk', 'synth', '--output', outdir, '--no-notices', '--quiet'], { cwd: dir, env });
+    // THEN: the same resources; CDKMetadata's analytics differ, as they record the Node.js version
+    const templates = (folder: string) => fs.readdirSync(folder).filter((name) => name.endsWith('.template.json')).sort();
+    const resources = (file: string) => {
+      const { CDKMetadata: _analytics, ...rest } = JSON.parse(fs.readFileSync(file, 'utf8')).Resources;
+      return rest;
+    };
+    const earlier = path.join(dir, 'cdk.out');
+    expect(templates(outdir)).toEqual(templates(earlier));
+    expect(templates(earlier).length).toBeGreaterThan(0);
+    for (const template of templates(earlier)) {
+      expect(resources(path.join(outdir, template))).toEqual(resources(path.join(earlier, template)));
+    }
   }, BUILD_TIMEOUT);
 
   test('the apps staged every asset path of the package: each handler bundle, the container code tarball, the DALI Dockerfile', () => {
@@ -269,6 +329,16 @@ describe('installed from the tarball, offline', () => {
     fs.rmSync(scratch, { recursive: true, force: true });
   });
 
+  test('the README\'s offline diagnosis runs on the packed examples/diagnose', () => {
+    // GIVEN
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain(`npx ${DIAGNOSE_OFFLINE.join(' ')}`);
+    // WHEN
+    const { stdout } = run('npx', ['--offline', ...DIAGNOSE_OFFLINE], { cwd: app });
+    // THEN
+    expect(stdout).toMatch(/^# Training job \S+: Preprocessing-bound \(CPU\)$/m);
+  });
+
   test('npx training-io runs the installed command line', () => {
     const { stdout } = run('npx', ['--offline', 'training-io', '--help'], { cwd: app });
     expect(stdout).toMatch(/^training-io: the command line of cdk-training-io/);
@@ -321,6 +391,24 @@ describe('training-io installed on its own (the layout of a global install or np
     expect(trainingIo('instances')).toMatch(/^ml\.p3dn\.24xlarge +96 /m);
   });
 });
+
+/**
+ * The files of a consumer app that the README's install section shows: each ` ```json ` block whose
+ * preceding line names the file (`` `tsconfig.json`: ``), by file name.
+ */
+function readmeAppFiles(): Record<string, string> {
+  const lines = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8').split('\n');
+  const files: Record<string, string> = {};
+  lines.forEach((line, i) => {
+    if (line.trim() !== '```json') return;
+    const label = lines.slice(0, i).reverse().find((previous) => previous.trim() !== '');
+    const name = /^`([\w.-]+\.json)`/.exec(label ?? '')?.[1];
+    const end = lines.findIndex((closing, j) => j > i && closing.trim() === '```');
+    if (name && end > i) files[name] = lines.slice(i + 1, end).join('\n');
+  });
+  expect(Object.keys(files).sort()).toEqual(['cdk.json', 'tsconfig.json']);
+  return files;
+}
 
 /** Where the committed API.md first differs from a freshly generated one, and what to do; undefined when they are equal. */
 function firstDifference(committed: string, generated: string): string | undefined {

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
 import type { PackingSource } from '../../lambda/packing/io/storage';
 import { packDataset } from '../../lambda/packing/pack';
+import { VersionLayout } from '../../lambda/packing/dataset-layout';
+import { verifyDataset } from '../../lambda/packing/verify';
 import { MAX_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import { seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 
@@ -33,7 +35,7 @@ describe('a file over the shard limit', () => {
     };
 
     // WHEN
-    const { manifest } = await packDataset({ source, sink: new LocalDirectorySink(folder('out')), format: 'tfrecord', seed: 1, shardCount: 1 });
+    const { manifest } = await packDataset({ source, sink: new LocalDirectorySink(folder('out')), format: 'tfrecord', seed: 1, shardCount: 1, allowMissing: true });
 
     // THEN
     expect(manifest.records).toBe(2);
@@ -43,5 +45,29 @@ describe('a file over the shard limit', () => {
         + 'split or shrink it, or leave it out of the source',
     }]);
     expect(read.sort()).toEqual(['cat/1.jpg', 'dog/2.jpg']);
+  });
+
+  test.each(['tfrecord', 'recordio'] as const)('leaves no empty shard (%s): the one it was planned into is left out of the manifest and deleted; the dataset verifies', async (format) => {
+    // GIVEN: the file over the limit planned alone into a shard of its own
+    const dir = folder('src');
+    writeFiles(dir, { 'cat/1.jpg': seededBytes('alone/1', 600), 'dog/2.jpg': seededBytes('alone/2', 800) });
+    fs.writeFileSync(path.join(dir, 'cat', 'huge.bin'), '');
+    fs.truncateSync(path.join(dir, 'cat', 'huge.bin'), MAX_SHARD_BYTES + 1);
+    const out = folder('out');
+    const sink = new LocalDirectorySink(out);
+
+    // WHEN
+    const { manifest } = await packDataset({ source: new LocalDirectorySource(dir), sink, format, seed: 1, allowMissing: true });
+
+    // THEN: every shard listed holds records, and no shard, index or member list of the version is left unlisted
+    expect(manifest.failures.map((failure) => failure.key)).toEqual(['cat/huge.bin']);
+    expect(manifest.records).toBe(2);
+    expect(manifest.shards.length).toBeGreaterThan(0);
+    expect(manifest.shards.filter((shard) => shard.records === 0 || shard.bytes === 0)).toEqual([]);
+    const layout = new VersionLayout(manifest.datasetVersion);
+    const listed = manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]);
+    const written = (await sink.list(layout.prefix)).filter((key) => /\/(shards|index|members)\/part-/.test(key));
+    expect(written.sort()).toEqual(listed.sort());
+    expect((await verifyDataset(sink)).problems).toEqual([]);
   });
 });

@@ -673,7 +673,7 @@ describe('packDataset on a local folder', () => {
       fs.symlinkSync(path.join(dir, 'nowhere.jpg'), path.join(dir, 'cat', 'broken link.jpg'));
 
       // WHEN
-      const { manifest, outDir } = await packFolder(dir, { format });
+      const { manifest, outDir } = await packFolder(dir, { format, allowMissing: true });
 
       // THEN
       expect(manifest.failures).toEqual([{ key: 'cat/broken link.jpg', reason: expect.stringMatching(/^ENOENT: no such file or directory/) }]);
@@ -696,7 +696,7 @@ describe('packDataset on a local folder', () => {
       }, inPlace);
 
       // WHEN
-      const { manifest, outDir } = await packFolder(dir, { format: 'tfrecord', source });
+      const { manifest, outDir } = await packFolder(dir, { format: 'tfrecord', source, allowMissing: true });
 
       // THEN
       expect(manifest.failures).toEqual([{ key: vanishing, reason: expect.stringMatching(/^ENOENT/) }]);
@@ -747,7 +747,7 @@ describe('packDataset on a local folder', () => {
       });
 
       // WHEN
-      const { manifest } = await packFolder(dir, { format: 'tfrecord', source });
+      const { manifest } = await packFolder(dir, { format: 'tfrecord', source, allowMissing: true });
 
       // THEN
       expect(manifest.source.objects).toBe(10);
@@ -767,7 +767,7 @@ describe('packDataset on a local folder', () => {
       });
 
       // WHEN
-      const { manifest, outDir } = await packFolder(dir, { format: 'recordio', shardCount: 2, source });
+      const { manifest, outDir } = await packFolder(dir, { format: 'recordio', shardCount: 2, source, allowMissing: true });
 
       // THEN
       expect(manifest.failures).toEqual([
@@ -797,19 +797,19 @@ describe('packDataset on a local folder', () => {
       expect(fs.existsSync(path.join(outDir, MANIFEST_KEY))).toBe(false);
     });
 
-    test('when no file can be read, the manifest still accounts for each one and verify passes', async () => {
+    test('when no file can be read, the manifest still accounts for each one, lists no empty shard, and verify passes', async () => {
       // GIVEN
       const dir = folder('src');
       fs.mkdirSync(path.join(dir, 'cat'));
       for (const name of ['a.jpg', 'b.jpg']) fs.symlinkSync(path.join(dir, 'missing', name), path.join(dir, 'cat', name));
 
       // WHEN
-      const { manifest, outDir } = await packFolder(dir, { format: 'recordio' });
+      const { manifest, outDir } = await packFolder(dir, { format: 'recordio', allowMissing: true });
 
       // THEN
       expect(manifest.records).toBe(0);
       expect(manifest.failures.map((f) => f.key)).toEqual(['cat/a.jpg', 'cat/b.jpg']);
-      expect(manifest.shards).toEqual([expect.objectContaining({ records: 0, bytes: 0, firstRecordId: -1, lastRecordId: -1 })]);
+      expect(manifest.shards).toEqual([]);
       expect((await verifyDataset(new LocalDirectorySink(outDir))).problems).toEqual([]);
     });
 

@@ -14,7 +14,8 @@ from support import HAS_TORCH, needs_packed, needs_torch, packed
 import test_torch
 
 from shardio import ImageRecord
-from shardio.loader_choice import choose_loader, gpu_demand, requested_kind
+from shardio.loader_choice import KEEPS_UP, LoaderChoice, Trial, choice_record, choose_loader, gpu_demand, pick, requested_kind
+from shardio.loader_choice import saved_choice, trial_order, trial_table
 
 if HAS_TORCH:
     import torch
@@ -120,6 +121,28 @@ class BatchAugmentTest(unittest.TestCase):
     def test_pad_batch_refuses_an_empty_batch(self) -> None:
         with self.assertRaisesRegex(ValueError, "no images"):
             pad_batch([])
+        with self.assertRaisesRegex(ValueError, "no images"):
+            pad_batch([], gathered=True)
+
+    def test_the_gathered_padding_the_gpu_uses_gives_the_batch_of_one_copy_per_image(self) -> None:
+        generator = torch.Generator().manual_seed(4)
+        shapes = [(1, 1), (47, 3), (5, 61), (30, 30), (61, 47)]
+        images = [torch.randint(1, 256, (3, h, w), dtype=torch.uint8, generator=generator) for h, w in shapes]
+        copied, copied_sizes = pad_batch(images, gathered=False)
+        gathered, gathered_sizes = pad_batch(images, gathered=True)
+        self.assertEqual((gathered.dtype, tuple(gathered.shape)), (torch.uint8, (5, 3, 61, 61)))
+        self.assertTrue(torch.equal(gathered, copied))
+        self.assertTrue(torch.equal(gathered_sizes, copied_sizes))
+        for image, padded in zip(images, gathered):  # each image top-left, zeros elsewhere (its pixels are >= 1)
+            height, width = image.shape[1:]
+            self.assertTrue(torch.equal(padded[:, :height, :width], image))
+            self.assertEqual(int(padded.count_nonzero()), image.numel())
+
+    def test_pad_batch_gathers_on_a_gpu_and_copies_on_the_cpu_by_default(self) -> None:
+        images = [torch.ones(3, 2, 4, dtype=torch.uint8), torch.ones(3, 4, 2, dtype=torch.uint8)]
+        batch, _ = pad_batch(images)
+        self.assertTrue(torch.equal(batch, pad_batch(images, gathered=True)[0]))
+        self.assertEqual(int(batch.sum()), 2 * 3 * 8)
 
 
 class _CountingLoader:
@@ -201,14 +224,14 @@ class PrefetcherTest(unittest.TestCase):
 
 
 class LoaderChoiceTest(unittest.TestCase):
-    def test_auto_picks_the_first_path_whose_workers_keep_up_with_the_gpu(self) -> None:
+    def test_the_tables_guess_is_cpu_where_its_workers_keep_up_with_the_gpu_else_gpu_never_hybrid(self) -> None:
         h100 = gpu_demand("NVIDIA H100 80GB HBM3")
         cases = [
             (dict(has_gpu=False, workers=7, dali_usable=False, demand=h100), "cpu"),
             (dict(has_gpu=True, workers=7, dali_usable=True, demand=h100), "dali"),
             (dict(has_gpu=True, workers=15, dali_usable=False, demand=gpu_demand("Tesla V100-SXM2-16GB")), "cpu"),
-            (dict(has_gpu=True, workers=7, dali_usable=False, demand=h100), "hybrid"),  # 7 x 330 < 3,284 <= 7 x 1,284
-            (dict(has_gpu=True, workers=2, dali_usable=False, demand=h100), "gpu"),  # 2 x 1,284 < 3,284
+            (dict(has_gpu=True, workers=7, dali_usable=False, demand=h100), "gpu"),  # 7 x 330 < 3,284: hybrid was picked here
+            (dict(has_gpu=True, workers=2, dali_usable=False, demand=h100), "gpu"),
             (dict(has_gpu=True, workers=3, dali_usable=False, demand=gpu_demand("H100", given=900)), "cpu"),
         ]
         for arguments, kind in cases:
@@ -216,6 +239,45 @@ class LoaderChoiceTest(unittest.TestCase):
                 choice = choose_loader(**arguments)
                 self.assertEqual(choice.kind, kind)
                 self.assertTrue(choice.reason)
+
+    def test_the_trial_measures_the_tables_guess_first_and_never_hybrid(self) -> None:
+        self.assertEqual(trial_order("gpu", ["cpu", "hybrid", "gpu"]), ["gpu", "cpu"])
+        self.assertEqual(trial_order("cpu", ["gpu", "cpu", "dali"]), ["cpu", "gpu", "dali"])
+        self.assertEqual(trial_order("dali", ["cpu", "gpu", "dali"]), ["dali", "cpu", "gpu"])
+
+    def test_the_fastest_measured_path_wins_and_the_reason_compares_it_with_the_runner_up(self) -> None:
+        trials = [Trial("cpu", 903.0, 0.61), Trial("gpu", 2537.0, 0.04), Trial("dali", error="RuntimeError: no index files")]
+        choice = pick(trials)
+        self.assertEqual(choice.kind, "gpu")
+        self.assertEqual(choice.reason, "measured: gpu 2537 samples/s (data wait 0.040), 2.81x cpu's 903 samples/s "
+                                        "(data wait 0.610); dali failed: RuntimeError: no index files")
+        table = trial_table(trials, "gpu")
+        self.assertEqual(table[0].split(), ["loader", "samples/s", "data", "wait"])
+        self.assertEqual(table[1].split(), ["cpu", "903.0", "0.610"])
+        self.assertEqual(table[2].split(), ["gpu", "2537.0", "0.040", "<-", "chosen"])
+        self.assertIn("failed: RuntimeError: no index files", table[3])
+
+    def test_cpu_keeping_up_alone_ends_the_trial_and_says_why(self) -> None:
+        choice = pick([Trial("cpu", 2100.0, KEEPS_UP / 2)])
+        self.assertEqual(choice.kind, "cpu")
+        self.assertIn("no other path can be faster", choice.reason)
+
+    def test_with_no_path_that_ran_the_trial_fails_naming_each_ones_error(self) -> None:
+        with self.assertRaisesRegex(RuntimeError, r"no loader path could run: cpu: OSError: gone; gpu: no step measured"):
+            pick([Trial("cpu", error="OSError: gone"), Trial("gpu", 0.0, 0.0)])
+
+    def test_a_measured_choice_is_reused_from_a_checkpoint_of_the_same_machine_only(self) -> None:
+        machine = {"instance_type": "ml.p5.48xlarge", "device": "NVIDIA H100 80GB HBM3", "workers": 7, "ranks": 8}
+        measured = pick([Trial("cpu", 903.0, 0.61), Trial("gpu", 2537.0, 0.04)])
+        record = choice_record(measured, machine)
+        reused = saved_choice({"epoch": 0, "loader_choice": record}, machine)
+        self.assertEqual((reused.kind, reused.trials), ("gpu", measured.trials))
+        self.assertEqual(reused.reason, f"measured before on this machine, saved with the checkpoint: {measured.reason}")
+        self.assertEqual(choice_record(reused, machine), record)  # kept as it was by the next checkpoints
+        self.assertIsNone(saved_choice({"epoch": 0, "loader_choice": record}, dict(machine, workers=3)))
+        self.assertIsNone(saved_choice({"epoch": 0}, machine))
+        self.assertIsNone(saved_choice(None, machine))
+        self.assertIsNone(choice_record(LoaderChoice("cpu", "as asked"), machine))
 
     def test_earlier_names_are_accepted_and_an_unknown_one_is_refused_with_the_choices(self) -> None:
         self.assertEqual([requested_kind(n) for n in ("pytorch", "pytorch-gpu-decode", "hybrid", "auto")],
@@ -236,7 +298,7 @@ class TrainPathsTest(unittest.TestCase):
                 test_torch.write_channels(input_dir, {"train": {"TrainingInputMode": "File"}}, {"num_workers": "2"})
                 os.symlink(packed()["tfrecord"], os.path.join(input_dir, "data", "train"))
                 output = test_torch.TrainScriptTest.run_train(self, input_dir, "--epochs", "2", "--loader", loader)  # type: ignore[arg-type]
-                self.assertIn(f"loader={loader} workers=2 (as asked; no GPU: its batch step runs on the CPU)", output)
+                self.assertIn(f"loader={loader} workers=2 (as asked; no GPU: its batch step runs on the CPU", output)
                 self.assertIn(f"done steps={steps}", output)
 
 

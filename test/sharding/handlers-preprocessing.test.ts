@@ -36,7 +36,7 @@ async function runHandlers(sourceDir: string, outDir: string, environment: Recor
   for (const task of tasks) {
     await packShard(task, { source, sink, format: 'tfrecord', readConcurrency: 4, preprocessing: settings.preprocessing, imagesInFlight });
   }
-  const result = await finalizeShards({ datasetVersion: plan.datasetVersion, shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink, 7);
+  const result = await finalizeShards({ datasetVersion: plan.datasetVersion, shardCount: plan.shardCount, fingerprint: plan.source.fingerprint }, sink, 7, true);
   return { plan, result };
 }
 

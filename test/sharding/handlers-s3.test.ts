@@ -13,6 +13,7 @@ import { claimSequence, MANIFEST_KEY, PLAN_ROOT, versionOfKey, VersionLayout, ve
 import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
+import { MissingFilesError } from '../../lambda/packing/finalize';
 import type { ShardPackerEvent, ShardPackerResult } from '../../lambda/shard-packer/contract';
 import { packShard } from '../../lambda/shard-packer/pack-shard';
 import type { ShardPlannerEvent, ShardPlannerResult } from '../../lambda/shard-planner/contract';
@@ -109,8 +110,8 @@ function pack(prefix: string, task: ShardPackerEvent, options: { s3?: S3Client; 
   });
 }
 
-function finalize(prefix: string, planned: ShardPlannerResult) {
-  return finalizeShards({ datasetVersion: planned.datasetVersion, shardCount: planned.shardCount, fingerprint: planned.source.fingerprint }, dataset(prefix), 7);
+function finalize(prefix: string, planned: ShardPlannerResult, allowMissing = false) {
+  return finalizeShards({ datasetVersion: planned.datasetVersion, shardCount: planned.shardCount, fingerprint: planned.source.fingerprint }, dataset(prefix), 7, allowMissing);
 }
 
 /** Plan, pack every shard, finalize: the state machine's run without faults. */
@@ -306,7 +307,7 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
     await expectNoIncompleteUploads('killed/');
   });
 
-  test('an object deleted between plan and pack is listed as a failure and the totals still add up', async () => {
+  test('an object deleted between plan and pack is a failure: the finalizer publishes nothing, naming it; allowed to, it publishes the version listing it', async () => {
     // GIVEN
     const objects: Record<string, Buffer> = {};
     for (let i = 0; i < 12; i++) objects[`gone/${CLASSES[i % 3]}/${i}.jpg`] = seededBytes(`gone-${i}`, 1000 + i);
@@ -317,7 +318,16 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
     // WHEN
     const packed = [];
     for (const task of await tasksOf('deleted/')) packed.push(await pack('deleted/', task, { sourcePrefix: 'gone/' }));
-    const finalized = await finalize('deleted/', planned);
+    const refused = await finalize('deleted/', planned).catch((error: unknown) => error);
+
+    // THEN: nothing published, the error names the object
+    expect(refused).toBeInstanceOf(MissingFilesError);
+    expect((refused as Error).message).toMatch(/^not publishing v00000001-[0-9a-f]{8}: 1 file\(s\) could not be packed \(dog\/4\.jpg: .*gone\/dog\/4\.jpg.*\); the dataset has no published version yet/);
+    expect(await dataset('deleted/').list('published/')).toEqual([]);
+    expect(await dataset('deleted/').list(MANIFEST_KEY)).toEqual([]);
+
+    // WHEN: the same finalizer call, allowed to publish without it
+    const finalized = await finalize('deleted/', planned, true);
 
     // THEN
     expect(packed.reduce((sum, result) => sum + result.failureCount, 0)).toBe(1);

@@ -1,6 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import type { Manifest} from '../../lambda/packing/manifest';
@@ -49,14 +50,14 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** The construct's state machine over raw/ of the source bucket, writing under `prefix`, run against the local S3 server. */
-function packing(prefix: string): StateMachineRunner {
+/** The construct's state machine over raw/ (or `sourcePrefix`) of the source bucket, writing under `prefix`, run against the local S3 server. */
+function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: boolean } = {}): StateMachineRunner {
   const app = new App();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   const source = new s3.Bucket(stack, 'Raw');
   const destination = new s3.Bucket(stack, 'Packed');
   new ShardedDataset(stack, 'Dataset', {
-    sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: destination, destinationPrefix: prefix, shardCount: SHARDS, seed: 7,
+    sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: destination, destinationPrefix: prefix, shardCount: SHARDS, seed: 7, ...extra,
   });
   return StateMachineRunner.fromTemplate(Template.fromStack(stack), { s3: server }, {
     references: { [logicalId(source)]: sourceBucket, [logicalId(destination)]: datasetBucket },
@@ -104,7 +105,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
       source: { objects: SOURCE_OBJECTS, fingerprint: manifest.source.fingerprint },
     });
     expect(execution.output.dataset).toEqual({
-      datasetVersion: version.id, versionManifestKey: version.manifestKey, prunedVersions: 0,
+      datasetVersion: version.id, currentVersion: version.id, versionManifestKey: version.manifestKey, prunedVersions: 0,
       manifestKey: MANIFEST_KEY, shards: SHARDS, records: SOURCE_OBJECTS, failures: 0, bytes: manifest.shards.reduce((sum, s) => sum + s.bytes, 0),
     });
     // The run's working files went when the version was published; the packers got the items the planner wrote.
@@ -193,5 +194,41 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     expect(execution.states).not.toContain('Finalize');
     expect(await dataset('failing/').list(MANIFEST_KEY)).toEqual([]);
     expect(await dataset('failing/').list('published/')).toEqual([]);
+  });
+
+  test('an object that cannot be packed fails Finalize with MissingFilesError naming it: nothing published, the version before stays current; allowMissing publishes', async () => {
+    // GIVEN: version 1 of a source, then a run that repacks it while one of its objects is deleted after the plan
+    const objects: Record<string, Buffer> = {};
+    for (let i = 0; i < 12; i++) objects[`some/${CLASSES[i % 3]}/${i}.jpg`] = seededBytes(`some-${i}`, 1_500 + i);
+    await putTestObjects(client, sourceBucket, objects);
+    expect(await packing('missing/', { sourcePrefix: 'some/' }).run({}, { executionName: 'missing-1' })).toMatchObject({ status: 'SUCCEEDED' });
+    const first = await manifestOf('missing/');
+    const deleteAfterPlan = async (call: { handler: string; attempt: number; event: { shardIndex?: number } }) => {
+      if (call.handler === 'shard-packer' && call.event.shardIndex === 0 && call.attempt === 1) {
+        await client.send(new DeleteObjectCommand({ Bucket: sourceBucket, Key: 'some/dog/4.jpg' }));
+      }
+      return undefined;
+    };
+
+    // WHEN
+    const refused = await packing('missing/', { sourcePrefix: 'some/' }).run({ force: true }, { executionName: 'missing-2', failLambda: deleteAfterPlan });
+
+    // THEN: the execution fails at Finalize (not retried) naming the object, and readers still get version 1
+    expect(refused).toMatchObject({ status: 'FAILED', error: 'MissingFilesError', states: PACKED_STATES, retries: [] });
+    expect(JSON.parse(refused.cause!).errorMessage).toMatch(new RegExp(`^not publishing v00000002-[0-9a-f]{8}: 1 file\\(s\\) could not be packed \\(dog/4\\.jpg: .*some/dog/4\\.jpg.*\\); ${first.datasetVersion} stays current`));
+    expect(await manifestOf('missing/')).toEqual(first);
+    expect(await dataset('missing/').list('published/')).toEqual(['published/00000001.json']);
+    expect((await verifyDataset(dataset('missing/'))).problems).toEqual([]);
+
+    // WHEN: the same run with allowMissing
+    await putTestObjects(client, sourceBucket, { 'some/dog/4.jpg': objects['some/dog/4.jpg'] });
+    const allowed = await packing('missing/', { sourcePrefix: 'some/', allowMissing: true })
+      .run({ force: true }, { executionName: 'missing-3', failLambda: deleteAfterPlan });
+
+    // THEN: version 2 is published without it, and lists it
+    expect(allowed).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES });
+    expect(allowed.output.dataset).toMatchObject({ datasetVersion: expect.stringMatching(/^v00000002-/), records: 11, failures: 1 });
+    const second = await manifestOf('missing/');
+    expect(second).toMatchObject({ sequence: 2, records: 11, failures: [{ key: 'dog/4.jpg', reason: expect.stringContaining('some/dog/4.jpg') }] });
   });
 });

@@ -184,6 +184,16 @@ describe('ShardedDataset', () => {
     expect(finalizerEnvironment({ versionRetention: Duration.days(30) })).toMatchObject({ VERSION_RETENTION_DAYS: '30' });
   });
 
+  test('the finalizer publishes no version with listed failures unless allowMissing', () => {
+    const finalizerEnvironment = (extra: object) => {
+      const functions = dataset(extra).template.findResources('AWS::Lambda::Function');
+      return Object.values(functions).map((fn: any) => fn.Properties.Environment?.Variables ?? {}).find((vars: any) => 'VERSION_RETENTION_DAYS' in vars);
+    };
+    expect(finalizerEnvironment({})).toMatchObject({ ALLOW_MISSING: 'false' });
+    expect(finalizerEnvironment({ allowMissing: false })).toMatchObject({ ALLOW_MISSING: 'false' });
+    expect(finalizerEnvironment({ allowMissing: true })).toMatchObject({ ALLOW_MISSING: 'true' });
+  });
+
   test('renders a state machine definition that passes the Amazon States Language validator', () => {
     const { template } = dataset();
     const result = aslValidator(renderedDefinition(template));

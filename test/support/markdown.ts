@@ -106,8 +106,8 @@ export function headingAnchors(text: string): Set<string> {
  * the repository, and an `#anchor` must be a heading of the Markdown file it points into.
  */
 export function brokenLink(link: RelativeLink, readPage: (file: string) => string | undefined): string | undefined {
-  const [file, anchor] = link.target.split('#', 2);
-  const resolved = file === '' ? link.page : path.posix.normalize(path.posix.join(path.posix.dirname(link.page), decodeURI(file)));
+  const anchor = link.target.split('#', 2)[1];
+  const resolved = linkedFile(link);
   if (resolved.startsWith('../')) return `${link.target} leaves the repository`;
   const text = readPage(resolved);
   if (text === undefined) return `${link.target}: there is no ${resolved}`;
@@ -116,9 +116,20 @@ export function brokenLink(link: RelativeLink, readPage: (file: string) => strin
   return headingAnchors(text).has(anchor) ? undefined : `${link.target}: ${resolved} has no heading #${anchor}`;
 }
 
-/** A file or folder of the repository: a page's text, '' for any other file or a folder, undefined when absent. */
-export function readRepositoryPath(file: string): string | undefined {
-  const absolute = path.join(REPO_ROOT, file);
-  if (!fs.existsSync(absolute)) return undefined;
-  return file.endsWith('.md') && fs.statSync(absolute).isFile() ? fs.readFileSync(absolute, 'utf8') : '';
+/** The file (or folder) a relative link points to, relative to the root of its page: the page itself for `#anchor`. */
+export function linkedFile(link: RelativeLink): string {
+  const file = link.target.split('#', 2)[0];
+  return file === '' ? link.page : path.posix.normalize(path.posix.join(path.posix.dirname(link.page), decodeURI(file)));
 }
+
+/** Reads the files under `root` as `brokenLink` asks: a page's text, '' for any other file or a folder, undefined when absent. */
+export function pathReader(root: string): (file: string) => string | undefined {
+  return (file) => {
+    const absolute = path.join(root, file);
+    if (!fs.existsSync(absolute)) return undefined;
+    return file.endsWith('.md') && fs.statSync(absolute).isFile() ? fs.readFileSync(absolute, 'utf8') : '';
+  };
+}
+
+/** A file or folder of the repository: a page's text, '' for any other file or a folder, undefined when absent. */
+export const readRepositoryPath = pathReader(REPO_ROOT);

@@ -37,6 +37,16 @@ export function run(command: string, args: string[], options: { cwd: string; env
   return { stdout: result.stdout, stderr: result.stderr };
 }
 
+/**
+ * The bin folder of a Node.js of `major`, to put first on PATH: `scripts/node-binary.mjs` installs it
+ * from the npm registry once and keeps it.
+ *
+ * @throws when it cannot be had, saying why and what to do
+ */
+export function nodeBinFolder(major: number): string {
+  return run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'node-binary.mjs'), String(major)], { cwd: REPO_ROOT }).stdout.trim();
+}
+
 /** One file of a packed tarball, as `npm pack --json` lists it. */
 export interface PackedFile {
   readonly path: string;

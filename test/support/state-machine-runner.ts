@@ -76,8 +76,11 @@ export interface LambdaCall {
 export interface RunOptions {
   /** `$$.Execution.Name`. */
   readonly executionName?: string;
-  /** An error to fail a Lambda invocation with instead of running its handler (Lambda throttling, a crash). */
-  readonly failLambda?: (call: LambdaCall) => Error | undefined;
+  /**
+   * An error to fail a Lambda invocation with instead of running its handler (Lambda throttling, a crash);
+   * awaited first, so it may also change the world the handler then sees (an object deleted since the plan).
+   */
+  readonly failLambda?: (call: LambdaCall) => Error | undefined | Promise<Error | undefined>;
 }
 
 /** A published notification. */
@@ -221,7 +224,7 @@ export class StateMachineRunner {
     const key = JSON.stringify([state, payload]);
     const call: LambdaCall = { state, handler: handlerName, event: payload, attempt: record.lambdaCalls.filter((c) => JSON.stringify([c.state, c.event]) === key).length + 1 };
     record.lambdaCalls.push(call);
-    const injected = options.failLambda?.(call);
+    const injected = await options.failLambda?.(call);
     if (injected) throw injected;
     const handler = this.lambdaHandler(logicalId, handlerName, fn);
     try {

@@ -238,9 +238,9 @@ describe('TrainingCode.fromAsset with includeReaders', () => {
   const READERS = path.join(__dirname, '..', '..', 'container', 'shardio');
   const PACKAGE_VERSION: string = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
 
-  /** The package's reader files as the tarball holds them: `shardio/<file>`, sorted, nothing compiled. */
+  /** The package's reader files and its py.typed as the tarball holds them: `shardio/<file>`, sorted, nothing compiled. */
   function readerEntries(): string[] {
-    return fs.readdirSync(READERS).filter((name) => name.endsWith('.py')).map((name) => `shardio/${name}`).sort();
+    return fs.readdirSync(READERS).filter((name) => name.endsWith('.py') || name === 'py.typed').map((name) => `shardio/${name}`).sort();
   }
 
   /** A copy of the fixture with a `shardio/__init__.py` of its own holding `init`. */
@@ -366,9 +366,9 @@ describe('TrainingCode.reference', () => {
       expect(names).toContain('train.py');
       expect(names).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/dataset.py', 'shardio/dali.py', 'shardio/pipe.py']));
       expect(names.filter((name) => name.startsWith('dali/') || name.includes('__pycache__') || name.endsWith('.pyc'))).toEqual([]);
-      // The readers' packaging (pyproject.toml and what a wheel build leaves) is not code.
-      expect(fs.existsSync(path.join(__dirname, '..', '..', 'container', 'pyproject.toml'))).toBe(true);
-      expect(names.filter((name) => name === 'pyproject.toml' || name.startsWith('build/') || name.includes('.egg-info/'))).toEqual([]);
+      // The readers' packaging (pyproject.toml, setup.py, which SageMaker's toolkit would pip install, and what a wheel build leaves) is not code.
+      expect(['pyproject.toml', 'setup.py'].filter((name) => !fs.existsSync(path.join(__dirname, '..', '..', 'container', name)))).toEqual([]);
+      expect(names.filter((name) => ['pyproject.toml', 'setup.py'].includes(name) || name.startsWith('build/') || name.includes('.egg-info/'))).toEqual([]);
       expect(code.metricDefinitions.map((m) => m.name)).toEqual(['train:samples_per_second', 'train:data_wait_fraction', 'train:loss', 'val:loss', 'val:accuracy']);
     } finally {
       fs.rmSync(made ?? compiled, { recursive: true });

@@ -5,7 +5,7 @@ import type { PlanWarning } from '../../planning/io-plan';
  * The JPEG size the rates below were measured at: ~90 KB, 250–480 × 300–640 pixels (bench/container-gpu's
  * synthetic JPEGs; ImageNet's training JPEGs average ~110 KB).
  */
-const MEASURED_SAMPLE_BYTES = 90_000;
+export const MEASURED_SAMPLE_BYTES = 90_000;
 
 /**
  * Samples/s one loader worker (one core) decodes AND augments (random resized crop to 224, flip) at

@@ -2,7 +2,7 @@ import type { ResolvedCluster } from '../../instances/private/cluster-rules';
 import type { ResolvedDataset } from './plan-inputs';
 import { FAST_FILE_SHARD_BYTES, PACK_BELOW_OBJECT_BYTES, shardLayout } from './shard-rules';
 import { DEFAULT_SHARD_BYTES, MIN_SHARD_BYTES } from '../../contract/shard-limits';
-import { formatBytes, formatCount, formatMiB } from './units';
+import { formatBytes, formatCount, formatCountOf, formatMiB } from './units';
 import { ShardFormat } from '../../sharding/shard-format';
 import { S3DataDistribution } from '../../training/s3-data-distribution';
 import { DatasetFormat } from '../dataset-profile';
@@ -19,8 +19,8 @@ export function planPacking(dataset: ResolvedDataset, cluster: ResolvedCluster, 
   distribution: S3DataDistribution): { advice: PackingAdvice; warnings: PlanWarning[] } {
   const { consumers, instanceCount } = cluster;
   const perInstance = (count: number) => (distribution === S3DataDistribution.SHARDED_BY_S3_KEY ? count / instanceCount : count);
-  const readers = `${consumers} consumers = ${instanceCount} instance${instanceCount === 1 ? '' : 's'} × ` +
-    `${cluster.sizing.processesPerInstance} processes × ${Math.max(1, cluster.loaderWorkers)} loader workers`;
+  const readers = `${consumers} consumers = ${formatCountOf(instanceCount, 'instance')} × ` +
+    `${formatCountOf(cluster.sizing.processesPerInstance, 'process', 'processes')} × ${formatCountOf(Math.max(1, cluster.loaderWorkers), 'loader worker')}`;
   const warnings: PlanWarning[] = [];
 
   if (!shouldPack(dataset)) {

@@ -23,6 +23,16 @@ export function formatSeconds(seconds: number): string {
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
+/** `~45 s`, `under 1 s` (not `~under 1 s`): an estimate of seconds. */
+export function formatAboutSeconds(seconds: number): string {
+  return seconds > 0 && seconds < 1 ? formatSeconds(seconds) : `~${formatSeconds(seconds)}`;
+}
+
+/** `1 process`, `8 processes`, `1,000 objects`: a count and its noun, singular for one. */
+export function formatCountOf(count: number, singular: string, plural = `${singular}s`): string {
+  return `${formatCount(count)} ${count === 1 ? singular : plural}`;
+}
+
 /** `1,350`: counts with thousands separators. */
 export function formatCount(value: number): string {
   return Math.round(value).toLocaleString('en-US');

@@ -29,7 +29,7 @@ describe('preprocessing images read from S3 (the Lambda packer\'s reads: many in
     await putTestObjects(fixture.client, bucket, Object.fromEntries(Object.entries(files).map(([key, data]) => [`raw/${key}`, data])));
     const local = folder('src');
     writeFiles(local, files);
-    const options = { format: 'tfrecord' as const, seed: 4, shardCount: 3, readConcurrency: 8, preprocessing: { shorterSide: 40, jpegQuality: 80 } };
+    const options = { format: 'tfrecord' as const, seed: 4, shardCount: 3, readConcurrency: 8, preprocessing: { shorterSide: 40, jpegQuality: 80 }, allowMissing: true };
 
     // WHEN
     const fromS3 = folder('out-s3');

@@ -1,0 +1,161 @@
+"""A packed dataset under an S3 prefix, read as a shard directory whose shards are fetched on demand
+into a local cache (shard_cache.py), ahead of the reader and in parallel.
+
+Opening fetches the manifest (the root's, the current version, or a pinned version's) and every index
+file, which are small; each loader worker then fetches only the shards of its own part of the epoch
+(split.py), `shards_ahead` at a time beyond the one it reads. Every shard is checked against the
+manifest's size and CRC-32C before it is renamed into the cache; a second epoch reads the cache.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import BinaryIO, Dict, Iterator, List, Optional
+
+from .dataset_files import DatasetFiles, Shard
+from .directory import ShardDirectory
+from .formats import read_records
+from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
+from .manifest import DatasetManifest, ManifestShard, read_manifest
+from .records import FramedRecord, ImageRecord
+from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, S3Objects
+from .shard_cache import ShardCache
+from .split import Consumer, epoch_slot, split_records, split_shards
+
+DEFAULT_SHARDS_AHEAD = 2
+"""Shards each reader fetches beyond the one it reads: enough to hide a GET's latency behind decoding."""
+_READ_BUFFER = 1024 * 1024
+
+
+def default_cache_dir(bucket: str, prefix: str) -> str:
+    """`<temp>/shardio-cache/<bucket>/<prefix>`: one cache per dataset root, shared by its readers."""
+    return os.path.join(tempfile.gettempdir(), "shardio-cache", bucket, *[part for part in prefix.split("/") if part])
+
+
+class S3ShardDirectory(ShardDirectory):
+    """The shards of the dataset at `s3://bucket/prefix`, read through a cache at `cache_dir`."""
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str,
+        *,
+        version: Optional[str] = None,
+        cache_dir: Optional[str] = None,
+        cache_limit: Optional[int] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        attempts: int = DEFAULT_ATTEMPTS,
+        shards_ahead: int = DEFAULT_SHARDS_AHEAD,
+        check_crc: bool = False,
+    ) -> None:
+        if shards_ahead < 0:
+            raise ValueError(f"shards_ahead must be at least 0, got {shards_ahead}")
+        prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
+        self.objects = S3Objects(bucket, prefix, timeout=timeout, attempts=attempts)
+        self.cache = ShardCache(cache_dir or default_cache_dir(bucket, prefix), cache_limit)
+        self.cache.remove_orphaned_parts()
+        self.shards_ahead = shards_ahead
+        self._ahead: Optional[_Ahead] = None
+        manifest = self._manifest(version)
+        self._listed: List[ManifestShard] = manifest.shards
+        # No member lists: a RecordIO record's input key (bad-record errors) is not worth a GET per shard.
+        shards = [Shard(self.cache.path(shard.key), shard.bytes or 0, self._small_file(shard.index_key), shard.records,
+                        key=shard.key)
+                  for shard in manifest.shards]
+        files = DatasetFiles(manifest.format, shards, manifest, self._small_file(manifest.global_index_key))
+        self._take(files, False, check_crc)
+
+    def _manifest(self, version: Optional[str]) -> DatasetManifest:
+        """The version's manifest, fetched each time for the current version (the root's changes when
+        a version is published), from the cache where pinned (a version's manifest never changes)."""
+        if version is not None:
+            checked_version_id(version)
+        key = version_manifest_key(version) if version else MANIFEST_NAME
+        if version and os.path.isfile(self.cache.path(key)):
+            return read_manifest(self.cache.path(key))
+        data = self.objects.read(key)
+        path = self.cache.put_small(key, data)
+        manifest = read_manifest(path)
+        if manifest.dataset_version:
+            # Cached under the version's own key, so that the current version's index and shards are
+            # named by the version they belong to however the root's manifest changes later.
+            path = self.cache.put_small(version_manifest_key(manifest.dataset_version), data)
+            manifest = read_manifest(path)
+        return manifest
+
+    def _small_file(self, key: Optional[str]) -> Optional[str]:
+        """An index file, fetched unless cached (a key names one version's file for good)."""
+        if key is None:
+            return None
+        path = self.cache.path(key)
+        if not os.path.isfile(path):
+            self.cache.put_small(key, self.objects.read(key))
+        return path
+
+    def _fetch(self, key: str, handle: BinaryIO) -> None:
+        listed = next(shard for shard in self._listed if shard.key == key)
+
+        def check(size: int, crc: int) -> None:
+            if listed.bytes is not None and size != listed.bytes:
+                raise ValueError(f"received {size} bytes but {self.manifest.path} lists {listed.bytes}")  # type: ignore[union-attr]
+            if listed.crc32c is not None and crc != listed.crc32c:
+                raise ValueError(f"received bytes of CRC-32C {crc:#010x} but {self.manifest.path} lists "  # type: ignore[union-attr]
+                                 f"{listed.crc32c:#010x}")
+        self.objects.download(key, handle, check)
+
+    def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
+        if self._ahead is not None:
+            self._ahead.reached(shard)
+        key = self._listed[shard].key
+        offset = self.offsets(shard)[start] if start else 0
+        with self.cache.open(key, self._fetch, buffering=_READ_BUFFER) as handle:
+            handle.seek(offset)
+            yield from read_records(self.format, handle, self.shards[shard].path, offset=offset, limit=limit,
+                                    check_crc=self.check_crc)
+
+    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
+        """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
+        (each process reads one part at a time: a loader worker, or the process without workers)."""
+        slot = epoch_slot(consumer, seed, epoch)
+        counts = self.record_counts()
+        order = (split_shards(len(self.shards), consumer.count, slot) if counts is None
+                 else [segment.shard for segment in split_records(counts, consumer.count, slot)])
+        self._ahead = _Ahead(self, order)
+        try:
+            yield from super().images(consumer, epoch, seed)
+        finally:
+            self._ahead.close()
+            self._ahead = None
+
+
+class _Ahead:
+    """Fetches the shards of `order` from the one being read to `shards_ahead` beyond it."""
+
+    def __init__(self, directory: S3ShardDirectory, order: List[int]) -> None:
+        self.directory = directory
+        self.order = order
+        self.positions = {shard: position for position, shard in enumerate(order)}
+        self.pool = ThreadPoolExecutor(max_workers=directory.shards_ahead) if directory.shards_ahead else None
+        self.pending: Dict[int, Future] = {}
+
+    def reached(self, shard: int) -> None:
+        """Reading `shard` now: start the fetches up to `shards_ahead` beyond it, and raise the error of
+        its own fetch, if that failed."""
+        position = self.positions.get(shard)
+        if position is None:
+            return
+        if self.pool is not None:
+            for ahead in range(position + 1, min(len(self.order), position + 1 + self.directory.shards_ahead)):
+                if ahead not in self.pending:
+                    key = self.directory._listed[self.order[ahead]].key
+                    self.pending[ahead] = self.pool.submit(self.directory.cache.fetch, key, self.directory._fetch)
+        fetched = self.pending.pop(position, None)
+        if fetched is not None:
+            fetched.result()
+
+    def close(self) -> None:
+        for future in self.pending.values():
+            future.cancel()
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
