@@ -13,11 +13,16 @@
 // set of that many 100–400 B files, for peak RSS beyond the 131,072 files planned in memory;
 // `--pinned` adds TFRecord runs (and floor runs) pinned with `taskset` to CPU 0 and to every CPU, and the speed-ups
 // of all cores over one (the CLI sizes its worker threads from the CPUs it may run on).
+// `--check` runs instead the cost of the pack-time image check (issue 32): 100,000 real JPEGs of
+// 2-8 KB (scaled by --scale), packed with the check (`--content images`, the default for folder
+// labels) and without (`--content any`), taking turns; it prints the ratio (target ≤ 1.10). The
+// other sets hold random bytes, not images: their packs run with `--content any`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadSharp } from '../lambda/packing/preprocess/load-sharp';
 
 interface DatasetSpec {
   readonly name: string;
@@ -39,6 +44,9 @@ const PINNINGS = [
 ];
 
 const CLI = path.join(__dirname, '..', 'bin', 'training-io.js');
+
+/** The image check's set: real JPEGs (sharp-made noise, quality 80), 2-8 KB like the small set. */
+const JPEG_SET: DatasetSpec = { name: 'jpegs-2-8KB', files: 100_000, classes: 100, minBytes: 2 * 1024, maxBytes: 8 * 1024 };
 const READ_FLOOR = path.join(__dirname, 'read-floor.js');
 
 /** Deterministic incompressible bytes (xorshift32), so runs compare and nothing compresses away. */
@@ -60,6 +68,32 @@ function generate(spec: DatasetSpec, dir: string): number {
     writeFileSync(path.join(dir, `class-${String(i % spec.classes).padStart(3, '0')}`, `img-${String(i).padStart(7, '0')}.jpg`),
       pool.subarray(start, start + size));
     total += size;
+  }
+  return total;
+}
+
+/**
+ * Writes `spec.files` real JPEGs: 64 made by sharp from noise (sides 40-88 px, which gives 2-8 KB),
+ * each file one of them with a comment segment after SOI that makes its bytes unique.
+ */
+async function generateJpegs(spec: DatasetSpec, dir: string): Promise<number> {
+  const sharp = loadSharp();
+  const bases: Buffer[] = [];
+  for (let i = 0; i < 64; i++) {
+    const side = 40 + (i % 13) * 4;
+    const noise = Buffer.alloc(side * side * 3);
+    for (let j = 0; j < noise.length; j++) noise[j] = (j * 2654435761 + i * 40503) >>> 24;
+    bases.push(await sharp(noise, { raw: { width: side, height: side, channels: 3 } }).jpeg({ quality: 80 }).toBuffer());
+  }
+  let total = 0;
+  for (let c = 0; c < spec.classes; c++) mkdirSync(path.join(dir, `class-${String(c).padStart(3, '0')}`), { recursive: true });
+  for (let i = 0; i < spec.files; i++) {
+    const base = bases[i % bases.length];
+    const text = Buffer.from(`bench file ${i}`);
+    const comment = Buffer.from([0xff, 0xfe, 0, text.length + 2]);
+    const file = Buffer.concat([base.subarray(0, 2), comment, text, base.subarray(2)]);
+    writeFileSync(path.join(dir, `class-${String(i % spec.classes).padStart(3, '0')}`, `img-${String(i).padStart(7, '0')}.jpg`), file);
+    total += file.length;
   }
   return total;
 }
@@ -105,17 +139,61 @@ function load(): string {
   return os.loadavg()[0].toFixed(1);
 }
 
-function main(): void {
+/** The image check's cost: packs of real JPEGs with and without it, taking turns. */
+async function benchImageCheck(dir: string, scale: number, runs: number): Promise<void> {
+  const spec = { ...JPEG_SET, files: Math.round(JPEG_SET.files * scale) };
+  const root = path.join(dir, `${spec.name}-${spec.files}`);
+  const source = path.join(root, 'source');
+  if (!existsSync(path.join(root, '.complete'))) {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(source, { recursive: true });
+    writeFileSync(path.join(root, '.complete'), String(await generateJpegs(spec, source)));
+  }
+  const bytes = Number(execFileSync('cat', [path.join(root, '.complete')]).toString());
+  const out = path.join(root, 'packed');
+  const contenders = ['any', 'images'].map((content) => ({
+    name: `pack --content ${content}`,
+    run: () => {
+      rmSync(out, { recursive: true, force: true });
+      return timed(process.execPath, [CLI, 'pack', source, out, '--format', 'tfrecord', '--seed', '1', '--content', content]);
+    },
+  }));
+  contenders[0].run(); // warms the page cache
+  const timings = contenders.map((): Timing[] => []);
+  const loadBefore = load();
+  for (let run = 0; run < runs; run++) {
+    contenders.forEach((contender, i) => {
+      timings[i].push(contender.run());
+      execFileSync('sync');
+    });
+  }
+  console.log(`\n${spec.name}: ${spec.files} real JPEGs, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs}; load average ${loadBefore} before, ${load()} after)`);
+  const [without, withCheck] = timings.map(summarize);
+  contenders.forEach((contender, i) => {
+    const { best, median, cpu, peakRssMB } = [without, withCheck][i];
+    console.log(`  ${contender.name.padEnd(22)} best ${best.toFixed(2)} s  median ${median.toFixed(2)} s  CPU ${cpu.toFixed(2)} s  peak RSS ${peakRssMB.toFixed(0)} MB`);
+  });
+  console.log(`  with the check ÷ without (target ≤ 1.10): best ${(withCheck.best / without.best).toFixed(3)}, median ${(withCheck.median / without.median).toFixed(3)}, `
+    + `CPU ${(withCheck.cpu / without.cpu).toFixed(3)}`);
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({ options: {
     dir: { type: 'string', default: path.join(os.tmpdir(), 'training-io-bench') },
     scale: { type: 'string', default: '1' },
     runs: { type: 'string', default: '3' },
     many: { type: 'string', default: '0' },
     pinned: { type: 'boolean', default: false },
+    check: { type: 'boolean', default: false },
   } });
   const scale = Number(values.scale);
   const runs = Number(values.runs);
   const many = Number(values.many);
+  if (values.check) {
+    console.log(`pack-local --check: node ${process.version}, ${os.cpus().length} CPUs, ${runs} runs each, taking turns`);
+    await benchImageCheck(values.dir!, scale, runs);
+    return;
+  }
   const datasets = many > 0 ? [...DATASETS, { name: 'many-100-400B', files: many, classes: 1000, minBytes: 100, maxBytes: 400 }] : DATASETS;
   console.log(`pack-local: node ${process.version}, ${os.cpus().length} CPUs, ${runs} runs each, taking turns`);
   for (const base of datasets) {
@@ -147,7 +225,7 @@ function main(): void {
         run: () => {
           const out = path.join(root, `packed-${format}`);
           rmSync(out, { recursive: true, force: true });
-          return timed(process.execPath, [CLI, 'pack', source, out, '--format', format, '--seed', '1']);
+          return timed(process.execPath, [CLI, 'pack', source, out, '--format', format, '--seed', '1', '--content', 'any']);
         },
       })),
       ...(values.pinned ? PINNINGS.map(({ name, cpus }) => ({
@@ -155,7 +233,7 @@ function main(): void {
         run: () => {
           const out = path.join(root, 'packed-pinned');
           rmSync(out, { recursive: true, force: true });
-          return timed('taskset', ['-c', cpus, process.execPath, CLI, 'pack', source, out, '--format', 'tfrecord', '--seed', '1']);
+          return timed('taskset', ['-c', cpus, process.execPath, CLI, 'pack', source, out, '--format', 'tfrecord', '--seed', '1', '--content', 'any']);
         },
       })) : []),
       {
@@ -197,4 +275,4 @@ function main(): void {
   }
 }
 
-main();
+void main();

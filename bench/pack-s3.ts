@@ -128,7 +128,7 @@ interface CliRun {
 
 /** `training-io pack` as a child process; its CPU from bash's `times` (the children's user and system time). */
 async function packCli(endpoint: string, region: string, bucket: string, what: CliRun, readConcurrency: number, run: number): Promise<Measurement> {
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} pack s3://${bucket}/${what.prefix}/ s3://${bucket}/cli-${what.prefix}-${run}/ `
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} pack --content any s3://${bucket}/${what.prefix}/ s3://${bucket}/cli-${what.prefix}-${run}/ `
     + `--endpoint-url ${endpoint} --region ${region} --concurrency ${readConcurrency} ${what.extraArgs ?? ''} >/dev/null; status=$?; times; exit $status`;
   const started = process.hrtime.bigint();
   const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });

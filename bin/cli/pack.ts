@@ -14,6 +14,7 @@ import type { PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
 import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-preprocessing';
 import { describePreprocessing } from '../../lambda/packing/preprocess/preprocessing-settings';
+import { checksImages, defaultRecordContent } from '../../lambda/packing/image-check/record-content';
 import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
 import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
@@ -41,6 +42,10 @@ the current version stays current, unless --allow-missing.
                                count is rounded up to a multiple of it
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
   --labels folder|none         label = first folder of the path, or no labels (default: folder)
+  --content images|any         images: every file is checked, whole, as a JPEG or PNG the training
+                               readers decode (anything else is a failure with its reason); any:
+                               files packed as they are (default: images with folder labels, any
+                               without)
   --concurrency N              S3 objects read ahead per shard (default: 64); local files are
                                read one at a time by each thread, a worker thread per core
   --full                       pack every file again instead of reusing unchanged shards
@@ -91,6 +96,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       'consumers': { type: 'string' },
       'seed': { type: 'string', default: '0' },
       'labels': { type: 'string', default: 'folder' },
+      'content': { type: 'string' },
       'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
       'full': { type: 'boolean', default: false },
@@ -137,6 +143,12 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
   const onS3 = source.kind === 's3' || output.kind === 's3';
   const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
   const preprocessing = parsePreprocessing(values);
+  const content = values.content === undefined ? defaultRecordContent(labels) : parseChoice('--content', values.content, ['images', 'any'] as const);
+  if (values.content === 'any' && preprocessing) {
+    throw new UsageError('--content any packs files as they are, and --resize, --max-side, --quality and --keep-grayscale decode every file '
+      + 'as an image: give one or the other');
+  }
+  const checkImages = checksImages(content, preprocessing !== undefined);
 
   // Local to local is disk- and CPU-bound: a worker thread per core; on one core, this thread
   // alone (a worker there would only add its start, its own compilation and heap: 5-8 % of the
@@ -148,7 +160,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
   if (preprocessing) allowImageWorkOnEveryThread(threads);
   const local = source.kind === 'local' && output.kind === 'local';
   const pool = local && threads > 1
-    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency, preprocessing }, threads)
+    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency, preprocessing, checkImages }, threads)
     : undefined;
   const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();
@@ -163,7 +175,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: local ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, prefix, onFiles) => pool.write(shard, prefix, onFiles) : undefined,
-      fullRepack: values.full, allowMissing: values['allow-missing'], retentionDays, preprocessing,
+      fullRepack: values.full, allowMissing: values['allow-missing'], retentionDays, preprocessing, content,
       onProgress: (state) => progress.update(state),
       onLargeListing: favourMemoryOverSpeed,
     });

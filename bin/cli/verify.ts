@@ -4,7 +4,7 @@ import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
 import { verifyDataset } from '../../lambda/packing/verify';
 
-export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--repair] [--allow-missing] [--endpoint-url URL] [--region R]
+export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--repair] [--images] [--allow-missing] [--endpoint-url URL] [--region R]
 
 Re-read a packed dataset (a local folder or an s3://bucket/prefix/ URI): that manifest.json names
 the newest published version (and, on S3, that shards.manifest and index.manifest are its), each
@@ -18,6 +18,9 @@ the manifest.
                        version that was never published is a problem (the published ones are listed)
   --repair             first bring the root's copies (manifest.json, shards.manifest, index.manifest) to
                        the newest published version, as the next pack would (a run stopped after publishing)
+  --images             also check every record's image, whole, as pack does (a JPEG or PNG the
+                       training readers decode): for datasets packed before that check or
+                       packed as any content; each record that is not one is a problem naming its file
   --allow-missing      exit 0 even when the manifest lists source files that could not be packed
   --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
   --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)
@@ -32,6 +35,7 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream):
     strict: true,
     options: {
       'allow-missing': { type: 'boolean', default: false },
+      'images': { type: 'boolean', default: false },
       'repair': { type: 'boolean', default: false },
       'version': { type: 'string' },
       'endpoint-url': { type: 'string' },
@@ -55,7 +59,7 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream):
       const repaired = await syncRootCopies(reader);
       out.write(repaired.length > 0 ? `repaired: ${repaired.join(', ')} now name the newest published version\n` : 'repair: the root\'s copies were current\n');
     }
-    const report = await verifyDataset(reader, { version: values.version });
+    const report = await verifyDataset(reader, { version: values.version, images: values.images });
     const failures = report.manifest?.failures ?? [];
     const missing = failures.length > 0 && !values['allow-missing'];
     const problems = [

@@ -1,6 +1,7 @@
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { LabelMode } from '../packing/planning/plan-types';
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
+import type { RecordContent } from '../packing/image-check/record-content';
 import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import { IMAGE_PREPROCESSING_FIELDS, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
@@ -129,6 +130,15 @@ export function readImagePreprocessing(env: Environment): ImagePreprocessing | u
 /** `{ [name]: value }`, or nothing when the value is undefined: settings hold no undefined fields (the plan is JSON). */
 function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [name]: value }) as { [P in K]?: V };
+}
+
+/** What the records hold (`RECORD_CONTENT`: `images`, checked, or `any`; absent, `any`, as stacks deployed before the check packed). */
+export function readRecordContent(env: Environment): RecordContent {
+  const content = env[ENV.recordContent] ?? 'any';
+  if (content !== 'images' && content !== 'any') {
+    throw new HandlerInputError(`environment variable ${ENV.recordContent} must be 'images' or 'any', got '${content}'`);
+  }
+  return content;
 }
 
 /** Files a packer reads ahead (`READ_CONCURRENCY`, default 64). */

@@ -18,6 +18,8 @@ import { planIncremental } from './planning/incremental-plan';
 import type { LabelMode, PlannedShard } from './planning/plan-types';
 import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { ImagePreprocessor } from './preprocess/image-preprocessor';
+import type { RecordContent } from './image-check/record-content';
+import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
 import { DEFAULT_RETENTION_DAYS } from './prune';
 import { AfterClaimError, ConcurrentPublishError, currentVersion, syncRootCopies, throwIfClaimedByAnother } from './publish';
@@ -77,6 +79,14 @@ export interface PackOptions {
    * your own must apply the same settings. Default: the files' bytes, unchanged.
    */
   readonly preprocessing?: ImagePreprocessing;
+  /**
+   * `images`: every file is checked as an image the training readers decode (the whole file
+   * parsed, lambda/packing/image-check/), and those that are not are listed failures; `any`: any
+   * bytes become records. Default `any`; the CLI and the construct choose `images` for folder
+   * labels (defaultRecordContent). Preprocessing checks every file whatever this says. A
+   * `writeShard` of your own must check as this says.
+   */
+  readonly content?: RecordContent;
 }
 
 /** What a packing run did. */
@@ -126,6 +136,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   const recordBytes = format.recordBytes.bind(format);
   // Before the listing: settings out of range or sharp missing fail the run at once.
   const preprocessing = options.preprocessing ? new ImagePreprocessor(options.preprocessing).record : undefined;
+  const checkImages = checksImages(options.content ?? 'any', options.preprocessing !== undefined);
   const repairedRootCopies = await syncRootCopies(options.sink);
   const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
@@ -164,7 +175,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     }
     const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
     try {
-      const results = await writeShards(plan, options, format, layout);
+      const results = await writeShards(plan, options, format, layout, checkImages);
       const reused = incremental?.reused ?? [];
       const written = results.shards.map((result) => rebase(result.shard, layout));
       const { manifest, prune, currentVersion: newest } = await finalizeDataset({
@@ -230,7 +241,7 @@ async function removeUnpublished(sink: PackingSink, layout: VersionLayout): Prom
 }
 
 /** Writes every shard of the plan, a few at once, taking the plan's groups as they are needed. */
-async function writeShards(plan: ListingPlan, options: PackOptions, format: ShardFormat, layout: VersionLayout) {
+async function writeShards(plan: ListingPlan, options: PackOptions, format: ShardFormat, layout: VersionLayout, checkImages: boolean) {
   const progress = { filesDone: 0, bytesDone: 0, totalFiles: plan.totalFiles, totalBytes: plan.totalBytes, shardsDone: 0, totalShards: plan.shardCount };
   const report = () => options.onProgress?.({ ...progress });
   report();
@@ -242,6 +253,7 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
     format,
     readConcurrency: options.readConcurrency ?? 32,
     preprocessing: options.preprocessing,
+    checkImages,
     onFile: (bytes) => onFiles(bytes, 1),
   }));
   const results = new Array<ShardResult>(plan.shardCount);

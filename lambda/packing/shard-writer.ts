@@ -13,7 +13,9 @@ import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 import { MAX_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import { MIB } from '../../lib/contract/units';
 import type { ImagePreprocessing } from './preprocess/image-preprocessing';
-import { ImagePreprocessor, PREPROCESSED_FORMAT, UndecodableImageError } from './preprocess/image-preprocessor';
+import { ImagePreprocessor, PREPROCESSED_FORMAT } from './preprocess/image-preprocessor';
+import { UndecodableImageError } from './image-check/undecodable-image';
+import { imageCheckFailure, READER_RULES } from './image-check/image-check';
 import { PreprocessedReads } from './preprocess/preprocessed-reads';
 
 /** How one shard is written. */
@@ -32,6 +34,12 @@ export interface ShardWriterOptions {
    * core; a Lambda packer, one writer, passes its vCPU count so that its memory size buys speed.
    */
   readonly imagesInFlight?: number;
+  /**
+   * Check that every file is an image the training readers decode (image/image-check.ts) and list
+   * those that are not as failures (default false: any bytes become records). Preprocessing checks
+   * every file whatever this says.
+   */
+  readonly checkImages?: boolean;
 }
 
 /** What writing one shard produced. */
@@ -50,7 +58,7 @@ const PREPROCESS_AHEAD = 2;
  * Writes one planned shard and its index: reads the members with bounded read-ahead, frames them
  * in plan order (deterministic bytes), streams the frames to the sink with a running CRC32C, and
  * lists every member that does not exist, may not be read, cannot be framed or (with
- * preprocessing) cannot be decoded as a failure instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
+ * preprocessing or the image check) is no image the readers decode as a failure instead of dropping it. Any other read error (the store unreachable, timeouts, throttling that
  * outlasted the retries) fails the shard: the input is not known to be lost, so it is not listed.
  * The shard appears only when complete; a failed write leaves nothing behind.
  */
@@ -114,6 +122,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
   // Made here, not per file: it loads sharp (failing the shard at once when it is missing) and checks the settings once.
   const preprocessor = options.preprocessing ? new ImagePreprocessor(options.preprocessing) : undefined;
   const reads = preprocessor ? preprocessedReads(records, options, preprocessor) : memberReads(records, options);
+  const checkImages = options.checkImages === true && !preprocessor;
   const output = new OutputBlock(writer, BLOCK_BYTES);
   const failures: ManifestFailure[] = [];
   const recordIds: number[] = [];
@@ -125,7 +134,8 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     const data = taken instanceof Promise ? await taken : taken;
     // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
     const inputBytes = Buffer.isBuffer(data) && !preprocessor ? data.length : record.size;
-    const encoded = types.isNativeError(data) ? listedFailure(data) : frame(format, record, data, preprocessor !== undefined);
+    const encoded = types.isNativeError(data) ? listedFailure(data)
+      : (checkImages ? imageCheckFailure(data, READER_RULES) : undefined) ?? frame(format, record, data, preprocessor !== undefined);
     if (typeof encoded === 'string') {
       failures.push({ key: record.key, reason: encoded });
       options.onFile?.(inputBytes);

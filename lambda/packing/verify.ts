@@ -11,6 +11,7 @@ import { checkTotals, crc32cBase64, MANIFEST_FORMAT_VERSION } from './manifest';
 import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';
+import { imageCheckFailure, READER_RULES } from './image-check/image-check';
 
 /** What verification found. */
 export interface VerifyReport {
@@ -31,6 +32,12 @@ export interface VerifyOptions {
   /** A version id: that version's own manifest instead of the current one (the root's `manifest.json`). */
   readonly version?: string;
   readonly onShard?: (done: number, total: number) => void;
+  /**
+   * Also check every record's image as the pack-time check does (lambda/packing/image-check/):
+   * for datasets packed before it, or with `--content any`. Each record that the training readers
+   * could not decode is a problem naming the shard, the record's offset, its file and the reason.
+   */
+  readonly images?: boolean;
 }
 
 /**
@@ -82,7 +89,7 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
 
   for (const [position, shard] of manifest.shards.entries()) {
     if (!confined.has(shard.key) || !confined.has(shard.indexKey)) continue;
-    const checked = await verifyShard(dataset, manifest, shard, labelCount, problems);
+    const checked = await verifyShard(dataset, manifest, shard, labelCount, problems, options.images === true);
     if (confined.has(shard.membersKey)) await verifyMembers(dataset, shard, failed, problems);
     recordsChecked += checked.records.length;
     bytesChecked += checked.bytes;
@@ -249,7 +256,7 @@ interface CheckedShard {
 }
 
 async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: ManifestShard, labelCount: number,
-  problems: string[]): Promise<CheckedShard> {
+  problems: string[], checkImages: boolean): Promise<CheckedShard> {
   const none: CheckedShard = { records: [], ids: [], bytes: 0 };
   const data = await dataset.get(shard.key).catch((error: Error) => {
     problems.push(`${shard.key}: cannot be read (${error.message})`);
@@ -273,8 +280,10 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   const ids: number[] = [];
   for (const record of records) {
     try {
-      const { id, label, filename } = describeRecord(manifest, record.payload);
+      const { id, label, filename, image } = describeRecord(manifest, record.payload);
       ids.push(id);
+      const undecodable = checkImages ? imageCheckFailure(image, READER_RULES) : undefined;
+      if (undecodable) problems.push(`${shard.key}: record at offset ${record.offset}${filename === undefined ? '' : ` (${filename})`}: ${undecodable}`);
       if (labelCount > 0 ? !(Number.isInteger(label) && label >= 0 && label < labelCount) : label !== -1) {
         problems.push(`${shard.key}: record at offset ${record.offset} has label ${label}, outside the ${labelCount} classes of the manifest`);
       } else if (labelCount > 0 && filename !== undefined && manifest.labels[filename.split('/')[0]] !== label) {
@@ -294,11 +303,11 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   return { records, ids, bytes: data.length };
 }
 
-/** The id and label a record carries (TFRecord Examples carry no id: -1), and its file's key where it keeps one (TFRecord). */
-function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number; filename?: string } {
+/** The id, label and image bytes a record carries (TFRecord Examples carry no id: -1), and its file's key where it keeps one (TFRecord). */
+function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number; filename?: string; image: Buffer } {
   if (manifest.format === 'recordio') {
-    const { header } = unpackImageRecord(payload);
-    return { id: header.id, label: Object.keys(manifest.labels).length > 0 ? header.label : -1 };
+    const { header, data } = unpackImageRecord(payload);
+    return { id: header.id, label: Object.keys(manifest.labels).length > 0 ? header.label : -1, image: data };
   }
   const example = decodeExample(payload);
   const encoded = example['image/encoded'];
@@ -309,6 +318,7 @@ function describeRecord(manifest: Manifest, payload: Buffer): { id: number; labe
     id: -1,
     label: label && 'int64List' in label ? Number(label.int64List[0]) : -1,
     filename: filename && 'bytesList' in filename && filename.bytesList.length === 1 ? filename.bytesList[0].toString('utf8') : undefined,
+    image: encoded.bytesList[0] ?? Buffer.alloc(0),
   };
 }
 

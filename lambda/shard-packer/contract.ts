@@ -21,7 +21,7 @@ export interface ShardPackerResult {
 
 /** Environment variables the packer reads. */
 export const SHARD_PACKER_ENVIRONMENT = [
-  ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix, ENV.format, ENV.readConcurrency,
+  ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix, ENV.format, ENV.readConcurrency, ENV.recordContent,
   // With preprocessing only; UV_THREADPOOL_SIZE is read by Node.js itself, not by the handler.
   ENV.imagePreprocessing, ENV.threadPoolSize,
 ] as const;

@@ -5,7 +5,8 @@ import { engineS3Client } from '../packing/io/s3-client';
 import type { S3RetryOptions } from '../packing/io/s3-retry';
 import { S3Sink } from '../packing/io/s3-sink';
 import { S3Source } from '../packing/io/s3-source';
-import { readFormat, readImagePreprocessing, readLocation, readReadConcurrency } from '../handler-kit/dataset-settings';
+import { readFormat, readImagePreprocessing, readLocation, readReadConcurrency, readRecordContent } from '../handler-kit/dataset-settings';
+import { checksImages } from '../packing/image-check/record-content';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 import { SHARD_PACKER_METRICS } from './contract';
 import { packShard, parsePackerEvent } from './pack-shard';
@@ -21,6 +22,7 @@ const sink = new S3Sink({ client, ...readLocation(process.env, 'destination'), r
 const format = readFormat(process.env);
 const readConcurrency = readReadConcurrency(process.env);
 const preprocessing = readImagePreprocessing(process.env);
+const checkImages = checksImages(readRecordContent(process.env), preprocessing !== undefined);
 // One shard per invocation: its images are resized one per vCPU the memory size gives (ShardedDataset sets UV_THREADPOOL_SIZE to match).
 const imagesInFlight = Math.max(2, os.availableParallelism());
 
@@ -32,7 +34,7 @@ export async function handler(event: ShardPackerEvent): Promise<ShardPackerResul
   let inputBytes = 0;
   retries = 0;
   try {
-    const result = await packShard(task, { source, sink, format, readConcurrency, preprocessing, imagesInFlight, onFile: (bytes) => { inputBytes += bytes; } });
+    const result = await packShard(task, { source, sink, format, readConcurrency, preprocessing, checkImages, imagesInFlight, onFile: (bytes) => { inputBytes += bytes; } });
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
     metrics.addMetric(SHARD_PACKER_METRICS.records, MetricUnit.Count, result.shard.records);
     metrics.addMetric(SHARD_PACKER_METRICS.recordsPerSecond, MetricUnit.CountPerSecond, result.shard.records / seconds);

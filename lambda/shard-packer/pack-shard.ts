@@ -41,6 +41,8 @@ export interface PackShardOptions {
   readonly preprocessing?: ImagePreprocessing;
   /** Images resized at once (the function's vCPUs; see ShardWriterOptions). */
   readonly imagesInFlight?: number;
+  /** Check every file as an image the readers decode (see ShardWriterOptions.checkImages). */
+  readonly checkImages?: boolean;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function packShard(task: ShardPackerEvent, options: PackShardOption
     onFile: options.onFile,
     preprocessing: options.preprocessing,
     imagesInFlight: options.imagesInFlight,
+    checkImages: options.checkImages,
   });
   const shard = { ...written.shard, key: layout.rebase(written.shard.key), indexKey: layout.rebase(written.shard.indexKey), membersKey: task.membersKey };
   const key = new RunFiles(layout).resultKey(task.shardName);

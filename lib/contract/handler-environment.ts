@@ -27,6 +27,11 @@ export const PACKING_ENV = {
    */
   imagePreprocessing: 'IMAGE_PREPROCESSING',
   /**
+   * On the packers: `images` (every file checked as an image the training readers decode,
+   * lambda/packing/image-check/) or `any` (files packed as they are); absent, `any`.
+   */
+  recordContent: 'RECORD_CONTENT',
+  /**
    * Node.js's own: the threads of libuv's pool, on which sharp works, one image per thread (the
    * engine sets `sharp.concurrency(1)`, lambda/packing/preprocess/). The construct sets it to the
    * packer's vCPUs when it preprocesses (never below Node's default of 4).

@@ -102,6 +102,7 @@ export const ERROR_CODES = {
   InvalidImageSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing side outside 1 to 16,384 pixels' },
   LongerSideBelowShorterSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing cap on the longer side below the shorter side\'s target' },
   InvalidJpegQuality: { subject: 'ShardedDataset', meaning: 'an image preprocessing JPEG quality outside 1 to 100' },
+  PreprocessingNonImages: { subject: 'ShardedDataset', meaning: 'image preprocessing with recordContent ANY (files that are not images)' },
   // LustreDatasetCache, CacheSource, ReadRate
   UnsupportedDeploymentType: { subject: 'LustreDatasetCache', meaning: 'SCRATCH_1, which cannot have data repository associations' },
   LustreVersionWithoutAssociations: { subject: 'LustreDatasetCache', meaning: 'Lustre 2.10, which cannot have data repository associations' },

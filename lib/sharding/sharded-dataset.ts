@@ -42,6 +42,19 @@ export enum RecordLabels {
 }
 
 /**
+ * What the records hold.
+ */
+export enum RecordContent {
+  /**
+   * Images: every file is checked at pack time, whole, as a JPEG or PNG the training readers decode
+   * (with `imagePreprocessing`, also WebP, TIFF, GIF); any other file is a listed failure with its reason.
+   */
+  IMAGES = 'images',
+  /** Any bytes: files packed as they are. */
+  ANY = 'any',
+}
+
+/**
  * A packed dataset, as training channels read it.
  */
 export interface IShardedDataset {
@@ -277,6 +290,13 @@ export interface ShardedDatasetProps {
    * @default - none: the records carry the files' bytes unchanged
    */
   readonly imagePreprocessing?: ImagePreprocessingOptions;
+  /**
+   * What the records hold: images, each checked at pack time (a file the readers cannot decode,
+   * such as a truncated JPEG or a text file, is a listed failure), or any bytes, packed as they are.
+   *
+   * @default - RecordContent.IMAGES with folder labels, RecordContent.ANY without
+   */
+  readonly recordContent?: RecordContent;
 
   /**
    * Memory of each packer Lambda (128 MiB–10 GiB). Lambda's CPU and network share grow with it
@@ -425,6 +445,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...destination,
       [env.format]: format,
       [env.readConcurrency]: numberVariable(props.packerConcurrency ?? 64),
+      [env.recordContent]: props.recordContent ?? ((props.labels ?? RecordLabels.FOLDER) === RecordLabels.FOLDER ? RecordContent.IMAGES : RecordContent.ANY),
       ...preprocessing,
       ...(threadPoolSize !== undefined ? { [env.threadPoolSize]: String(threadPoolSize) } : {}),
     }, props.imagePreprocessing ? 'packs one shard from its member list, resizing the images' : 'packs one shard from its member list');
@@ -691,6 +712,11 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateInventory(scope, props.sourceInventory);
   validateRetention(scope, props.versionRetention);
   validateImagePreprocessing(scope, props.imagePreprocessing);
+  if (props.recordContent === RecordContent.ANY && props.imagePreprocessing) {
+    throw new ValidationError('PreprocessingNonImages',
+      'recordContent is RecordContent.ANY (files packed as they are), and imagePreprocessing decodes every file as an image: '
+      + 'set one or the other', scope);
+  }
 }
 
 function validateRetention(scope: Construct, retention: Duration | undefined): void {

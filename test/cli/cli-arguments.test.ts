@@ -63,7 +63,7 @@ describe('training-io pack: file:// URLs', () => {
     const output = path.join(folder('out'), 'dataset');
 
     // WHEN
-    const packed = await runCli('pack', pathToFileURL(source).href, pathToFileURL(output).href, '--shards', '3', '--consumers', '3');
+    const packed = await runCli('pack', '--content', 'any', pathToFileURL(source).href, pathToFileURL(output).href, '--shards', '3', '--consumers', '3');
     const verified = await runCli('verify', pathToFileURL(output).href);
 
     // THEN

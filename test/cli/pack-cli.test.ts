@@ -30,7 +30,7 @@ describe('training-io pack and verify', () => {
     const output = path.join(folder('out'), 'dataset');
 
     // WHEN
-    const packed = await runCli('pack', source, output, '--format', 'recordio', '--shards', '3', '--seed', '5');
+    const packed = await runCli('pack', '--content', 'any', source, output, '--format', 'recordio', '--shards', '3', '--seed', '5');
     const verified = await runCli('verify', output);
 
     // THEN
@@ -59,9 +59,9 @@ describe('training-io pack and verify', () => {
     let coresAsked = 0;
     try {
       cores.mockReturnValue(1);
-      codes.push((await runCli('pack', source, oneCore, '--format', format, '--shards', '4', '--seed', '3')).code);
+      codes.push((await runCli('pack', '--content', 'any', source, oneCore, '--format', format, '--shards', '4', '--seed', '3')).code);
       cores.mockReturnValue(4);
-      codes.push((await runCli('pack', source, fourCores, '--format', format, '--shards', '4', '--seed', '3')).code);
+      codes.push((await runCli('pack', '--content', 'any', source, fourCores, '--format', format, '--shards', '4', '--seed', '3')).code);
     } finally {
       coresAsked = cores.mock.calls.length;
       cores.mockRestore();
@@ -82,7 +82,7 @@ describe('training-io pack and verify', () => {
     const source = sourceFolder(6);
 
     // WHEN
-    const { code, stderr } = await runCli('pack', source, folder('out'));
+    const { code, stderr } = await runCli('pack', '--content', 'any', source, folder('out'));
 
     // THEN
     expect(code).toBe(0);
@@ -95,14 +95,14 @@ describe('training-io pack and verify', () => {
     // GIVEN: a dataset at version 1, then a source with a file that cannot be read
     const source = sourceFolder(4);
     const output = folder('out');
-    expect((await runCli('pack', source, output)).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', source, output)).code).toBe(0);
     const first = readManifest(output);
     writeFiles(source, { 'cat/new.jpg': seededBytes('cli/new', 700) });
     fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'cat', 'dangling.jpg'));
     const before = listFiles(output);
 
     // WHEN
-    const { code, stdout, stderr } = await runCli('pack', source, output);
+    const { code, stdout, stderr } = await runCli('pack', '--content', 'any', source, output);
 
     // THEN: nothing of the run is left, readers still get version 1, and verify passes on it
     expect(code).toBe(1);
@@ -121,7 +121,7 @@ describe('training-io pack and verify', () => {
     const output = folder('out');
 
     // WHEN
-    const { code, stdout } = await runCli('pack', source, output, '--allow-missing');
+    const { code, stdout } = await runCli('pack', '--content', 'any', source, output, '--allow-missing');
 
     // THEN
     expect(code).toBe(0);
@@ -192,7 +192,7 @@ describe('training-io pack and verify', () => {
     writeFiles(source, { 'stray.jpg': 'not in a class folder' });
 
     // WHEN
-    const { code, stderr } = await runCli('pack', source, folder('out'));
+    const { code, stderr } = await runCli('pack', '--content', 'any', source, folder('out'));
 
     // THEN
     expect(code).toBe(2);
@@ -215,7 +215,7 @@ describe('training-io pack and verify', () => {
   test('verify of a dataset with a damaged shard exits 1 naming the shard', async () => {
     // GIVEN
     const output = folder('out');
-    expect((await runCli('pack', sourceFolder(6), output, '--shards', '2')).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', sourceFolder(6), output, '--shards', '2')).code).toBe(0);
     const shardKey = readManifest(output).shards[1].key;
     const shard = path.join(output, shardKey);
     const data = fs.readFileSync(shard);
@@ -252,14 +252,14 @@ describe('training-io pack on a disk that fills', () => {
     const output = folder('out');
 
     // WHEN the CLI runs under the limit (a real refusal by the kernel, not an injected one)
-    const child = spawnSync('bash', ['-c', `ulimit -f 16 && exec "${process.execPath}" -r ts-node/register/transpile-only bin/training-io.ts pack "$0" "$1"`, source, output],
+    const child = spawnSync('bash', ['-c', `ulimit -f 16 && exec "${process.execPath}" -r ts-node/register/transpile-only bin/training-io.ts pack --content any "$0" "$1"`, source, output],
       { cwd: REPO, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'tsconfig.dev.json') } });
 
     // THEN
     expect(child.status).toBe(1);
     expect(child.stderr).toMatch(new RegExp(`${escapeRegExp(output)}/versions/v\\d{8}-[0-9a-f]{8}/shards/part-00000-of-00001\\.tfrecord: EFBIG`));
     expect(listFiles(output).filter((key) => key.endsWith('.partial') || key.startsWith('published/') || key === MANIFEST_KEY)).toEqual([]);
-    const rerun = await runCli('pack', source, output);
+    const rerun = await runCli('pack', '--content', 'any', source, output);
     expect(rerun.code).toBe(0);
     expect(readManifest(output).records).toBe(40);
     expect(listFiles(output).filter((key) => key.endsWith('.partial'))).toEqual([]);

@@ -30,7 +30,7 @@ describe('training-io pack --resize, --max-side, --quality, --keep-grayscale', (
     // THEN
     expect(packed.code).toBe(1);
     expect(packed.stdout).toMatch(/^version {4}v00000001-[0-9a-f]{8} not published: 1 file\(s\) could not be packed/m);
-    expect(packed.stdout).toMatch(/^ {11}photos\/pillow-truncated\.jpg: truncated jpeg image \(it ends before its end marker\)$/m);
+    expect(packed.stdout).toMatch(/^ {11}photos\/pillow-truncated\.jpg: truncated jpeg image \(premature end of data: scan 1's data stops in MCU 12 of 40\)$/m);
     expect(packed.stderr).toMatch(/1 file\(s\) could not be packed: nothing was published/);
     expect(fs.existsSync(path.join(output, MANIFEST_KEY))).toBe(false);
     expect(allowed.code).toBe(0);

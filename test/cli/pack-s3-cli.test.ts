@@ -95,7 +95,7 @@ function byPlace(keys: readonly string[]): Map<string, string> {
 describe('training-io pack and verify with S3', () => {
   test('pack S3 to S3 then verify S3: both exit 0, and the summary names the S3 locations', async () => {
     // WHEN
-    const packed = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-a/`, ...s3Flags(),
+    const packed = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-a/`, ...s3Flags(),
       '--format', 'recordio', '--shards', '3', '--seed', '7');
     const verified = await runCli('verify', `s3://${bucket}/packed-a`, ...s3Flags());
 
@@ -127,8 +127,8 @@ describe('training-io pack and verify with S3', () => {
     const localOutput = folder('out');
 
     // WHEN
-    const fromS3 = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-same/`, ...s3Flags(), '--shards', '4', '--seed', '11');
-    const fromDisk = await runCli('pack', localSource, localOutput, '--shards', '4', '--seed', '11');
+    const fromS3 = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-same/`, ...s3Flags(), '--shards', '4', '--seed', '11');
+    const fromDisk = await runCli('pack', '--content', 'any', localSource, localOutput, '--shards', '4', '--seed', '11');
 
     // THEN
     expect([fromS3.code, fromDisk.code]).toEqual([0, 0]);
@@ -162,9 +162,9 @@ describe('training-io pack and verify with S3', () => {
     const faultsBefore = proxy.faults;
 
     // WHEN
-    const withFaults = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-faults/`, ...s3Flags(proxy.endpoint), '--shards', '3', '--seed', '5');
+    const withFaults = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-faults/`, ...s3Flags(proxy.endpoint), '--shards', '3', '--seed', '5');
     proxy.onRequest(undefined);
-    const clean = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-no-faults/`, ...s3Flags(), '--shards', '3', '--seed', '5');
+    const clean = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-no-faults/`, ...s3Flags(), '--shards', '3', '--seed', '5');
 
     // THEN
     expect([withFaults.code, clean.code]).toEqual([0, 0]);
@@ -187,9 +187,9 @@ describe('training-io pack and verify with S3', () => {
     const manifestKey = await writeInventoryReport(client, bucket, { folder, stamp: '2026-11-20T00-00Z', lines });
 
     // WHEN
-    const byFolder = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-a/`, ...s3Flags(), '--inventory', `s3://${bucket}/${folder}`, '--seed', '3');
-    const byManifest = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-b/`, ...s3Flags(), '--inventory', `s3://${bucket}/${manifestKey}`, '--seed', '3');
-    const listed = await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-c/`, ...s3Flags(), '--seed', '3');
+    const byFolder = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-a/`, ...s3Flags(), '--inventory', `s3://${bucket}/${folder}`, '--seed', '3');
+    const byManifest = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-b/`, ...s3Flags(), '--inventory', `s3://${bucket}/${manifestKey}`, '--seed', '3');
+    const listed = await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed-inv-c/`, ...s3Flags(), '--seed', '3');
 
     // THEN
     expect([byFolder.code, byManifest.code, listed.code]).toEqual([0, 0, 0]);
@@ -201,7 +201,7 @@ describe('training-io pack and verify with S3', () => {
 
   test('pack a local folder to S3, then verify S3', async () => {
     // WHEN
-    const packed = await runCli('pack', localSource, `s3://${bucket}/from-local/`, ...s3Flags(), '--shards', '2');
+    const packed = await runCli('pack', '--content', 'any', localSource, `s3://${bucket}/from-local/`, ...s3Flags(), '--shards', '2');
     const verified = await runCli('verify', `s3://${bucket}/from-local/`, ...s3Flags());
 
     // THEN
@@ -232,7 +232,7 @@ describe('training-io pack and verify with S3', () => {
     const output = path.join(folder('out'), 'dataset');
 
     // WHEN
-    const packed = await runCli('pack', `s3://${bucket}/raw`, output, ...s3Flags(), '--shards', '2');
+    const packed = await runCli('pack', '--content', 'any', `s3://${bucket}/raw`, output, ...s3Flags(), '--shards', '2');
     const verified = await runCli('verify', output);
 
     // THEN
@@ -257,7 +257,7 @@ describe('training-io pack and verify with S3', () => {
     });
 
     // WHEN
-    const refused = await runCli('pack', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, ...s3Flags(proxy.endpoint));
+    const refused = await runCli('pack', '--content', 'any', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, ...s3Flags(proxy.endpoint));
 
     // THEN: no claim, no manifest, nothing of the run left under the output
     expect(refused.code).toBe(1);
@@ -268,7 +268,7 @@ describe('training-io pack and verify with S3', () => {
 
     // WHEN: the same with --allow-missing
     await putTestObjects(client, bucket, { 'vanishing/cat/b.jpg': objects['vanishing/cat/b.jpg'] });
-    const allowed = await runCli('pack', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, '--allow-missing', ...s3Flags(proxy.endpoint));
+    const allowed = await runCli('pack', '--content', 'any', `s3://${bucket}/vanishing/`, `s3://${bucket}/vanishing-packed/`, '--allow-missing', ...s3Flags(proxy.endpoint));
 
     // THEN
     expect(allowed.code).toBe(0);

@@ -27,7 +27,7 @@ describe('training-io pack never packs its own output', () => {
     fs.symlinkSync(output, path.join(source, 'cat', 'packed'));
 
     // WHEN
-    const { code, stderr } = await runCli('pack', source, output);
+    const { code, stderr } = await runCli('pack', '--content', 'any', source, output);
 
     // THEN
     expect(code).toBe(2);
@@ -39,12 +39,12 @@ describe('training-io pack never packs its own output', () => {
     // GIVEN
     const source = sourceFolder();
     const output = path.join(folder('out'), 'dataset');
-    expect((await runCli('pack', source, output)).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', source, output)).code).toBe(0);
     const written = listFiles(output);
     fs.symlinkSync(path.join(output, 'versions'), path.join(source, 'dog', 'versions'));
 
     // WHEN
-    const { code, stderr } = await runCli('pack', source, output);
+    const { code, stderr } = await runCli('pack', '--content', 'any', source, output);
 
     // THEN
     expect(code).toBe(2);
@@ -62,7 +62,7 @@ describe('training-io pack never packs its own output', () => {
     const output = path.join(shared, 'bird', 'packed');
 
     // WHEN
-    const { code, stderr } = await runCli('pack', source, output);
+    const { code, stderr } = await runCli('pack', '--content', 'any', source, output);
 
     // THEN
     expect(code).toBe(2);
@@ -85,7 +85,7 @@ describe('training-io pack lists every entry it cannot pack as a failure', () =>
     // WHEN
     let run;
     try {
-      run = await runCli('pack', source, output, '--allow-missing');
+      run = await runCli('pack', '--content', 'any', source, output, '--allow-missing');
     } finally {
       server.close();
     }
@@ -117,7 +117,7 @@ describe('training-io pack lists every entry it cannot pack as a failure', () =>
     // WHEN
     let run;
     try {
-      run = await runCli('pack', source, output, '--allow-missing');
+      run = await runCli('pack', '--content', 'any', source, output, '--allow-missing');
     } finally {
       fs.closeSync(writer);
       fs.closeSync(reader);
@@ -137,7 +137,7 @@ describe('training-io pack lists every entry it cannot pack as a failure', () =>
     const output = folder('out');
 
     // WHEN
-    const { code, stdout } = await runCli('pack', source, output, '--allow-missing');
+    const { code, stdout } = await runCli('pack', '--content', 'any', source, output, '--allow-missing');
 
     // THEN
     expect(code).toBe(0);

@@ -22,19 +22,19 @@ describe('training-io pack: versions are never lost', () => {
     const src = folder('src');
     const out = folder('out');
     writeFiles(src, { 'a/1.jpg': '1\n' });
-    expect((await runCli('pack', src, out)).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', src, out)).code).toBe(0);
     writeFiles(src, { 'a/2.jpg': '2\n' });
-    expect((await runCli('pack', src, out, '--retention', '0')).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', src, out, '--retention', '0')).code).toBe(0);
     writeFiles(src, { 'a/3.jpg': '3\n' });
     // WHEN: the default retention counts version 1, pruned by the run before, as within its 7 days
-    const third = await runCli('pack', src, out);
+    const third = await runCli('pack', '--content', 'any', src, out);
     // THEN
     expect(third.stderr).not.toMatch(/ENOENT|error/i);
     expect(third.code).toBe(0);
     expect(datasetVersionAt(out, MANIFEST_KEY)).toMatch(/^v00000003-/);
     const verified = await runCli('verify', out);
     expect(verified.stdout).toMatch(/^ok: \d+ shards, 3 records/m);
-    expect((await runCli('pack', src, out, '--full')).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', src, out, '--full')).code).toBe(0);
     expect(datasetVersionAt(out, MANIFEST_KEY)).toMatch(/^v00000004-/);
   });
 
@@ -43,10 +43,10 @@ describe('training-io pack: versions are never lost', () => {
     const src = folder('src');
     const out = folder('out');
     writeFiles(src, { 'a/1.jpg': '1\n', 'b/1.jpg': 'b1\n' });
-    await runCli('pack', src, out);
+    await runCli('pack', '--content', 'any', src, out);
     const first = datasetVersionAt(out, MANIFEST_KEY);
     writeFiles(src, { 'a/2.jpg': '2\n' });
-    await runCli('pack', src, out);
+    await runCli('pack', '--content', 'any', src, out);
     const second = datasetVersionAt(out, MANIFEST_KEY);
     fs.copyFileSync(path.join(out, new VersionLayout(first).manifestKey), path.join(out, MANIFEST_KEY));
 
@@ -56,7 +56,7 @@ describe('training-io pack: versions are never lost', () => {
     expect(before.stdout).toContain(`manifest.json: names version ${first}, but the newest published version is ${second}`);
     expect(before.stdout).toContain('training-io verify --repair');
     // the next pack repairs the root before anything else, then finds the source unchanged
-    const rerun = await runCli('pack', src, out);
+    const rerun = await runCli('pack', '--content', 'any', src, out);
     expect(rerun.code).toBe(0);
     expect(rerun.stdout).toMatch(/repaired\s+manifest\.json: behind the newest claim/);
     expect(rerun.stdout).toContain('already current');
@@ -97,10 +97,10 @@ describe('training-io verify --repair on S3: the channel manifests follow manife
   test('shards.manifest left at version 1 while manifest.json names version 2: verify fails, --repair rewrites it, verify passes', async () => {
     // GIVEN two versions on S3, and the root's shards.manifest put back to version 1's
     await putTestObjects(client, bucket, { 'raw/a/1.jpg': 'a1', 'raw/b/1.jpg': 'b1' });
-    expect((await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed/`, ...s3())).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed/`, ...s3())).code).toBe(0);
     const first = (JSON.parse(await text(`packed/${MANIFEST_KEY}`)) as { datasetVersion: string }).datasetVersion;
     await putTestObjects(client, bucket, { 'raw/a/2.jpg': 'a2' });
-    expect((await runCli('pack', `s3://${bucket}/raw/`, `s3://${bucket}/packed/`, ...s3())).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', `s3://${bucket}/raw/`, `s3://${bucket}/packed/`, ...s3())).code).toBe(0);
     const stale = await text(`packed/${new VersionLayout(first).shardsChannelKey}`);
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: `packed/${SHARDS_CHANNEL_MANIFEST}`, Body: stale }));
 

@@ -23,7 +23,7 @@ function readManifest(outDir: string, key = MANIFEST_KEY): Manifest {
 async function packed(): Promise<{ source: string; output: string; membersKey: string }> {
   const source = sourceFolder();
   const output = folder('out');
-  expect((await runCli('pack', source, output, '--shards', '2')).code).toBe(0);
+  expect((await runCli('pack', '--content', 'any', source, output, '--shards', '2')).code).toBe(0);
   return { source, output, membersKey: readManifest(output).shards[0].membersKey };
 }
 
@@ -36,13 +36,13 @@ describe('training-io verify checks every member list', () => {
 
     // WHEN
     const verified = await runCli('verify', output);
-    const repack = runCli('pack', source, output, '--shards', '2');
+    const repack = runCli('pack', '--content', 'any', source, output, '--shards', '2');
 
     // THEN
     expect(verified.code).toBe(1);
     expect(verified.stdout).toMatch(new RegExp(`^problem: ${membersKey}: cannot be read \\(.*ENOENT.*\\); .*a full repack \\(--full\\) rewrites it$`, 'm'));
     await expect(repack).rejects.toThrow(new RegExp(`member list ${membersKey} of the current version is missing .*repack everything with --full`));
-    expect((await runCli('pack', source, output, '--shards', '2', '--full')).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', source, output, '--shards', '2', '--full')).code).toBe(0);
     expect((await runCli('verify', output)).code).toBe(0);
   });
 
@@ -58,7 +58,7 @@ describe('training-io verify checks every member list', () => {
     // THEN
     expect(verified.code).toBe(1);
     expect(verified.stdout).toMatch(new RegExp(`^problem: ${membersKey} line 1: expected \\[key, size, label, recordId, modified\\], got this is not a member list; .*--full`, 'm'));
-    await expect(runCli('pack', source, output, '--shards', '2')).rejects.toThrow(new RegExp(`member list ${membersKey} line 1: .*--full`));
+    await expect(runCli('pack', '--content', 'any', source, output, '--shards', '2')).rejects.toThrow(new RegExp(`member list ${membersKey} line 1: .*--full`));
   });
 
   test('a member list that lost a line no longer accounts for its shard: verify exits 1 giving both counts', async () => {

@@ -380,7 +380,7 @@ describe('training-io installed on its own (the layout of a global install or np
       for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(source, label, `${i}.jpg`), Buffer.alloc(1000 + i, label));
     }
     // WHEN
-    trainingIo('pack', 'raw', 'packed', '--format', 'recordio', '--shards', '2');
+    trainingIo('pack', '--content', 'any', 'raw', 'packed', '--format', 'recordio', '--shards', '2');
     // THEN
     const manifest = JSON.parse(fs.readFileSync(path.join(cwd, 'packed', 'manifest.json'), 'utf8'));
     expect(manifest.shards).toHaveLength(2);

@@ -23,6 +23,8 @@ export interface LocalShardWorkerData {
   readonly readConcurrency: number;
   /** Resize and re-encode images as they are packed (default: the files' bytes). */
   readonly preprocessing?: ImagePreprocessing;
+  /** Check every file as an image (see ShardWriterOptions.checkImages). */
+  readonly checkImages?: boolean;
 }
 
 /** Work for a worker: write a shard, or stat files for the listing. */

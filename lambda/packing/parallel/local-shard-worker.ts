@@ -31,6 +31,7 @@ port.on('message', (request: WorkerRequest) => {
     source, sink: sink.scoped(request.prefix), format,
     readConcurrency: data.readConcurrency,
     preprocessing: data.preprocessing,
+    checkImages: data.checkImages,
     onFile: (size) => {
       files++;
       bytes += size;

@@ -3,9 +3,12 @@ import type { ImagePreprocessing, ManifestPreprocessing } from './image-preproce
 import type { SharpModule } from './load-sharp';
 import { loadSharp } from './load-sharp';
 import { checkImagePreprocessing, manifestPreprocessing } from './preprocessing-settings';
+import { checkImage, PREPROCESSING_RULES } from '../image-check/image-check';
+import { UndecodableImageError } from '../image-check/undecodable-image';
 
-/** The input formats taken; anything else sharp reads (SVG, HEIF, PDF, raw pixels) is a listed failure. */
-const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 'tiff', 'gif']);
+export { UndecodableImageError };
+
+const { formats: ACCEPTED_FORMATS, maxPixels: PIXEL_LIMIT } = PREPROCESSING_RULES;
 
 /**
  * How every input is opened: the first page or frame only (an animated GIF gives its first frame,
@@ -14,22 +17,22 @@ const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp', 't
  */
 const INPUT: SharpOptions = { failOn: 'truncated', pages: 1 };
 
-/** sharp's default `limitInputPixels` (16383 x 16383), checked here so that the reason does not depend on libvips' message. */
-const PIXEL_LIMIT = 0x3fff * 0x3fff;
+/**
+ * DCT coefficients one progressive JPEG may need at once (libjpeg keeps every coefficient of a
+ * progressive image, 2 bytes each, whatever the shrink-on-load): 192 MiB, a 4:2:0 image of about
+ * 67 MP or a 4:4:4 one of 33 MP. Larger ones are refused, which bounds the memory of the images in
+ * flight (a 16000 x 16000 one took 860 MB); baseline JPEGs are decoded a few rows at a time.
+ */
+export const PROGRESSIVE_COEFFICIENT_BUDGET = 192 * 1024 * 1024;
+
+/** JPEG's largest side (its frame header holds 16 bits). */
+const JPEG_MAX_SIDE = 65_535;
 
 /** Transparent pixels become white: what a viewer shows, and not the arbitrary colour they hide. */
 const ALPHA_BACKGROUND = '#ffffff';
 
 /** The `image/format` of a re-encoded record. */
 export const PREPROCESSED_FORMAT = 'jpeg';
-
-/** A file the preprocessor cannot turn into an image: deterministic for its bytes, so listed as a failure, never retried. */
-export class UndecodableImageError extends Error {
-  constructor(message: string, cause?: unknown) {
-    super(message, { cause });
-    this.name = 'UndecodableImageError';
-  }
-}
 
 /**
  * Turns image files into the JPEGs the records carry (issue 26), with sharp (libvips): the EXIF
@@ -53,8 +56,15 @@ export class ImagePreprocessor {
 
   /** The record's JPEG bytes for one file; an UndecodableImageError says why a file cannot be one. */
   public async process(data: Buffer): Promise<Buffer> {
-    const metadata = await this.decode(() => this.sharp(data, INPUT).metadata(), (message) => unreadableHeader(message));
-    if (!ACCEPTED_FORMATS.has(metadata.format)) {
+    // First the whole file, cheaply: a JPEG cut short (even with FF D9 appended) or a header bomb never reaches libjpeg.
+    const checked = checkImage(data, PREPROCESSING_RULES);
+    if (checked.coefficientBytes > PROGRESSIVE_COEFFICIENT_BUDGET) {
+      throw new UndecodableImageError(`image too large: a progressive JPEG of ${checked.width} x ${checked.height} px, whose decoding holds `
+        + `${mib(checked.coefficientBytes)} MiB of coefficients, over the ${mib(PROGRESSIVE_COEFFICIENT_BUDGET)} MiB allowed an image; save it as baseline JPEG`);
+    }
+    // The pixel limit is checked here, with its own reason: sharp's metadata() would refuse such an image as unreadable.
+    const metadata = await this.decode(() => this.sharp(data, { ...INPUT, limitInputPixels: false }).metadata(), (message) => unreadableHeader(message));
+    if (!(ACCEPTED_FORMATS as ReadonlySet<string>).has(metadata.format)) {
       throw new UndecodableImageError(`unsupported image format '${metadata.format}' (accepted: ${[...ACCEPTED_FORMATS].join(', ')})`);
     }
     if (metadata.width * metadata.height > PIXEL_LIMIT) {
@@ -62,6 +72,7 @@ export class ImagePreprocessor {
     }
     let pipeline = this.sharp(data, INPUT).rotate();
     const resize = this.resizeOf(metadata);
+    checkOutputSize(metadata, resize);
     if (resize) pipeline = pipeline.resize(resize);
     if (metadata.hasAlpha) pipeline = pipeline.flatten({ background: ALPHA_BACKGROUND });
     const gray = this.settings.keepGrayscale === true && (metadata.space === 'b-w' || metadata.space === 'grey16');
@@ -105,6 +116,26 @@ export class ImagePreprocessor {
       throw new UndecodableImageError(reason(message), error);
     }
   }
+}
+
+/**
+ * The output's sides must fit a JPEG: a 100000 x 300 PNG resized to a shorter side of 256 would be
+ * 85333 px wide, which libjpeg refuses to write (with a message that blamed the input).
+ */
+function checkOutputSize(metadata: Metadata, resize: ResizeOptions | undefined): void {
+  const swapped = (metadata.orientation ?? 1) >= 5;
+  let width = swapped ? metadata.height : metadata.width;
+  let height = swapped ? metadata.width : metadata.height;
+  if (resize?.width !== undefined) [width, height] = [resize.width, Math.round((height * resize.width) / width)];
+  else if (resize?.height !== undefined) [width, height] = [Math.round((width * resize.height) / height), resize.height];
+  if (width > JPEG_MAX_SIDE || height > JPEG_MAX_SIDE) {
+    throw new UndecodableImageError(`output too large for JPEG: ${metadata.width} x ${metadata.height} px would be stored at ${width} x ${height} px, `
+      + `over JPEG's ${JPEG_MAX_SIDE.toLocaleString('en-US')} px a side; cap the longer side (--max-side, or longerSide) to store it`);
+  }
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / (1024 * 1024));
 }
 
 /** sharp's own words (not libvips'), which say the bytes are no image format it knows. */

@@ -76,7 +76,7 @@ describe('packing with image preprocessing (sharp), read back by Pillow', () => 
 
     // THEN
     expect(manifest.failures).toEqual([
-      { key: 'photos/pillow-truncated.jpg', reason: 'truncated jpeg image (it ends before its end marker)' },
+      { key: 'photos/pillow-truncated.jpg', reason: 'truncated jpeg image (premature end of data: scan 1\'s data stops in MCU 12 of 40)' },
       { key: 'photos/text-named.jpg', reason: 'not an image (no image format recognised in its bytes)' },
     ]);
     expect(manifest.preprocessing).toEqual({ shorterSide: 64, longerSide: null, jpegQuality: 90, keepGrayscale: false, sharp: '0.35.5', libvips: '8.18.7' });
