@@ -8,6 +8,7 @@ import { ShardedDataset, TrainingInstance, TrainingPipeline } from '../../lib';
 import type { AwsJsonServer} from '../support/aws-json-server';
 import { AwsServiceError, useAwsJsonServer } from '../support/aws-json-server';
 import { describeTrainingJobResponse, metricDataAnswerer, syntheticMetricSet } from '../support/metric-sets';
+import { sizedJpeg } from '../support/jpeg-dataset';
 import type { S3TestServer} from '../support/s3-server';
 import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
 import { testContainer } from '../support/stacks';
@@ -46,8 +47,9 @@ beforeAll(async () => {
   sourceBucket = await createTestBucket(client, 'pipeline-source');
   datasetBucket = await createTestBucket(client, 'pipeline-dataset');
   outputBucket = await createTestBucket(client, 'pipeline-output');
-  const objects: Record<string, string> = {};
-  for (let i = 0; i < SOURCE_OBJECTS; i++) objects[`raw/${i % 2 ? 'cat' : 'dog'}/${i}.jpg`] = `image ${i}`.repeat(50);
+  const objects: Record<string, Buffer> = {};
+  // Real JPEGs: the dataset checks every image by default.
+  for (let i = 0; i < SOURCE_OBJECTS; i++) objects[`raw/${i % 2 ? 'cat' : 'dog'}/${i}.jpg`] = sizedJpeg(`image ${i}`, 400);
   await putTestObjects(client, sourceBucket, objects);
 }, 90_000);
 

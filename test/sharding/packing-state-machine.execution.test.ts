@@ -11,7 +11,7 @@ import { verifyDataset } from '../../lambda/packing/verify';
 import type { ShardTask} from '../../lambda/handler-kit/plan-layout';
 import { RunFiles } from '../../lambda/handler-kit/plan-layout';
 import { ShardedDataset } from '../../lib';
-import { seededBytes } from '../support/local-files';
+import { sizedJpeg } from '../support/jpeg-dataset';
 import type { S3TestServer} from '../support/s3-server';
 import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
 import { StateMachineRunner } from '../support/state-machine-runner';
@@ -40,7 +40,8 @@ beforeAll(async () => {
   const objects: Record<string, Buffer> = {};
   for (let i = 0; i < SOURCE_OBJECTS; i++) {
     const key = `raw/${CLASSES[i % CLASSES.length]}/${String(i).padStart(4, '0')}.jpg`;
-    objects[key] = seededBytes(key, 2_000 + (i * 7919) % 6_000);
+    // Real JPEGs (the dataset checks every image by default), 2-8 KB with their comments, as before.
+    objects[key] = sizedJpeg(key, 2_000 + (i * 7919) % 6_000);
   }
   await putTestObjects(client, sourceBucket, objects);
 }, 90_000);
@@ -199,7 +200,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
   test('an object that cannot be packed fails Finalize with MissingFilesError naming it: nothing published, the version before stays current; allowMissing publishes', async () => {
     // GIVEN: version 1 of a source, then a run that repacks it while one of its objects is deleted after the plan
     const objects: Record<string, Buffer> = {};
-    for (let i = 0; i < 12; i++) objects[`some/${CLASSES[i % 3]}/${i}.jpg`] = seededBytes(`some-${i}`, 1_500 + i);
+    for (let i = 0; i < 12; i++) objects[`some/${CLASSES[i % 3]}/${i}.jpg`] = sizedJpeg(`some-${i}`, 1_500 + i);
     await putTestObjects(client, sourceBucket, objects);
     expect(await packing('missing/', { sourcePrefix: 'some/' }).run({}, { executionName: 'missing-1' })).toMatchObject({ status: 'SUCCEEDED' });
     const first = await manifestOf('missing/');

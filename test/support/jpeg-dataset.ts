@@ -28,6 +28,18 @@ export function jpegWithComment(jpeg: Buffer, text: string, magicWords: boolean)
   return Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0xfe]), length, body, jpeg.subarray(2)]);
 }
 
+/**
+ * A unique real JPEG of about `size` bytes (at least a fixture's): a fixture JPEG, chosen by `name`,
+ * with a comment segment that holds `name` and is padded to the size. For tests whose files must
+ * pass the pack-time image check and still differ in size.
+ */
+export function sizedJpeg(name: string, size: number): Buffer {
+  const jpegs = fixtureJpegs();
+  const jpeg = jpegs[[...name].reduce((sum, c) => sum + c.charCodeAt(0), 0) % jpegs.length];
+  const padding = Math.max(0, Math.min(60_000, size - jpeg.length - name.length - 8));
+  return jpegWithComment(jpeg, `${name} ${'.'.repeat(padding)}`, false);
+}
+
 /** A folder of `count` unique JPEGs, `<class>/<i>.jpg` over `classes` in turn; the files by key. */
 export function jpegSourceFolder(dir: string, count: number, classes: readonly string[]): Record<string, Buffer> {
   const jpegs = fixtureJpegs();
