@@ -15,7 +15,10 @@
 // of all cores over one (the CLI sizes its worker threads from the CPUs it may run on).
 // `--check` runs instead the cost of the pack-time image check (issue 32): 100,000 real JPEGs of
 // 2-8 KB (scaled by --scale), packed with the check (`--content images`, the default for folder
-// labels) and without (`--content any`), taking turns; it prints the ratio (target ≤ 1.10). The
+// labels) and without (`--content any`), taking turns; it prints the ratio (target ≤ 1.10). In
+// the same turns, the check alone on every core (bench/check-floor.ts): the pack's JS check and a
+// native full parse (libjpeg-turbo through sharp), with their per-file costs and the ratio each would
+// give added to the pack without the check: the floor under the target on this machine. The
 // other sets hold random bytes, not images: their packs run with `--content any`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -160,12 +163,14 @@ async function benchImageCheck(dir: string, scale: number, runs: number): Promis
   }));
   contenders[0].run(); // warms the page cache
   const timings = contenders.map((): Timing[] => []);
+  const floors = CHECK_FLOORS.map((): FloorTiming[] => []);
   const loadBefore = load();
   for (let run = 0; run < runs; run++) {
     contenders.forEach((contender, i) => {
       timings[i].push(contender.run());
       execFileSync('sync');
     });
+    CHECK_FLOORS.forEach(({ mode }, i) => floors[i].push(checkFloor(source, mode)));
   }
   console.log(`\n${spec.name}: ${spec.files} real JPEGs, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs}; load average ${loadBefore} before, ${load()} after)`);
   const [without, withCheck] = timings.map(summarize);
@@ -175,6 +180,49 @@ async function benchImageCheck(dir: string, scale: number, runs: number): Promis
   });
   console.log(`  with the check ÷ without (target ≤ 1.10): best ${(withCheck.best / without.best).toFixed(3)}, median ${(withCheck.median / without.median).toFixed(3)}, `
     + `CPU ${(withCheck.cpu / without.cpu).toFixed(3)}`);
+  printCheckFloor(spec.files, without, floors);
+}
+
+/** The check alone, in memory on every core (bench/check-floor.ts): the pack's JS check, and the native floor. */
+const CHECK_FLOORS: Array<{ mode: 'js' | 'sharp'; name: string }> = [
+  { mode: 'js', name: 'JS check alone' },
+  { mode: 'sharp', name: 'native floor (sharp)' },
+];
+const CHECK_FLOOR = path.join(__dirname, 'check-floor.js');
+
+interface FloorTiming {
+  readonly seconds: number;
+  readonly cpuSeconds: number;
+  readonly refusesCut: boolean;
+  readonly threads: number;
+}
+
+function checkFloor(source: string, mode: 'js' | 'sharp'): FloorTiming {
+  const line = execFileSync(process.execPath, [CHECK_FLOOR, source, mode]).toString();
+  const match = /(\d+) files ([\d.]+) s ([\d.]+) cpu (\d+) threads refuses-cut (yes|no)/.exec(line);
+  if (!match) throw new Error(`check-floor printed '${line.trim()}', not its one line`);
+  return { seconds: Number(match[2]), cpuSeconds: Number(match[3]), threads: Number(match[4]), refusesCut: match[5] === 'yes' };
+}
+
+/**
+ * Per-file costs, wall time on every core: the pack without the check, the JS check alone and the
+ * native floor, and the ratio each would give if added to the pack, (pack + check) ÷ pack. When
+ * even the native floor's ratio is over 1.10, no check that reads every entropy-coded block meets
+ * the target on this machine.
+ */
+function printCheckFloor(files: number, without: { median: number }, floors: FloorTiming[][]): void {
+  const perFile = (seconds: number) => `${(seconds / files * 1e6).toFixed(1)} µs`;
+  console.log(`  per file, wall on ${floors[0][0].threads} threads (medians): pack --content any ${perFile(without.median)}`);
+  const ratios = CHECK_FLOORS.map(({ name }, i) => {
+    const seconds = medianOf(floors[i].map((f) => f.seconds));
+    const ratio = (without.median + seconds) / without.median;
+    console.log(`  ${name.padEnd(22)} ${perFile(seconds)} (CPU ${perFile(medianOf(floors[i].map((f) => f.cpuSeconds)))}), `
+      + `refuses a JPEG cut short with FF D9 appended: ${floors[i][0].refusesCut ? 'yes' : 'NO'}; (pack + it) ÷ pack ${ratio.toFixed(2)}`);
+    return ratio;
+  });
+  if (ratios[1] > 1.10) {
+    console.log(`  the native floor alone gives ${ratios[1].toFixed(2)} > 1.10: the target lies beyond this machine's floor`);
+  }
 }
 
 async function main(): Promise<void> {
