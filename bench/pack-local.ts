@@ -227,7 +227,7 @@ function buildLibjpegFloor(): string | undefined {
 
 /** libjpeg-turbo itself, one thread at 1/8 scale: its CPU time, spread over the cores as the pack's workers would. */
 function libjpegFloor(binary: string, source: string): FloorTiming {
-  const list = execFileSync('find', [source, '-type', 'f']);
+  const list = execFileSync('find', [source, '-type', 'f'], { maxBuffer: 1 << 30 }); // ~60 B a path: 1 MB by default is 17,000 files
   const line = execFileSync(binary, { input: list }).toString();
   const match = /(\d+) files ([\d.]+) cpu refuses-cut (yes|no) (\d+) bad/.exec(line);
   if (!match) throw new Error(`libjpeg-floor printed '${line.trim()}', not its one line`);
