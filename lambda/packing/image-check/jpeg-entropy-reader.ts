@@ -8,6 +8,8 @@ import { FAST_BITS, type HuffmanTable } from './jpeg-huffman';
  */
 const PADDING = 4096;
 
+const FAST_MASK = (1 << FAST_BITS) - 1;
+
 /**
  * The buffer segments are unstuffed into: one for every reader of a thread (the check is
  * synchronous and reads one segment at a time), so that checking a file allocates nothing for
@@ -27,8 +29,8 @@ let unstuffed = SHARED;
  * loads at a bit position, with no refill to test for.
  */
 export class EntropyReader {
-  /** Bits of the unstuffed segment read so far. */
-  private bitPos = 0;
+  /** Bits of the unstuffed segment read so far (hot loops keep it in a local, see readAc). */
+  public bitPos = 0;
   /** Bits the segment holds. */
   private bitEnd = 0;
   /** Where the marker after the segment starts, or the file's length when none follows. */
@@ -45,7 +47,7 @@ export class EntropyReader {
 
   /** The next Huffman symbol, or -1 when the bits are no code of `table`. */
   public symbol(table: HuffmanTable): number {
-    const entry = table.fast[this.peek9()];
+    const entry = table.fast[this.peekFast()];
     if (entry !== 0) {
       this.bitPos += entry >> 8;
       return entry & 0xff;
@@ -61,10 +63,10 @@ export class EntropyReader {
     return -1;
   }
 
-  /** The next 9 bits (zero bits past the data), not consumed. */
-  public peek9(): number {
+  /** The next FAST_BITS bits (zero bits past the data), not consumed: a lookup tables' index. */
+  public peekFast(): number {
     const at = this.bitPos >>> 3;
-    return (((unstuffed[at] << 16) | (unstuffed[at + 1] << 8) | unstuffed[at + 2]) >>> (15 - (this.bitPos & 7))) & 0x1ff;
+    return (((unstuffed[at] << 16) | (unstuffed[at + 1] << 8) | unstuffed[at + 2]) >>> (24 - FAST_BITS - (this.bitPos & 7))) & FAST_MASK;
   }
 
   /** Consumes `count` bits of those peeked. */
@@ -125,6 +127,11 @@ export class EntropyReader {
     unstuffed.fill(0, length, length + PADDING);
     this.bitPos = 0;
     this.bitEnd = length * 8;
+  }
+
+  /** The segment's bytes, unstuffed, then zero bytes: for hot loops that read bits themselves. */
+  public get bytes(): Buffer {
+    return unstuffed;
   }
 
   /** The next 16 bits (zero bits past the data), not consumed. */
