@@ -15,7 +15,13 @@
 // of all cores over one (the CLI sizes its worker threads from the CPUs it may run on).
 // `--check` runs instead the cost of the pack-time image check (issue 32): 100,000 real JPEGs of
 // 2-8 KB (scaled by --scale), packed with the check (`--content images`, the default for folder
-// labels) and without (`--content any`), taking turns; it prints the ratio (target ≤ 1.10). The
+// labels) and without (`--content any`), taking turns; it prints the ratio (target ≤ 1.10). In
+// the same turns, the check alone on every core (bench/check-floor.ts): the pack's JS check and a
+// native full parse two ways: sharp's full decode with failOn 'warning' (its cheaper shrink-on-load
+// resizes let a cut JPEG through) and libjpeg-turbo itself at 1/8 scale (bench/libjpeg-floor.c,
+// built here with cc and libjpeg-dev, left out with the reason where they are missing), with their
+// per-file costs and the ratio each would give added to the pack without the check: the floor
+// under the target on this machine. The
 // other sets hold random bytes, not images: their packs run with `--content any`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -160,12 +166,18 @@ async function benchImageCheck(dir: string, scale: number, runs: number): Promis
   }));
   contenders[0].run(); // warms the page cache
   const timings = contenders.map((): Timing[] => []);
+  const libjpeg = buildLibjpegFloor();
+  const floors = [
+    ...CHECK_FLOORS.map(({ name, mode }) => ({ name, run: () => checkFloor(source, mode), timings: [] as FloorTiming[] })),
+    ...(libjpeg ? [{ name: 'libjpeg-turbo at 1/8', run: () => libjpegFloor(libjpeg, source), timings: [] as FloorTiming[] }] : []),
+  ];
   const loadBefore = load();
   for (let run = 0; run < runs; run++) {
     contenders.forEach((contender, i) => {
       timings[i].push(contender.run());
       execFileSync('sync');
     });
+    floors.forEach((floor) => floor.timings.push(floor.run()));
   }
   console.log(`\n${spec.name}: ${spec.files} real JPEGs, ${(bytes / 1e6).toFixed(0)} MB (best and median of ${runs}; load average ${loadBefore} before, ${load()} after)`);
   const [without, withCheck] = timings.map(summarize);
@@ -175,6 +187,79 @@ async function benchImageCheck(dir: string, scale: number, runs: number): Promis
   });
   console.log(`  with the check ÷ without (target ≤ 1.10): best ${(withCheck.best / without.best).toFixed(3)}, median ${(withCheck.median / without.median).toFixed(3)}, `
     + `CPU ${(withCheck.cpu / without.cpu).toFixed(3)}`);
+  printCheckFloor(spec.files, without, floors);
+}
+
+/** The check alone, in memory on every core (bench/check-floor.ts): the pack's JS check, and sharp's full decode. */
+const CHECK_FLOORS: Array<{ mode: 'js' | 'sharp'; name: string }> = [
+  { mode: 'js', name: 'JS check alone' },
+  { mode: 'sharp', name: 'sharp full decode' },
+];
+const CHECK_FLOOR = path.join(__dirname, 'check-floor.js');
+const LIBJPEG_FLOOR_SOURCE = path.join(__dirname, '..', '..', 'bench', 'libjpeg-floor.c');
+const LIBJPEG_FLOOR = path.join(__dirname, 'libjpeg-floor');
+
+interface FloorTiming {
+  /** Wall seconds on every core: measured for the worker threads, CPU ÷ cores for libjpeg's one thread. */
+  readonly seconds: number;
+  readonly cpuSeconds: number;
+  readonly refusesCut: boolean;
+}
+
+function checkFloor(source: string, mode: 'js' | 'sharp'): FloorTiming {
+  const line = execFileSync(process.execPath, [CHECK_FLOOR, source, mode]).toString();
+  const match = /(\d+) files ([\d.]+) s ([\d.]+) cpu (\d+) threads refuses-cut (yes|no)/.exec(line);
+  if (!match) throw new Error(`check-floor printed '${line.trim()}', not its one line`);
+  return { seconds: Number(match[2]), cpuSeconds: Number(match[3]), refusesCut: match[5] === 'yes' };
+}
+
+/** Builds bench/libjpeg-floor.c; undefined, with the reason printed, where no C compiler or libjpeg-dev is found. */
+function buildLibjpegFloor(): string | undefined {
+  try {
+    execFileSync('cc', ['-O2', '-o', LIBJPEG_FLOOR, LIBJPEG_FLOOR_SOURCE, '-ljpeg'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return LIBJPEG_FLOOR;
+  } catch (error) {
+    console.log(`  (no libjpeg floor: \`cc ${path.basename(LIBJPEG_FLOOR_SOURCE)} -ljpeg\` failed, it needs a C compiler and libjpeg-dev: `
+      + `${String((error as { stderr?: Buffer }).stderr ?? error).split('\n')[0]})`);
+    return undefined;
+  }
+}
+
+/** libjpeg-turbo itself, one thread at 1/8 scale: its CPU time, spread over the cores as the pack's workers would. */
+function libjpegFloor(binary: string, source: string): FloorTiming {
+  const list = execFileSync('find', [source, '-type', 'f'], { maxBuffer: 1 << 30 }); // ~60 B a path: 1 MB by default is 17,000 files
+  const line = execFileSync(binary, { input: list }).toString();
+  const match = /(\d+) files ([\d.]+) cpu refuses-cut (yes|no) (\d+) bad/.exec(line);
+  if (!match) throw new Error(`libjpeg-floor printed '${line.trim()}', not its one line`);
+  if (Number(match[4]) > 0) throw new Error(`libjpeg-floor refused ${match[4]} of the bench's JPEGs`);
+  const cpuSeconds = Number(match[2]);
+  return { seconds: cpuSeconds / os.availableParallelism(), cpuSeconds, refusesCut: match[3] === 'yes' };
+}
+
+/**
+ * Per-file costs: the pack without the check, the JS check alone and the native floors, and the
+ * ratio each would give added to the pack, (pack + check) ÷ pack, in wall time on every core and in
+ * CPU time (which other jobs on the machine disturb less). When even the cheapest native parse
+ * gives over 1.10, no check that reads every entropy-coded block meets the target on this machine.
+ */
+function printCheckFloor(files: number, without: { median: number; cpu: number }, floors: Array<{ name: string; timings: FloorTiming[] }>): void {
+  const perFile = (seconds: number) => `${(seconds / files * 1e6).toFixed(1)} µs`;
+  console.log(`  per file (medians; wall on ${os.availableParallelism()} cores, CPU summed over them): pack --content any ${perFile(without.median)} wall, `
+    + `${perFile(without.cpu)} CPU`);
+  const ratios = floors.map(({ name, timings }) => {
+    const seconds = medianOf(timings.map((t) => t.seconds));
+    const cpu = medianOf(timings.map((t) => t.cpuSeconds));
+    const wallRatio = (without.median + seconds) / without.median;
+    const cpuRatio = (without.cpu + cpu) / without.cpu;
+    console.log(`  ${name.padEnd(22)} ${perFile(seconds)} wall, ${perFile(cpu)} CPU; refuses a JPEG cut short with FF D9 appended: `
+      + `${timings[0].refusesCut ? 'yes' : 'NO'}; (pack + it) ÷ pack: wall ${wallRatio.toFixed(2)}, CPU ${cpuRatio.toFixed(2)}`);
+    return { name, ratio: Math.min(wallRatio, cpuRatio), refuses: timings[0].refusesCut };
+  });
+  const native = ratios.filter(({ name, refuses }) => name !== CHECK_FLOORS[0].name && refuses);
+  const floor = native.reduce((best, r) => (r.ratio < best.ratio ? r : best), native[0]);
+  if (floor && floor.ratio > 1.10) {
+    console.log(`  the cheapest native parse (${floor.name}) alone gives ${floor.ratio.toFixed(2)} > 1.10: the target lies beyond this machine's floor`);
+  }
 }
 
 async function main(): Promise<void> {

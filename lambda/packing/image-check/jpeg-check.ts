@@ -1,5 +1,5 @@
 import { EntropyReader } from './jpeg-entropy-reader';
-import { HuffmanTable } from './jpeg-huffman';
+import { FAST_BITS, HuffmanTable } from './jpeg-huffman';
 import { UndecodableImageError } from './undecodable-image';
 
 /** What the check learnt of a JPEG. */
@@ -320,14 +320,20 @@ function readAc(reader: EntropyReader, table: HuffmanTable, start: number, end: 
     return true;
   }
   const fastCoefficient = table.fastCoefficient;
+  const bytes = reader.bytes;
+  // The reader's position in a local while coefficients are read by lookup (peekFast inlined), as
+  // most are: written back before the reader reads for itself.
+  let bitPos = reader.bitPos;
   for (let k = start; k <= end; k++) {
-    const fast = fastCoefficient[reader.peek9()];
+    const at = bitPos >>> 3;
+    const fast = fastCoefficient[(((bytes[at] << 16) | (bytes[at + 1] << 8) | bytes[at + 2]) >>> (24 - FAST_BITS - (bitPos & 7))) & FAST_MASK];
     if (fast !== 0) {
-      reader.consume(fast & 0xff);
+      bitPos += fast & 0xff;
       k += fast >> 8;
       if (nonzero && k <= 63) nonzero[word + (k >> 5)] |= 1 << (k & 31);
       continue;
     }
+    reader.bitPos = bitPos;
     const rs = reader.symbol(table);
     if (rs < 0) return false;
     const run = rs >> 4;
@@ -341,11 +347,15 @@ function readAc(reader: EntropyReader, table: HuffmanTable, start: number, end: 
     } else {
       // End of block; in a progressive scan, of a run of 2^run + the next bits blocks.
       if (nonzero) state.eobRun = (1 << run) + (run > 0 ? reader.read(run) : 0) - 1;
-      break;
+      return true;
     }
+    bitPos = reader.bitPos;
   }
+  reader.bitPos = bitPos;
   return true;
 }
+
+const FAST_MASK = (1 << FAST_BITS) - 1;
 
 /** A block of a progressive AC refinement scan, as libjpeg's decode_mcu_AC_refine reads it (jdphuff.c). */
 function refineAc(reader: EntropyReader, table: HuffmanTable, start: number, end: number, state: BlockState,

@@ -1,70 +1,89 @@
 import { FAST_BITS, type HuffmanTable } from './jpeg-huffman';
 
 /**
+ * Zero bytes kept after a segment's data: reading past the end supplies zero bits, as libjpeg
+ * does, and the scan checks for an overrun once a block and once an MCU; an MCU (at most 10 blocks
+ * of 64 coefficients, each at most 32 bits) reads under 3 KB past the end. Reads beyond the
+ * padding still give zeros (out of range reads are undefined, which shifts as 0), only slower.
+ */
+const PADDING = 4096;
+
+const FAST_MASK = (1 << FAST_BITS) - 1;
+
+/**
+ * The buffer segments are unstuffed into: one for every reader of a thread (the check is
+ * synchronous and reads one segment at a time), so that checking a file allocates nothing for
+ * its entropy-coded data. A larger segment gets a buffer of its own, not kept after it.
+ */
+const SHARED = Buffer.alloc(64 * 1024 + PADDING);
+
+/** The segment being read, its stuffed `FF 00` bytes made `FF`, then PADDING zero bytes. */
+let unstuffed = SHARED;
+
+/**
  * Reads one entropy-coded segment of a JPEG scan bit by bit: stuffed `FF 00` bytes read as `FF`,
  * and at the first marker (or the end of the file) it supplies zero bits, as libjpeg does, but
  * counts them, so that a scan whose data stops early is told from a complete one (libjpeg only
- * warns "premature end of data segment" and decodes the rest as grey).
+ * warns "premature end of data segment" and decodes the rest as grey). The segment is unstuffed
+ * in bulk when it starts (runs without FF copied natively), so reading a symbol is three byte
+ * loads at a bit position, with no refill to test for.
  */
 export class EntropyReader {
-  /** Where the next byte is read. */
-  public pos: number;
-  private acc = 0;
-  /** Bits held in `acc`, not yet read. */
-  private bits = 0;
-  /** Zero bits supplied past the data (the last ones in `acc`). */
-  private padBits = 0;
-  private atMarker = false;
+  /** Bits of the unstuffed segment read so far (hot loops keep it in a local, see readAc). */
+  public bitPos = 0;
+  /** Bits the segment holds. */
+  private bitEnd = 0;
+  /** Where the marker after the segment starts, or the file's length when none follows. */
+  private end = 0;
 
   constructor(private readonly data: Buffer, start: number) {
-    this.pos = start;
+    this.restart(start);
   }
 
   /** True when more bits were read than the segment holds: its data stopped early. */
   public get overran(): boolean {
-    return this.padBits > this.bits;
+    return this.bitPos > this.bitEnd;
   }
 
   /** The next Huffman symbol, or -1 when the bits are no code of `table`. */
   public symbol(table: HuffmanTable): number {
-    if (this.bits < 16) this.fill();
-    const entry = table.fast[(this.acc >>> (this.bits - FAST_BITS)) & FAST_MASK];
+    const entry = table.fast[this.peekFast()];
     if (entry !== 0) {
-      this.bits -= entry >> 8;
+      this.bitPos += entry >> 8;
       return entry & 0xff;
     }
+    const bits16 = this.peek16();
     for (let length = FAST_BITS + 1; length <= 16; length++) {
-      const code = (this.acc >>> (this.bits - length)) & ((1 << length) - 1);
+      const code = bits16 >>> (16 - length);
       if (code <= table.maxCode[length]) {
-        this.bits -= length;
+        this.bitPos += length;
         return table.symbols[table.valueOffset[length] + code - table.minCode[length]];
       }
     }
     return -1;
   }
 
-  /** The next 9 bits (zero bits past the data), not consumed. */
-  public peek9(): number {
-    if (this.bits < 16) this.fill();
-    return (this.acc >>> (this.bits - 9)) & 0x1ff;
+  /** The next FAST_BITS bits (zero bits past the data), not consumed: a lookup tables' index. */
+  public peekFast(): number {
+    const at = this.bitPos >>> 3;
+    return (((unstuffed[at] << 16) | (unstuffed[at + 1] << 8) | unstuffed[at + 2]) >>> (24 - FAST_BITS - (this.bitPos & 7))) & FAST_MASK;
   }
 
   /** Consumes `count` bits of those peeked. */
   public consume(count: number): void {
-    this.bits -= count;
+    this.bitPos += count;
   }
 
   /** Skips `count` (0-16) bits. */
   public skip(count: number): void {
-    if (this.bits < count) this.fill();
-    this.bits -= count;
+    this.bitPos += count;
   }
 
   /** Reads `count` (1-16) bits as a number. */
   public read(count: number): number {
-    if (this.bits < count) this.fill();
-    this.bits -= count;
-    return (this.acc >>> this.bits) & ((1 << count) - 1);
+    const value = this.peek16() >>> (16 - count);
+    this.bitPos += count;
+    return value;
   }
 
   /**
@@ -72,52 +91,59 @@ export class EntropyReader {
    * skips with a warning, are skipped too), or the file's length when there is none.
    */
   public endSegment(): number {
-    const { data } = this;
-    let pos = this.pos;
-    while (pos + 1 < data.length && !(data[pos] === 0xff && data[pos + 1] !== 0 && data[pos + 1] !== 0xff)) pos++;
-    if (pos + 1 >= data.length) return data.length;
-    return pos;
+    return this.end;
   }
 
-  /** Starts the next segment at `pos` (after a restart marker). */
+  /**
+   * Starts a segment at `pos` (the scan's data, or the data after a restart marker): unstuffs it
+   * up to the first marker (fill bytes, `FF` before `FF`, are skipped) or the end of the file.
+   */
   public restart(pos: number): void {
-    this.pos = pos;
-    this.acc = 0;
-    this.bits = 0;
-    this.padBits = 0;
-    this.atMarker = false;
+    const { data } = this;
+    unstuffed = SHARED;
+    let length = 0;
+    let at = pos;
+    for (;;) {
+      const ff = data.indexOf(0xff, at);
+      const stop = ff < 0 ? data.length : ff;
+      if (unstuffed.length < length + (stop - at) + 1 + PADDING) this.grow(length + (stop - at) + 1);
+      length += data.copy(unstuffed, length, at, stop);
+      if (ff < 0) {
+        this.end = data.length;
+        break;
+      }
+      const next = ff + 1 < data.length ? data[ff + 1] : -1;
+      if (next === 0) {
+        unstuffed[length++] = 0xff;
+        at = ff + 2;
+      } else if (next === 0xff) {
+        at = ff + 1;
+      } else {
+        // A marker; one in the file's last byte is no marker, and the segment runs to the end.
+        this.end = next < 0 ? data.length : ff;
+        break;
+      }
+    }
+    unstuffed.fill(0, length, length + PADDING);
+    this.bitPos = 0;
+    this.bitEnd = length * 8;
   }
 
-  /** Tops `acc` up to more than 24 bits. */
-  private fill(): void {
-    const { data } = this;
-    while (this.bits <= 24) {
-      let byte = 0;
-      if (!this.atMarker && this.pos < data.length) {
-        byte = data[this.pos];
-        if (byte === 0xff) {
-          const next = this.pos + 1 < data.length ? data[this.pos + 1] : -1;
-          if (next === 0) {
-            this.pos += 2;
-          } else if (next === 0xff) {
-            // Fill bytes before a marker: skip one and look again.
-            this.pos++;
-            continue;
-          } else {
-            this.atMarker = true;
-            byte = 0;
-          }
-        } else {
-          this.pos++;
-        }
-      } else {
-        this.atMarker = true;
-      }
-      if (this.atMarker) this.padBits += 8;
-      this.acc = ((this.acc << 8) | byte) >>> 0;
-      this.bits += 8;
-    }
+  /** The segment's bytes, unstuffed, then zero bytes: for hot loops that read bits themselves. */
+  public get bytes(): Buffer {
+    return unstuffed;
+  }
+
+  /** The next 16 bits (zero bits past the data), not consumed. */
+  private peek16(): number {
+    const at = this.bitPos >>> 3;
+    return (((unstuffed[at] << 16) | (unstuffed[at + 1] << 8) | unstuffed[at + 2]) >>> (8 - (this.bitPos & 7))) & 0xffff;
+  }
+
+  /** Makes room for `bytes` of segment and the padding, keeping what is unstuffed so far. */
+  private grow(bytes: number): void {
+    const larger = Buffer.alloc(Math.max(2 * unstuffed.length, bytes + PADDING));
+    unstuffed.copy(larger);
+    unstuffed = larger;
   }
 }
-
-const FAST_MASK = (1 << FAST_BITS) - 1;

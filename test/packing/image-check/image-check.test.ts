@@ -53,6 +53,20 @@ describe('the pack-time image check', () => {
     expect(reasonOf(corpus.get('bad-progressive-header-bomb.jpg')!, rules)).toMatch(/^truncated jpeg image \(premature end of data: scan 1's data stops/);
   });
 
+  test.each(['ok-small.jpg', 'ok-restart.jpg', 'ok-progressive.jpg'])('%s cut at any byte of its scans, FF D9 appended, is refused; fill bytes before a marker are not', (name) => {
+    const jpeg = corpus.get(name)!;
+    const eoi = jpeg.lastIndexOf(Buffer.from([0xff, 0xd9]));
+    const scanData = jpeg.indexOf(Buffer.from([0xff, 0xda])) + 4 + jpeg.readUInt16BE(jpeg.indexOf(Buffer.from([0xff, 0xda])) + 2) - 2;
+    // Every cut of a small file; of a large one (a check reads it in milliseconds), 40 cuts at each end and 40 between.
+    const length = eoi - scanData;
+    const cuts = length < 20_000 ? Array.from({ length: length - 1 }, (_, i) => scanData + 1 + i)
+      : Array.from({ length: 120 }, (_, i) => (i < 40 ? scanData + 1 + i : i < 80 ? eoi - (i - 39) : scanData + Math.floor(((i - 80) / 40) * length)));
+    const admitted = cuts.filter((cut) => reasonOf(Buffer.concat([jpeg.subarray(0, cut), Buffer.from([0xff, 0xd9])])) === undefined);
+    expect(admitted).toEqual([]);
+    const filled = Buffer.concat([jpeg.subarray(0, eoi), Buffer.alloc(5, 0xff), jpeg.subarray(eoi)]);
+    expect(reasonOf(filled)).toBeUndefined();
+  });
+
   test('with preprocessing, CMYK JPEGs pass (sharp converts them), BMP and JPEG 2000 are still unsupported', () => {
     expect(reasonOf(corpus.get('resize-only-cmyk.jpg')!, PREPROCESSING_RULES)).toBeUndefined();
     expect(reasonOf(corpus.get('bad-image.bmp')!, PREPROCESSING_RULES)).toBe('unsupported image format \'bmp\' (accepted: jpeg, png, webp, tiff, gif)');
