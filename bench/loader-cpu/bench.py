@@ -183,12 +183,35 @@ def main() -> None:
             if source == "s3" and folder:
                 ratios = [e["samples_per_second"] / f["samples_per_second"] for e, f in zip(result["epochs"], folder["epochs"])]
                 print(f"  {name:<13} {workers} workers  " + "  ".join(f"epoch {e} {r:.2f}" for e, r in enumerate(ratios)))
+        get_floor_row(s3, len(records), by_key, worker_counts, args.shards_ahead)
         cache_limit_row(s3, paths["tfrecord"], chosen, worker_counts, args)
         s3.close()
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"floors": floors, "results": results, "images": len(records), "mean_kb": mean_kb}, handle, indent=2)
+
+
+def get_floor_row(s3: LocalS3, record_count: int, by_key: Dict[Any, Dict[str, Any]], worker_counts: List[int],
+                  shards_ahead: int) -> None:
+    """The floors of the cold epoch: the server's own GET rate for the dataset's shards, as many GETs at
+    once as the readers keep (workers × shards ahead), in samples/s, ÷ the folder's epoch-0 rate (below
+    1: no reader reaches the folder's rate from this server); and, since the server shares this
+    machine's cores, the rate left when the GETs' CPU (server and client) is added to the folder's
+    work spread over every core, ÷ the folder's rate (real S3 spends none of the machine's CPU)."""
+    cores = os.cpu_count() or 1
+    for workers in worker_counts:
+        threads = max(1, workers) * max(1, shards_ahead)
+        fetched, seconds, cpu = s3.get_floor(threads)
+        ceiling = record_count / seconds
+        rows = []
+        for (source, name, count), result in by_key.items():
+            if source == "tfrecord" and count == workers:
+                rate = result["epochs"][0]["samples_per_second"]
+                shared = record_count / (record_count / rate + cpu / cores)
+                rows.append(f"{name}: GETs ÷ folder {ceiling / rate:.2f}, with their CPU on these cores ÷ folder {shared / rate:.2f}")
+        print(f"s3 GET floor, {threads} GETs at once: {fetched / seconds / 1e6:.1f} MB/s, {ceiling:.0f} samples/s, "
+              f"{cpu:.2f} CPU s (server + client); " + "; ".join(rows), flush=True)
 
 
 def cache_limit_row(s3: LocalS3, dataset: str, chosen: Dict[str, Callable], worker_counts: List[int],

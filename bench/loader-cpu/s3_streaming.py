@@ -9,7 +9,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict, Optional
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Optional, Tuple
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SERVER = os.path.join(REPO, "test", "support", "s3-server", "swift_s3_server.py")
@@ -53,6 +55,35 @@ class LocalS3:
         return data_loader(self.uri, batch_size, transform=transform, num_workers=workers, collate_fn=collate,
                            shuffle_buffer=shuffle_buffer, seed=0, placement=Placement(), cache_dir=cache_dir,
                            cache_limit=cache_limit, shards_ahead=shards_ahead)
+
+    def get_floor(self, threads: int) -> Tuple[int, float, float]:
+        """The server's own ceiling for a cold epoch: every shard of the dataset fetched once by signed
+        GETs (boto3, as the readers fetch them), `threads` at a time, bodies read to their end and
+        dropped. Returns (bytes, seconds, CPU seconds of the server and this client together): no
+        reader streams the shards faster from this server, and on a machine whose cores the server
+        shares, a cold epoch costs that CPU on top of the folder's."""
+        import boto3
+        from botocore.config import Config
+
+        client = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+                              config=Config(s3={"addressing_style": "path"}, max_pool_connections=max(threads, 10)))
+        keys = [item["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=PREFIX)
+                for item in page.get("Contents", []) if item["Key"].endswith((".tfrecord", ".rec"))]
+
+        def fetch(key: str) -> int:
+            return len(client.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+
+        cpu_before = self._server_cpu() + time.process_time()
+        started = time.perf_counter()
+        with ThreadPoolExecutor(threads) as pool:
+            fetched = sum(pool.map(fetch, keys))
+        return fetched, time.perf_counter() - started, self._server_cpu() + time.process_time() - cpu_before
+
+    def _server_cpu(self) -> float:
+        """The server process's user + system CPU seconds (/proc: it runs Swift's servers in one process)."""
+        with open(f"/proc/{self.server.pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         if self.server.poll() is None:
