@@ -129,6 +129,8 @@ describe('npm package', () => {
       'dist/lambda/diagnosis/diagnose-job.js', 'dist/lib/contract/shard-limits.js',
       ...HANDLERS.flatMap((handler) => [`lambda/dist/${handler}/index.js`, `lambda/dist/${handler}/crc32.linux-x64-gnu.node`]),
       'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile', 'container/pyproject.toml',
+      // The readers' wheel builds from the package's container/: setup.py keeps its build out of the folder, py.typed types it.
+      'container/setup.py', 'container/shardio/py.typed',
       'node_modules/tar/package.json',
       // What the README links to: the docs, the examples (sources only) and the architecture.
       'ARCHITECTURE.md', 'docs/package.md', 'examples/README.md', 'examples/pipeline-fsx/stack.ts', 'examples/custom-model/train.py',
