@@ -13,7 +13,7 @@ a seed gives the same augmentation on the CPU and on a GPU.
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 from torchvision.ops import roi_align
@@ -118,17 +118,32 @@ class BatchAugment:
         return normalize(torch.where(flips, crops.flip(-1), crops))
 
 
-def decode_jpegs(encoded: List[torch.Tensor], device: torch.device) -> List[torch.Tensor]:
-    """Encoded JPEGs (uint8 1-D tensors) → RGB uint8 CHW images on `device`: on a GPU one batched
-    nvJPEG call (torchvision ≥ 0.19 takes a list), on the CPU one decode per image."""
+JPEG_START = b"\xff\xd8"
+"""The first two bytes of every JPEG (SOI): what nvJPEG decodes; any other record (a PNG the pack-time
+image check admitted, say) is decoded on the CPU."""
+
+
+def decode_jpegs(encoded: List[torch.Tensor], device: torch.device,
+                 decode_batch: Optional[Callable[[List[torch.Tensor]], List[torch.Tensor]]] = None) -> List[torch.Tensor]:
+    """Encoded images (uint8 1-D tensors) → RGB uint8 CHW images on `device`, in order: on a GPU the
+    JPEGs in one batched nvJPEG call (torchvision ≥ 0.19 takes a list), any other format (nvJPEG reads
+    JPEG only) decoded on the CPU and moved over; on the CPU one decode per image. `decode_batch`
+    replaces the batched JPEG decode (the tests run the split on the CPU)."""
     from torchvision.io import ImageReadMode, decode_image, decode_jpeg
 
-    if device.type == "cuda":
+    if device.type != "cuda" and decode_batch is None:
+        return [decode_image(data, mode=ImageReadMode.RGB) for data in encoded]
+
+    def nvjpeg(jpegs: List[torch.Tensor]) -> List[torch.Tensor]:
         try:
-            return list(decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device))
+            return list(decode_jpeg(jpegs, mode=ImageReadMode.RGB, device=device))
         except TypeError:  # torchvision < 0.19: one image per call
-            return [decode_jpeg(data, mode=ImageReadMode.RGB, device=device) for data in encoded]
-    return [decode_image(data, mode=ImageReadMode.RGB) for data in encoded]
+            return [decode_jpeg(data, mode=ImageReadMode.RGB, device=device) for data in jpegs]
+
+    is_jpeg = [bytes(data[:2].tolist()) == JPEG_START for data in encoded]
+    jpegs = iter((decode_batch or nvjpeg)([data for data, jpeg in zip(encoded, is_jpeg) if jpeg]) if any(is_jpeg) else [])
+    return [next(jpegs) if jpeg else decode_image(data, mode=ImageReadMode.RGB).to(device, non_blocking=True)
+            for data, jpeg in zip(encoded, is_jpeg)]
 
 
 class GpuJpegDecoder:

@@ -4,11 +4,12 @@ prepares batch n+1 while n is consumed, the `--loader auto` rule, and train.py o
 from __future__ import annotations
 
 import glob
+import io
 import os
 import tempfile
 import threading
 import unittest
-from typing import List
+from typing import Any, List
 
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 import test_torch
@@ -103,6 +104,35 @@ class BatchAugmentTest(unittest.TestCase):
         self.assertEqual((labels.tolist(), names), ([0, 1, 2], [r.filename for r in records]))
         decoded = pad_batch(decode_jpegs(images, torch.device("cpu")))
         self.assertTrue(torch.equal(out, BatchAugment(16, seed=2)(*decoded)))
+
+    def test_the_gpu_decoder_sends_only_jpegs_to_the_batched_decode_and_decodes_any_other_record_on_the_side(self) -> None:
+        # GIVEN the fixture JPEGs with a PNG of the second one between them (the pack-time check admits PNGs)
+        from PIL import Image
+        from torchvision.io import ImageReadMode, decode_image
+
+        records = fixture_records()
+        png = io.BytesIO()
+        with Image.open(io.BytesIO(records[1].image)) as image:
+            image.convert("RGB").save(png, format="PNG")
+        encoded_images = [encoded(records[0])[0], torch.frombuffer(bytearray(png.getvalue()), dtype=torch.uint8),
+                          encoded(records[2])[0]]
+        batched: List[int] = []
+
+        def batch_decode(jpegs: List[Any]) -> List[Any]:  # stands in for nvJPEG: JPEGs only, in one call
+            batched.append(len(jpegs))
+            for data in jpegs:
+                self.assertEqual(bytes(data[:2].tolist()), b"\xff\xd8")
+            return [decode_image(data, mode=ImageReadMode.RGB) for data in jpegs]
+
+        # WHEN
+        decoded = decode_jpegs(encoded_images, torch.device("cpu"), decode_batch=batch_decode)
+
+        # THEN one batched call for the two JPEGs, the PNG decoded beside it, every image in its place
+        self.assertEqual(batched, [2])
+        expected = [decode_image(data, mode=ImageReadMode.RGB) for data in encoded_images]
+        self.assertEqual([tuple(image.shape) for image in decoded], [(3, 36, 64), (3, 48, 48), (3, 30, 40)])
+        for got, want in zip(decoded, expected):
+            self.assertTrue(torch.equal(got, want))
 
     def test_the_hybrid_workers_decode_at_reduced_scale_never_below_the_crop_and_pad_the_batch(self) -> None:
         record = fixture_records()[0]  # 64x36
