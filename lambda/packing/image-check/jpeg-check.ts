@@ -37,7 +37,7 @@ interface Frame {
 }
 
 /** libjpeg-turbo's JPEG_MAX_DIMENSION: larger images are refused by every reader built on it. */
-const MAX_DIMENSION = 65500;
+export const MAX_DIMENSION = 65500;
 /** libjpeg's limit on blocks in one MCU of an interleaved scan (D_MAX_BLOCKS_IN_MCU). */
 const MAX_BLOCKS_IN_MCU = 10;
 

@@ -4,6 +4,7 @@ import type { SharpModule } from './load-sharp';
 import { loadSharp } from './load-sharp';
 import { checkImagePreprocessing, manifestPreprocessing } from './preprocessing-settings';
 import { checkImage, PREPROCESSING_RULES } from '../image-check/image-check';
+import { MAX_DIMENSION as JPEG_MAX_SIDE } from '../image-check/jpeg-check';
 import { UndecodableImageError } from '../image-check/undecodable-image';
 
 export { UndecodableImageError };
@@ -25,8 +26,6 @@ const INPUT: SharpOptions = { failOn: 'truncated', pages: 1 };
  */
 export const PROGRESSIVE_COEFFICIENT_BUDGET = 192 * 1024 * 1024;
 
-/** JPEG's largest side (its frame header holds 16 bits). */
-const JPEG_MAX_SIDE = 65_535;
 
 /** Transparent pixels become white: what a viewer shows, and not the arbitrary colour they hide. */
 const ALPHA_BACKGROUND = '#ffffff';
@@ -130,7 +129,7 @@ function checkOutputSize(metadata: Metadata, resize: ResizeOptions | undefined):
   else if (resize?.height !== undefined) [width, height] = [Math.round((width * resize.height) / height), resize.height];
   if (width > JPEG_MAX_SIDE || height > JPEG_MAX_SIDE) {
     throw new UndecodableImageError(`output too large for JPEG: ${metadata.width} x ${metadata.height} px would be stored at ${width} x ${height} px, `
-      + `over JPEG's ${JPEG_MAX_SIDE.toLocaleString('en-US')} px a side; cap the longer side (--max-side, or longerSide) to store it`);
+      + `over libjpeg's ${JPEG_MAX_SIDE.toLocaleString('en-US')} px a side; cap the longer side (--max-side, or longerSide) to store it`);
   }
 }
 

@@ -43,7 +43,7 @@ describe('ImagePreprocessor', () => {
     await expect(processing).rejects.toThrow(reason);
   });
 
-  test('an image whose resized output would be over JPEG\'s 65,535 px a side is refused with the cause, and a cap on the longer side suggested', async () => {
+  test('an image whose resized output would be over libjpeg\'s 65,500 px a side is refused with the cause, and a cap on the longer side suggested', async () => {
     // GIVEN a valid 100000 x 300 grey PNG
     const png = await loadSharp()(Buffer.alloc(100_000 * 300, 0x80), { raw: { width: 100_000, height: 300, channels: 1 } }).png().toBuffer();
 
@@ -52,7 +52,7 @@ describe('ImagePreprocessor', () => {
 
     // THEN
     await expect(processing).rejects.toThrow(new UndecodableImageError('output too large for JPEG: 100000 x 300 px would be stored at 85333 x 256 px, '
-      + 'over JPEG\'s 65,535 px a side; cap the longer side (--max-side, or longerSide) to store it'));
+      + 'over libjpeg\'s 65,500 px a side; cap the longer side (--max-side, or longerSide) to store it'));
     await expect(new ImagePreprocessor({ shorterSide: 256, longerSide: 4096 }).process(png)).resolves.toBeInstanceOf(Buffer);
   });
 
