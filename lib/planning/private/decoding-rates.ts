@@ -3,7 +3,7 @@ import { resnet50SamplesPerSecond } from '../../instances/private/gpu-throughput
 import { cpuDecodeSamplesPerSecond, cpuDecodeSamplesPerSecondPerWorker, MEASURED_SAMPLE_BYTES } from '../../instances/private/loader-rules';
 import type { ImagePreprocessingOptions } from '../../sharding/image-preprocessing-options';
 import type { ResolvedDataset } from './plan-inputs';
-import { formatBytes, formatCount } from './units';
+import { formatBytes, formatCount, formatCountOf } from './units';
 
 /**
  * Mean bytes of a JPEG resized at pack time to a shorter side of 256 pixels: 32 KB, measured on
@@ -89,7 +89,7 @@ function gpuDemand(cluster: ResolvedCluster, samplesPerSecond: number | undefine
 
 /** `7 loader workers`, `1 loader worker`. */
 export function describeWorkers(rates: DecodingRates): string {
-  return `${rates.workers} loader worker${rates.workers === 1 ? '' : 's'}`;
+  return formatCountOf(rates.workers, 'loader worker');
 }
 
 /**
