@@ -17,7 +17,7 @@ from .dataset_files import DatasetFiles, Shard
 from .directory import ShardDirectory
 from .formats import read_records
 from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
-from .manifest import DatasetManifest, ManifestShard, read_manifest
+from .manifest import DatasetManifest, read_manifest
 from .records import FramedRecord, ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, S3Objects
 from .shard_cache import ShardCache
@@ -58,7 +58,7 @@ class S3ShardDirectory(ShardDirectory):
         self.shards_ahead = shards_ahead
         self._ahead: Optional[_Ahead] = None
         manifest = self._manifest(version)
-        self._listed: List[ManifestShard] = manifest.shards
+        self._listed = {shard.key: shard for shard in manifest.shards}  # a fetched shard's size and CRC, by key
         # No member lists: a RecordIO record's input key (bad-record errors) is not worth a GET per shard.
         shards = [Shard(self.cache.path(shard.key), shard.bytes or 0, self._small_file(shard.index_key), shard.records,
                         key=shard.key)
@@ -94,20 +94,20 @@ class S3ShardDirectory(ShardDirectory):
         return path
 
     def _fetch(self, key: str, handle: BinaryIO) -> None:
-        listed = next(shard for shard in self._listed if shard.key == key)
+        listed = self._listed[key]
 
-        def check(size: int, crc: int) -> None:
+        def check(size: int, crc: Optional[int]) -> None:
             if listed.bytes is not None and size != listed.bytes:
                 raise ValueError(f"received {size} bytes but {self.manifest.path} lists {listed.bytes}")  # type: ignore[union-attr]
             if listed.crc32c is not None and crc != listed.crc32c:
                 raise ValueError(f"received bytes of CRC-32C {crc:#010x} but {self.manifest.path} lists "  # type: ignore[union-attr]
                                  f"{listed.crc32c:#010x}")
-        self.objects.download(key, handle, check)
+        self.objects.download(key, handle, check, crc=listed.crc32c is not None)
 
     def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
         if self._ahead is not None:
             self._ahead.reached(shard)
-        key = self._listed[shard].key
+        key = self.shards[shard].key  # set for every shard of an S3 dataset (its manifest key)
         offset = self.offsets(shard)[start] if start else 0
         with self.cache.open(key, self._fetch, buffering=_READ_BUFFER) as handle:
             handle.seek(offset)
@@ -148,7 +148,7 @@ class _Ahead:
         if self.pool is not None:
             for ahead in range(position + 1, min(len(self.order), position + 1 + self.directory.shards_ahead)):
                 if ahead not in self.pending:
-                    key = self.directory._listed[self.order[ahead]].key
+                    key = self.directory.shards[self.order[ahead]].key
                     self.pending[ahead] = self.pool.submit(self.directory.cache.fetch, key, self.directory._fetch)
         fetched = self.pending.pop(position, None)
         if fetched is not None:

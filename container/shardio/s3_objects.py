@@ -79,22 +79,24 @@ class S3Objects:
             return self._client().get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"].read()
         return self._retried(key, get)
 
-    def download(self, key: str, handle: BinaryIO, check: Callable[[int, int], None]) -> None:
+    def download(self, key: str, handle: BinaryIO, check: Callable[[int, Optional[int]], None], *, crc: bool = True) -> None:
         """Writes the object into `handle` (truncated at each attempt), then calls `check(size, crc32c)`
-        with what was received: a check that raises ValueError fails the attempt (a transfer that
-        came corrupt or cut), and the last attempt's error is raised."""
+        with what was received (the CRC-32C None without `crc`: the manifest lists none to check it
+        against): a check that raises ValueError fails the attempt (a transfer that came corrupt or
+        cut), and the last attempt's error is raised."""
         from .crc32c import crc32c
 
         def get() -> None:
             handle.seek(0)
             handle.truncate()
             body = self._client().get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"]
-            size, crc = 0, 0
+            size, received = 0, 0
             for chunk in body.iter_chunks(_CHUNK):
                 handle.write(chunk)
                 size += len(chunk)
-                crc = crc32c(chunk, crc)
-            check(size, crc)
+                if crc:
+                    received = crc32c(chunk, received)
+            check(size, received if crc else None)
         self._retried(key, get)
 
     def _retried(self, key: str, attempt: Callable[[], T]) -> T:
