@@ -9,7 +9,7 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional
+from typing import BinaryIO, Dict, Iterator, List, Optional
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
@@ -20,7 +20,8 @@ from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
 from .split import Consumer, epoch_slot, split_records, split_shards
 
-_READ_BUFFER = 1024 * 1024
+READ_BUFFER = 1024 * 1024
+"""The buffer a shard is read through: whole records in few system calls."""
 
 __all__ = ["Shard", "ShardDirectory"]
 
@@ -108,9 +109,13 @@ class ShardDirectory:
     def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
         path = self.shards[shard].path
         offset = self.offsets(shard)[start] if start else 0
-        with open(path, "rb", buffering=_READ_BUFFER) as handle:
+        with self._open_shard(shard) as handle:
             handle.seek(offset)
             yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.check_crc)
+
+    def _open_shard(self, shard: int) -> BinaryIO:
+        """The shard's bytes, opened for reading (a subclass fetches them first: S3ShardDirectory)."""
+        return open(self.shards[shard].path, "rb", buffering=READ_BUFFER)
 
     def record(self, shard: int, position: int) -> FramedRecord:
         """Record `position` of a shard, by its index (random access)."""

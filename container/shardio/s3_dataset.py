@@ -14,18 +14,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import BinaryIO, Dict, Iterator, List, Optional
 
 from .dataset_files import DatasetFiles, Shard
-from .directory import ShardDirectory
-from .formats import read_records
+from .directory import READ_BUFFER, ShardDirectory
 from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
 from .manifest import DatasetManifest, read_manifest
-from .records import FramedRecord, ImageRecord
+from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, S3Objects
 from .shard_cache import ShardCache
 from .split import Consumer, epoch_slot, split_records, split_shards
 
 DEFAULT_SHARDS_AHEAD = 2
 """Shards each reader fetches beyond the one it reads: enough to hide a GET's latency behind decoding."""
-_READ_BUFFER = 1024 * 1024
 
 
 def default_cache_dir(bucket: str, prefix: str) -> str:
@@ -104,15 +102,11 @@ class S3ShardDirectory(ShardDirectory):
                                  f"{listed.crc32c:#010x}")
         self.objects.download(key, handle, check, crc=listed.crc32c is not None)
 
-    def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
+    def _open_shard(self, shard: int) -> BinaryIO:
         if self._ahead is not None:
             self._ahead.reached(shard)
         key = self.shards[shard].key  # set for every shard of an S3 dataset (its manifest key)
-        offset = self.offsets(shard)[start] if start else 0
-        with self.cache.open(key, self._fetch, buffering=_READ_BUFFER) as handle:
-            handle.seek(offset)
-            yield from read_records(self.format, handle, self.shards[shard].path, offset=offset, limit=limit,
-                                    check_crc=self.check_crc)
+        return self.cache.open(key, self._fetch, buffering=READ_BUFFER)
 
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
         """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
