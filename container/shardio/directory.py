@@ -18,6 +18,7 @@ from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
+from .crc32c import warn_if_slow
 from .shard_crc import check_shard_crc
 from .split import Consumer, epoch_slot, split_records, split_shards
 
@@ -51,6 +52,8 @@ class ShardDirectory:
         self.global_index_path: Optional[str] = files.global_index_path
         self.check_crc = check_crc
         """Check what can be checked as it is read: each TFRecord's CRCs, each RecordIO shard's whole (shard_crc.py)."""
+        if check_crc:
+            warn_if_slow()
         self._crc_checked: Set[int] = set()
         """The RecordIO shards whose CRC-32C this process checked (or that were checked as they were fetched)."""
         self.host_sharded = host_sharded

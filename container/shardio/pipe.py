@@ -30,6 +30,7 @@ import threading
 import time
 from typing import BinaryIO, Callable, Iterator, List, Optional
 
+from .crc32c import warn_if_slow
 from .errors import FormatError, redact
 from .fifo import POLL_SECONDS, FifoWriter, open_fifo, open_writers, release_fifos
 from .formats import read_records, to_image
@@ -309,6 +310,8 @@ class PipeSource:
         # Every host reads the whole stream unless it gets its own objects, and keeps its share.
         self.total_consumers = local_consumers * (1 if host_sharded else host_count)
         self.timeout, self.check_crc = timeout, check_crc
+        if check_crc:
+            warn_if_slow()
         self.dataset_version = manifest.dataset_version if manifest is not None else None
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
         self.max_record = record_limit(manifest.largest_shard_bytes if manifest is not None else 0)
