@@ -197,11 +197,12 @@ def main() -> None:
 def crc_row(paths: Dict[str, str], chosen: Dict[str, Callable], rounds: int) -> None:
     """What checking CRCs costs (check_crc, on by default): an epoch with them ÷ the same epoch
     without, in this process (no loader workers: the reader's own time, nothing to hide it), the
-    shards in the page cache. Checked and unchecked epochs alternate `rounds` times; each side's
+    shards in the page cache, in CPU seconds of this process (a shared machine's other work moves
+    wall time by more than the checks cost). Checked and unchecked epochs alternate `rounds` times; each side's
     fastest is kept (the least disturbed by the machine's other work). "first" is a new directory's
     first epoch (a RecordIO shard's whole CRC is checked then, once per process: shard_crc.py),
     "cached" its next epoch (TFRecord's records are checked in every epoch)."""
-    print("\nCRC checks (check_crc=True ÷ False, one process, shards in the page cache; fastest of "
+    print("\nCRC checks (check_crc=True ÷ False, CPU time of one process, shards in the page cache; fastest of "
           f"{rounds} rounds each; cost = 1 - ratio, target ≤ 3 % of a cached epoch):")
     for fmt in ("tfrecord", "recordio"):
         added: Dict[str, float] = {}
@@ -212,10 +213,10 @@ def crc_row(paths: Dict[str, str], chosen: Dict[str, Callable], rounds: int) -> 
                 for check in (True, False):
                     directory = ShardDirectory(paths[fmt], check_crc=check)
                     for epoch, label in ((0, "first"), (1, "cached")):
-                        started = time.perf_counter()
+                        started = time.process_time()
                         for record in consumer_images(directory, Placement(), epoch):
                             transform(record)
-                        seconds = time.perf_counter() - started
+                        seconds = time.process_time() - started
                         best[(check, label)] = min(best.get((check, label), seconds), seconds)
             cells = []
             for label in ("first", "cached"):
