@@ -26,7 +26,7 @@ if HAS_TORCH:
     from shardio.batch_augment import BatchAugment, GpuJpegDecoder, decode_jpegs, pad_batch, random_resized_crop_boxes
     from shardio.imagenet import IMAGENET_MEAN, IMAGENET_STD
     from shardio.bad_records import BadRecordError
-    from shardio.images import RATIO, SCALE, CpuDecodeOnly, EncodedBatch, collate_encoded, collate_padded, encoded, record_name
+    from shardio.images import RATIO, SCALE, CpuDecodeOnly, CpuTrainTransform, EncodedBatch, collate_encoded, collate_padded, encoded, record_name
     from shardio.prefetch import Prefetcher
 
 IMAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "images")
@@ -205,6 +205,31 @@ class BatchAugmentTest(unittest.TestCase):
             EncodedBatch(torch.zeros(4, dtype=torch.uint8), torch.tensor([0, 3]))
         with self.assertRaisesRegex(ValueError, r"2 names for 1 images"):
             EncodedBatch(torch.zeros(4, dtype=torch.uint8), torch.tensor([0, 4]), ["a", "b"])
+
+    def test_the_cpu_workers_crop_decodes_no_more_pixels_than_needed_and_matches_torchvisions_full_size_crop(self) -> None:
+        # GIVEN a smooth 640x480 JPEG (big enough that most crops decode at 1/2, 1/4 or 1/8)
+        from torchvision.io import ImageReadMode, decode_image, encode_jpeg
+        from torchvision.transforms import RandomResizedCrop
+
+        smooth = torch.nn.functional.interpolate(torch.rand(1, 3, 6, 8, generator=torch.Generator().manual_seed(2)) * 255,
+                                                 size=(480, 640), mode="bicubic", align_corners=False)[0]
+        data = bytes(encode_jpeg(smooth.clamp(0, 255).to(torch.uint8), quality=95).numpy())
+        record = ImageRecord(image=data, label=4)
+        full = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB).float()
+        errors = []
+        for seed in range(20):
+            # WHEN
+            torch.manual_seed(seed)
+            image, label = CpuTrainTransform(64)(record)
+            # THEN the crop torchvision's RandomResizedCrop draws with the same seed, resized from the full image
+            torch.manual_seed(seed)
+            top, left, height, width = RandomResizedCrop.get_params(full, list(SCALE), list(RATIO))
+            expected = TF.resized_crop(full, top, left, height, width, [64, 64], antialias=True)
+            if torch.rand(()) < 0.5:
+                expected = expected.flip(-1)
+            self.assertEqual((tuple(image.shape), image.dtype, label), ((3, 64, 64), torch.uint8, 4))
+            errors.append(float((image.float() - expected).abs().mean()))
+        self.assertLess(max(errors), 3.0, errors)  # within 3 of 255 grey levels on average, at any scale
 
     def test_the_hybrid_workers_decode_at_reduced_scale_never_below_the_crop_and_pad_the_batch(self) -> None:
         record = fixture_records()[0]  # 64x36
