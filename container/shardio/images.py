@@ -17,10 +17,12 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 import torch
+import torch.utils.data
 import torchvision
 from PIL import Image
 from torchvision.io import ImageReadMode
 from torchvision.transforms import CenterCrop, RandomResizedCrop, Resize
+from torchvision.transforms.functional import resized_crop
 
 from .imagenet import IMAGENET_MEAN, IMAGENET_STD
 from .records import ImageRecord
@@ -38,11 +40,13 @@ class CpuTrainTransform:
     """Record → (uint8 CHW image of size × size, label), decoded in a loader worker.
 
     The crop is drawn first (torchvision's RandomResizedCrop.get_params, from the header's size),
-    then the JPEG is decoded no larger than the crop needs: libjpeg's DCT scaling (PIL's `draft`)
-    skips detail by 1/2, 1/4 or 1/8 while the crop keeps at least size × size pixels, and the crop
-    and resize are one antialiased uint8 resize of the box (PIL), the flip on the small result. A
-    random resized crop keeps 8–100 % of the image's area, so most crops of a ~500 × 375 JPEG
-    decode at 1/2 (a quarter of the pixels) or less (issue #37). Other formats decode at full size."""
+    then the JPEG is decoded no larger than the crop needs: where the crop keeps at least size × size
+    pixels at 1/2, 1/4 or 1/8 of the image's scale, libjpeg's DCT scaling (PIL's `draft`) decodes at
+    that scale; else torchvision decodes the full image (its decoder was ~20 % faster than PIL's at
+    full size, bench/loader-cpu/handover.py). The crop is a view and only it is resized, in uint8
+    where the installed PyTorch resizes uint8 (≥ 2.1), then flipped. Entropy decoding reads every
+    byte whatever the scale, so the gain grows with the image's size over the crop's: ~90 KB
+    ImageNet-size JPEGs rarely allow a scale (issue #37)."""
 
     def __init__(self, size: int = 224) -> None:
         self.size = size
@@ -50,16 +54,34 @@ class CpuTrainTransform:
     def __call__(self, record: ImageRecord) -> Tuple[torch.Tensor, int]:
         with Image.open(io.BytesIO(record.image)) as image:
             top, left, height, width = RandomResizedCrop.get_params(image, list(SCALE), list(RATIO))
-            full_width, full_height = image.size
-            # The size at which the crop is size x size: draft decodes at the smallest 1/2^k at least that.
-            image.draft("RGB", (math.ceil(full_width * self.size / width), math.ceil(full_height * self.size / height)))
-            x_scale, y_scale = image.size[0] / full_width, image.size[1] / full_height
-            box = (left * x_scale, top * y_scale, (left + width) * x_scale, (top + height) * y_scale)
-            rgb = image if image.mode == "RGB" else image.convert("RGB")
-            crop = rgb.resize((self.size, self.size), Image.BILINEAR, box=box)
+            scale = _dct_scale(min(width, height), self.size) if image.format == "JPEG" else 1
+            if scale > 1:
+                crop = _scaled_crop(image, scale, (left, top, left + width, top + height), self.size)
+        if scale == 1:
+            pixels = torchvision.io.decode_image(_bytes_tensor(record.image), mode=ImageReadMode.RGB)
+            crop = resized_crop(pixels, top, left, height, width, [self.size, self.size], antialias=True)
         if torch.rand(()) < 0.5:
-            crop = crop.transpose(Image.FLIP_LEFT_RIGHT)
-        return torch.from_numpy(numpy.array(crop)).permute(2, 0, 1), record.label
+            crop = crop.flip(-1)
+        return crop, record.label
+
+
+def _scaled_crop(image: Image.Image, scale: int, box: Tuple[int, int, int, int], size: int) -> torch.Tensor:
+    """The box of a JPEG decoded at 1/`scale` (PIL's `draft`) and resized to size × size in one
+    antialiased uint8 resize, the box kept in fractional pixels at that scale (rounded, it would move
+    the crop by up to scale / 2 pixels)."""
+    full_width, full_height = image.size
+    image.draft("RGB", (full_width // scale, full_height // scale))  # the largest scale keeping at least this
+    x_scale, y_scale = image.size[0] / full_width, image.size[1] / full_height  # libjpeg rounds a scaled side up
+    rgb = image if image.mode == "RGB" else image.convert("RGB")
+    left, top, right, bottom = box
+    crop = rgb.resize((size, size), Image.BILINEAR, box=(left * x_scale, top * y_scale, right * x_scale, bottom * y_scale))
+    return torch.from_numpy(numpy.array(crop)).permute(2, 0, 1)
+
+
+def _dct_scale(crop_side: int, size: int) -> int:
+    """The largest of libjpeg's DCT scalings PIL's `draft` offers (1/8, 1/4, 1/2) that keeps a crop
+    side of `crop_side` pixels at least `size`; 1 where none does."""
+    return next((scale for scale in (8, 4, 2) if crop_side // scale >= size), 1)
 
 
 class CpuEvalTransform:
@@ -151,13 +173,21 @@ def collate_encoded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
     lengths = [len(image.data if isinstance(image, EncodedImage) else image) for image in images]
     offsets = torch.zeros(len(images) + 1, dtype=torch.int64)
     torch.cumsum(torch.tensor(lengths, dtype=torch.int64), 0, out=offsets[1:])
-    data = torch.empty(int(offsets[-1]), dtype=torch.uint8)
+    data = _batch_buffer(int(offsets[-1]))
     buffer = data.numpy()
     for image, start, length in zip(images, offsets.tolist(), lengths):
         payload = image.data if isinstance(image, EncodedImage) else image
         buffer[start:start + length] = payload.numpy() if isinstance(payload, torch.Tensor) else numpy.frombuffer(payload, numpy.uint8)
     names = [image.name for image in images] if all(isinstance(image, EncodedImage) for image in images) else None
     return (EncodedBatch(data, offsets, names), torch.tensor(labels, dtype=torch.int64), *[list(field) for field in rest])
+
+
+def _batch_buffer(size: int) -> torch.Tensor:
+    """`size` bytes for a batch; in a loader worker, in shared memory already (as default_collate
+    does), so that handing the batch over does not copy it again."""
+    if size == 0 or torch.utils.data.get_worker_info() is None:
+        return torch.empty(size, dtype=torch.uint8)
+    return torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(size))
 
 
 class CpuDecodeOnly:

@@ -1,0 +1,169 @@
+"""CPU benchmark of issue #37's two host-side changes, each against the form it replaced, measured
+in the same run over the same TFRecord shards (no GPU needed; the GPU machine's CPUs run it too):
+
+  handover    the gpu path's worker → training process transfer, ONE worker, the loader alone
+              (records read, batched, handed over; nothing decoded): a list of one uint8 tensor per
+              image (before) against one buffer per batch (`collate_encoded`'s EncodedBatch, split into
+              views in this process as GpuJpegDecoder does). Issue #37's target: >= 1.6x.
+  cpu worker  the cpu path's samples/s with ONE worker, the loader alone: the JPEG decoded at full size
+              then cropped (before, bench/baselines.py) against `CpuTrainTransform` (decoded no larger than
+              the crop needs, PIL's draft), and each transform's floor: the same records in a loop in
+              this process, no loader around it; the floors again over the same JPEGs made --enlarge
+              times larger per side (photos bigger than ImageNet's, where DCT scaling applies).
+
+Each row is measured --repeats times, alternating the two forms, and the best kept (this machine is
+shared; the best is the least disturbed). Results to <work-dir>/handover.json. Run from the
+repository root:
+
+    /usr/bin/python3 bench/loader-cpu/handover.py [--images 2000] [--batch-size 64] [--repeats 3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "container"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per worker process, as torchrun sets
+
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+
+from baselines import FullSizeTrainTransform, collate_tensor_list, encoded_tensor  # noqa: E402
+from bench_data import make_dataset, pack  # noqa: E402
+from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
+from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
+from shardio.images import CpuTrainTransform, EncodedBatch, collate_encoded, encoded  # noqa: E402
+
+HANDOVER_TARGET = 1.6
+"""Issue #37: one buffer per batch hands over at least 1.6x the samples/s of the list of tensors."""
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", type=int, default=2000)
+    parser.add_argument("--classes", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--image-size", type=int, default=224)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--enlarge", type=int, default=3, help="the cpu worker's second floor: JPEGs this many times larger per side")
+    parser.add_argument("--rows", default="handover,cpu-worker")
+    parser.add_argument("--work-dir", default=os.path.join("/tmp", "cdk-training-io-loader-cpu"))
+    return parser.parse_args(argv)
+
+
+def loader_alone(shards: str, transform: Callable, collate: Optional[Callable], batch_size: int,
+                 consume: Callable[[Any], int], workers: int = 1) -> float:
+    """Samples/s of one epoch through a loader of `workers` workers after a warm-up batch (the
+    workers started), `consume` doing with each batch what the training process does first."""
+    dataset = ShardDataset(ShardDirectory(shards), placement=Placement(), transform=transform, seed=0)
+    loader = make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate, drop_last=True,
+                              pin_memory=torch.cuda.is_available())
+    batches = iter(loader)
+    consume(next(batches))
+    started, samples = time.perf_counter(), 0
+    for batch in batches:
+        samples += consume(batch)
+    rate = samples / (time.perf_counter() - started)
+    del batches, loader
+    return rate
+
+
+def handed_over_list(batch: Any) -> int:
+    return len(batch[1])
+
+
+def handed_over_buffer(batch: Any) -> int:
+    images: EncodedBatch = batch[0]
+    images.images()  # the views GpuJpegDecoder decodes
+    return len(batch[1])
+
+
+def records_of(shards: str, count: int, enlarge: int = 1) -> List[ImageRecord]:
+    """The first `count` records of the first shard; `enlarge` > 1: each JPEG re-encoded `enlarge`
+    times larger per side (~2,000 x 1,500 photos, say, at 4), where DCT scaling can apply."""
+    directory = ShardDirectory(shards)
+    records = [directory.image(raw, 0) for _, raw in zip(range(count), directory.read(0))]
+    if enlarge == 1:
+        return records
+    larger = []
+    for record in records:
+        image = torchvision.io.decode_jpeg(torch.frombuffer(bytearray(record.image), dtype=torch.uint8))
+        image = torch.nn.functional.interpolate(image.unsqueeze(0).float(), scale_factor=enlarge, mode="bilinear")[0]
+        larger.append(ImageRecord(bytes(torchvision.io.encode_jpeg(image.round().clamp(0, 255).to(torch.uint8), quality=90).numpy()),
+                                  record.label))
+    return larger
+
+
+def floor(records: List[ImageRecord], transform: Callable) -> float:
+    """Samples/s of `transform` over the records in a loop in this process: one core, no loader."""
+    transform(records[0])
+    started = time.perf_counter()
+    for record in records:
+        transform(record)
+    return len(records) / (time.perf_counter() - started)
+
+
+def best_of(repeats: int, rows: Dict[str, Callable[[], float]]) -> Dict[str, float]:
+    """Each row measured `repeats` times, the rows alternating; the best of each."""
+    best: Dict[str, float] = {}
+    for _ in range(repeats):
+        for name, run in rows.items():
+            best[name] = max(best.get(name, 0.0), run())
+    return best
+
+
+def main() -> None:
+    args = parse_args()
+    jpegs, shards = os.path.join(args.work_dir, "jpeg-handover"), os.path.join(args.work_dir, "packed-handover")
+    make_dataset(jpegs, args.images, args.classes)
+    pack(jpegs, shards, "tfrecord", 1)
+    wanted = args.rows.split(",")
+    results: Dict[str, Any] = {"images": args.images, "batch_size": args.batch_size, "cpus": len(os.sched_getaffinity(0))}
+    if "handover" in wanted:
+        rates = best_of(args.repeats, {
+            "list of tensors (before)": lambda: loader_alone(shards, encoded_tensor, collate_tensor_list, args.batch_size, handed_over_list),
+            "one buffer per batch": lambda: loader_alone(shards, encoded, collate_encoded, args.batch_size, handed_over_buffer),
+        })
+        ratio = rates["one buffer per batch"] / rates["list of tensors (before)"]
+        print(f"gpu path, worker -> training process, 1 worker, loader alone (batch {args.batch_size}):")
+        for name, rate in rates.items():
+            print(f"  {name:<28} {rate:9.1f} samples/s")
+        print(f"  one buffer / list: {ratio:.2f}x (issue #37's target: >= {HANDOVER_TARGET}x)", flush=True)
+        results["handover"] = {"rates": rates, "ratio": ratio, "target": HANDOVER_TARGET}
+    if "cpu-worker" in wanted:
+        size = args.image_size
+        records, large = records_of(shards, 300), records_of(shards, 60, args.enlarge)
+        rates = best_of(args.repeats, {
+            "full-size decode (before)": lambda: loader_alone(shards, FullSizeTrainTransform(size), None, args.batch_size, _count),
+            "CpuTrainTransform (draft)": lambda: loader_alone(shards, CpuTrainTransform(size), None, args.batch_size, _count),
+            "floor, full-size decode (before)": lambda: floor(records, FullSizeTrainTransform(size)),
+            "floor, CpuTrainTransform (draft)": lambda: floor(records, CpuTrainTransform(size)),
+            f"floor, JPEGs x{args.enlarge} per side, full-size decode (before)": lambda: floor(large, FullSizeTrainTransform(size)),
+            f"floor, JPEGs x{args.enlarge} per side, CpuTrainTransform (draft)": lambda: floor(large, CpuTrainTransform(size)),
+        })
+        print(f"cpu path, 1 worker, loader alone, decode + random resized crop to {size} + flip:")
+        for name, rate in rates.items():
+            print(f"  {name:<34} {rate:9.1f} samples/s")
+        ratio = rates["CpuTrainTransform (draft)"] / rates["full-size decode (before)"]
+        large_ratio = (rates[f"floor, JPEGs x{args.enlarge} per side, CpuTrainTransform (draft)"]
+                       / rates[f"floor, JPEGs x{args.enlarge} per side, full-size decode (before)"])
+        print(f"  per worker, draft / full size: {ratio:.2f}x; worker / floor: "
+              f"{rates['CpuTrainTransform (draft)'] / rates['floor, CpuTrainTransform (draft)']:.2f}; "
+              f"JPEGs x{args.enlarge} per side, draft / full size: {large_ratio:.2f}x", flush=True)
+        results["cpu_worker"] = {"rates": rates, "ratio": ratio, "enlarged_ratio": large_ratio, "enlarge": args.enlarge}
+    with open(os.path.join(args.work_dir, "handover.json"), "w", encoding="utf-8") as handle:
+        json.dump(results, handle, indent=2)
+
+
+def _count(batch: Any) -> int:
+    return len(batch[1])
+
+
+if __name__ == "__main__":
+    main()
