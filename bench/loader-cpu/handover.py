@@ -34,15 +34,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per worker process, 
 import torch  # noqa: E402
 import torchvision  # noqa: E402
 
-from baselines import FullSizeTrainTransform, collate_tensor_list, encoded_tensor  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
-from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
-from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
-from shardio.images import CpuTrainTransform, EncodedBatch, collate_encoded, encoded  # noqa: E402
-
-HANDOVER_TARGET = 1.6
-"""Issue #37: one buffer per batch hands over at least 1.6x the samples/s of the list of tensors."""
-
+from shardio import ImageRecord, ShardDirectory  # noqa: E402
+from shardio.images import CpuTrainTransform  # noqa: E402
+from worker_handover import (HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, FullSizeTrainTransform, best_of, handover_rates,  # noqa: E402
+                             labels_of, loader_alone)
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -55,33 +51,6 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--rows", default="handover,cpu-worker")
     parser.add_argument("--work-dir", default=os.path.join("/tmp", "cdk-training-io-loader-cpu"))
     return parser.parse_args(argv)
-
-
-def loader_alone(shards: str, transform: Callable, collate: Optional[Callable], batch_size: int,
-                 consume: Callable[[Any], int], workers: int = 1) -> float:
-    """Samples/s of one epoch through a loader of `workers` workers after a warm-up batch (the
-    workers started), `consume` doing with each batch what the training process does first."""
-    dataset = ShardDataset(ShardDirectory(shards), placement=Placement(), transform=transform, seed=0)
-    loader = make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate, drop_last=True,
-                              pin_memory=torch.cuda.is_available())
-    batches = iter(loader)
-    consume(next(batches))
-    started, samples = time.perf_counter(), 0
-    for batch in batches:
-        samples += consume(batch)
-    rate = samples / (time.perf_counter() - started)
-    del batches, loader
-    return rate
-
-
-def handed_over_list(batch: Any) -> int:
-    return len(batch[1])
-
-
-def handed_over_buffer(batch: Any) -> int:
-    images: EncodedBatch = batch[0]
-    images.images()  # the views GpuJpegDecoder decodes
-    return len(batch[1])
 
 
 def records_of(shards: str, count: int, enlarge: int = 1) -> List[ImageRecord]:
@@ -109,15 +78,6 @@ def floor(records: List[ImageRecord], transform: Callable) -> float:
     return len(records) / (time.perf_counter() - started)
 
 
-def best_of(repeats: int, rows: Dict[str, Callable[[], float]]) -> Dict[str, float]:
-    """Each row measured `repeats` times, the rows alternating; the best of each."""
-    best: Dict[str, float] = {}
-    for _ in range(repeats):
-        for name, run in rows.items():
-            best[name] = max(best.get(name, 0.0), run())
-    return best
-
-
 def main() -> None:
     args = parse_args()
     jpegs, shards = os.path.join(args.work_dir, "jpeg-handover"), os.path.join(args.work_dir, "packed-handover")
@@ -126,11 +86,8 @@ def main() -> None:
     wanted = args.rows.split(",")
     results: Dict[str, Any] = {"images": args.images, "batch_size": args.batch_size, "cpus": len(os.sched_getaffinity(0))}
     if "handover" in wanted:
-        rates = best_of(args.repeats, {
-            "list of tensors (before)": lambda: loader_alone(shards, encoded_tensor, collate_tensor_list, args.batch_size, handed_over_list),
-            "one buffer per batch": lambda: loader_alone(shards, encoded, collate_encoded, args.batch_size, handed_over_buffer),
-        })
-        ratio = rates["one buffer per batch"] / rates["list of tensors (before)"]
+        rates = handover_rates(shards, args.batch_size, args.repeats, pin_memory=torch.cuda.is_available())
+        ratio = rates[ONE_BUFFER] / rates[LIST_OF_TENSORS]
         print(f"gpu path, worker -> training process, 1 worker, loader alone (batch {args.batch_size}):")
         for name, rate in rates.items():
             print(f"  {name:<28} {rate:9.1f} samples/s")
@@ -140,8 +97,8 @@ def main() -> None:
         size = args.image_size
         records, large = records_of(shards, 300), records_of(shards, 60, args.enlarge)
         rates = best_of(args.repeats, {
-            "full-size decode (before)": lambda: loader_alone(shards, FullSizeTrainTransform(size), None, args.batch_size, _count),
-            "CpuTrainTransform (draft)": lambda: loader_alone(shards, CpuTrainTransform(size), None, args.batch_size, _count),
+            "full-size decode (before)": lambda: loader_alone(shards, FullSizeTrainTransform(size), None, args.batch_size, labels_of),
+            "CpuTrainTransform (draft)": lambda: loader_alone(shards, CpuTrainTransform(size), None, args.batch_size, labels_of),
             "floor, full-size decode (before)": lambda: floor(records, FullSizeTrainTransform(size)),
             "floor, CpuTrainTransform (draft)": lambda: floor(records, CpuTrainTransform(size)),
             f"floor, JPEGs x{args.enlarge} per side, full-size decode (before)": lambda: floor(large, FullSizeTrainTransform(size)),
@@ -159,10 +116,6 @@ def main() -> None:
         results["cpu_worker"] = {"rates": rates, "ratio": ratio, "enlarged_ratio": large_ratio, "enlarge": args.enlarge}
     with open(os.path.join(args.work_dir, "handover.json"), "w", encoding="utf-8") as handle:
         json.dump(results, handle, indent=2)
-
-
-def _count(batch: Any) -> int:
-    return len(batch[1])
 
 
 if __name__ == "__main__":

@@ -171,6 +171,7 @@ class BatchAugmentTest(unittest.TestCase):
         self.assertIsInstance(batch, EncodedBatch)
         self.assertEqual((batch.data.dtype, batch.data.dim(), len(batch)), (torch.uint8, 1, len(records)))
         self.assertEqual(batch.data.numel(), sum(len(r.image) for r in records))
+        self.assertTrue(batch.data.is_shared())  # written into shared memory by the worker's collate: one segment
         self.assertEqual(batch.lengths.tolist(), [len(r.image) for r in records])
         images = batch.images()
         storage = batch.data.storage().data_ptr()
