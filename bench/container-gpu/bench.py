@@ -95,6 +95,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help="the auto row's measurement, all paths together (train.py's default is 72: 2 %% of an hour)")
     parser.add_argument("--dry-run", action="store_true",
                         help="the data side on the CPU: 48 images, resnet18 on 64-pixel crops, 2 steps per row, --cpus 1,2")
+    parser.add_argument("--profile", action="store_true",
+                        help="at the first vCPU count, a torch.profiler trace of the gpu path with the step (profile-gpu-<n>.json, "
+                             "Chrome/Perfetto format, in --out): where decoding and the step serialize (issue #37)")
     parser.add_argument("--quick", action="store_true",
                         help="<= 4 minutes on an H200: 4,000 images, 30 steps per row, the rows of issue #37 only (see above)")
     parser.add_argument("--cli", default=None, help="a built training-io.js (default: dist/, else ts-node)")
@@ -274,6 +277,8 @@ def child(args: argparse.Namespace) -> None:
     rows.append(gpu_floor(shards, decode, args, device))
     if args.first:
         rows.extend(handover_rows(shards, args, device))
+        if args.profile:
+            profile(f"shards, {workers} workers, gpu", forever(paths["gpu"]()), args, compiled)
     rows.append(auto_row(args, compiled, paths, workers, name))
     ceiling = next(row for row in rows if row["row"] == CEILING)["samples_per_second"]
     for row in rows:
@@ -284,6 +289,29 @@ def child(args: argparse.Namespace) -> None:
     with open(os.path.join(args.out, f"cpus-{args.child}.json"), "w", encoding="utf-8") as handle:
         json.dump({"cpus": args.child, "workers": workers, "device": name, "rows": rows}, handle, indent=2)
     os._exit(0)  # persistent loader workers and prefetch threads end with the process
+
+
+def profile(name: str, batches: Iterable, args: argparse.Namespace, trainer: Trainer) -> None:
+    """A torch.profiler trace of --warmup unrecorded then 10 recorded steps of `batches` with the step:
+    each thread's host time (the prefetching thread's decode beside the training thread's step) and
+    each stream's kernels, to find where they serialize (a device-wide sync, the GIL, a blocking copy)."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as profiled
+
+    iterator = iter(batches)
+    ready = lambda images, labels: (images, labels)  # noqa: E731
+    trainer.epoch(iterator, ready, epoch=0, step=0, max_steps=args.warmup, log=False)
+    synchronize(trainer.device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if trainer.device.type == "cuda" else [])
+    with profiled(activities=activities, with_stack=False) as recorded:
+        trainer.epoch(iterator, ready, epoch=0, step=args.warmup, max_steps=args.warmup + 10, log=False)
+        synchronize(trainer.device)
+    if hasattr(iterator, "close"):
+        iterator.close()
+    path = os.path.join(args.out, f"profile-gpu-{args.child}.json")
+    recorded.export_chrome_trace(path)
+    print(f"  profile of {name}, 10 steps: {path}", flush=True)
+    print(recorded.key_averages().table(sort_by="self_cpu_time_total", row_limit=15), flush=True)
 
 
 def loader_alone(name: str, batches: Iterable, args: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
