@@ -4,8 +4,9 @@ the same run as what replaced it, so the gain is a ratio on the same machine), a
 measurement (records read, batched and handed over, nothing trained)."""
 from __future__ import annotations
 
+import os
 import time
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 import torchvision
@@ -50,21 +51,46 @@ class FullSizeTrainTransform:
         return image, record.label
 
 
+class LoaderRate(NamedTuple):
+    """One loader-alone measurement: samples/s of wall time, and the CPU time each sample took in the
+    workers and in this process (the pinning thread included). On a shared machine the wall rate
+    follows the load; the CPU time a sample takes does much less, and 1 / the larger of the two is
+    what the loader can hand over where it has the cores to itself."""
+
+    samples_per_second: float
+    worker_cpu_us: float
+    main_cpu_us: float
+
+    @property
+    def capacity(self) -> float:
+        """Samples/s the loader hands over on idle cores: the slower of its two sides."""
+        return 1e6 / max(self.worker_cpu_us, self.main_cpu_us)
+
+
 def loader_alone(shards: str, transform: Callable, collate: Optional[Callable], batch_size: int,
-                 consume: Callable[[Any], int], workers: int = 1, pin_memory: bool = False) -> float:
-    """Samples/s of one epoch through a loader of `workers` workers after a warm-up batch (the
-    workers started), `consume` doing with each batch what the training process does first and
-    returning its sample count."""
+                 consume: Callable[[Any], int], workers: int = 1, pin_memory: bool = False) -> LoaderRate:
+    """One epoch through a loader of `workers` workers after a warm-up batch (the workers started),
+    `consume` doing with each batch what the training process does first and returning its sample
+    count."""
     dataset = ShardDataset(ShardDirectory(shards), placement=Placement(), transform=transform, seed=0)
     loader = make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate, drop_last=True, pin_memory=pin_memory)
     batches = iter(loader)
     consume(next(batches))
-    started, samples = time.perf_counter(), 0
+    processes = [_cpu_seconds(worker.pid) for worker in getattr(batches, "_workers", [])]
+    started, main_started, samples = time.perf_counter(), time.process_time(), 0
     for batch in batches:
         samples += consume(batch)
-    rate = samples / (time.perf_counter() - started)
+    seconds, main_seconds = time.perf_counter() - started, time.process_time() - main_started
+    worker_seconds = sum(_cpu_seconds(worker.pid) for worker in getattr(batches, "_workers", [])) - sum(processes)
     del batches, loader
-    return rate
+    return LoaderRate(samples / seconds, 1e6 * worker_seconds / samples, 1e6 * main_seconds / samples)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU seconds so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def labels_of(batch: Any) -> int:
@@ -78,20 +104,27 @@ def split_into_views(batch: Any) -> int:
     return len(batch[1])
 
 
-def handover_rates(shards: str, batch_size: int, repeats: int, pin_memory: bool = False) -> Dict[str, float]:
+def handover_rates(shards: str, batch_size: int, repeats: int, pin_memory: bool = False) -> Dict[str, LoaderRate]:
     """The gpu path's worker → training process handover with ONE worker, the loader alone: the list
-    of tensors against one buffer per batch, alternating, the best of `repeats` each (a shared
-    machine's least disturbed run)."""
+    of tensors against one buffer per batch, alternating, the best of `repeats` each (by wall rate;
+    a shared machine's least disturbed run)."""
     rows = {LIST_OF_TENSORS: lambda: loader_alone(shards, encoded_tensor, collate_tensor_list, batch_size, labels_of,
                                                   pin_memory=pin_memory),
             ONE_BUFFER: lambda: loader_alone(shards, encoded, collate_encoded, batch_size, split_into_views, pin_memory=pin_memory)}
     return best_of(repeats, rows)
 
 
-def best_of(repeats: int, rows: Dict[str, Callable[[], float]]) -> Dict[str, float]:
-    """Each row measured `repeats` times, the rows alternating; the best of each."""
-    best: Dict[str, float] = {}
+def best_of(repeats: int, rows: Dict[str, Callable[[], Any]]) -> Dict[str, Any]:
+    """Each row measured `repeats` times, the rows alternating; the best of each (the highest
+    samples/s: a float, or a LoaderRate's wall rate)."""
+    best: Dict[str, Any] = {}
     for _ in range(repeats):
         for name, run in rows.items():
-            best[name] = max(best.get(name, 0.0), run())
+            result = run()
+            if name not in best or _rate(result) > _rate(best[name]):
+                best[name] = result
     return best
+
+
+def _rate(result: Any) -> float:
+    return result.samples_per_second if isinstance(result, LoaderRate) else result

@@ -158,10 +158,19 @@ class EncodedBatch:
         """The image's record name where the batch carries them, else its place in the batch."""
         return self.names[index] if self.names is not None else f"image {index} of the batch"
 
+    def __reduce__(self) -> Any:
+        # The offsets travel inline, as numbers: a tensor of their own would be a second shared-memory
+        # segment, each of which costs the receiving process a round trip to the worker (issue #37).
+        return _rebuild_encoded_batch, (self.data, self.offsets.tolist(), self.names)
+
     def pin_memory(self) -> "EncodedBatch":
         """The DataLoader's pinning thread calls this (pin_memory=True): the bytes go to the GPU, so
         they are pinned, in one copy; the offsets stay on the host."""
         return EncodedBatch(self.data.pin_memory(), self.offsets, self.names)
+
+
+def _rebuild_encoded_batch(data: torch.Tensor, offsets: List[int], names: Optional[List[str]]) -> EncodedBatch:
+    return EncodedBatch(data, torch.tensor(offsets, dtype=torch.int64), names)
 
 
 def collate_encoded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
