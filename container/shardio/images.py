@@ -196,7 +196,10 @@ def _batch_buffer(size: int) -> torch.Tensor:
     does), so that handing the batch over does not copy it again."""
     if size == 0 or torch.utils.data.get_worker_info() is None:
         return torch.empty(size, dtype=torch.uint8)
-    return torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(size))
+    storage_class = getattr(torch, "UntypedStorage", None)
+    if storage_class is None or not hasattr(storage_class, "_new_shared"):  # a PyTorch without it: moved there, one copy more
+        return torch.empty(size, dtype=torch.uint8).share_memory_()
+    return torch.empty(0, dtype=torch.uint8).set_(storage_class._new_shared(size))
 
 
 class CpuDecodeOnly:
