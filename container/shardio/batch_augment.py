@@ -200,9 +200,9 @@ class GpuJpegDecoder:
     decode (nvJPEG on a GPU), the padding as one gather, then BatchAugment (the same augmentation as
     CpuTrainTransform)."""
 
-    def __init__(self, size: int, device: torch.device, seed: int = 0, decode_batch: Optional[BatchDecode] = None) -> None:
-        self.device, self.decode_batch = device, decode_batch
+    def __init__(self, size: int, device: torch.device, seed: int = 0) -> None:
+        self.device = device
         self.augment = BatchAugment(size, seed)
 
     def __call__(self, batch: EncodedBatch) -> torch.Tensor:
-        return self.augment(*pad_batch(decode_jpegs(batch, self.device, self.decode_batch)))
+        return self.augment(*pad_batch(decode_jpegs(batch, self.device)))
