@@ -25,7 +25,7 @@ import type { LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache'
 import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import type { S3ChannelOptions} from '../training/training-channel';
-import { S3DataDistribution } from '../training/s3-data-distribution';
+import { S3DataDistribution } from '../vocabulary/s3-data-distribution';
 import { TrainingChannel } from '../training/training-channel';
 import type { TrainingJobOptions } from '../training/training-job';
 import { TrainingJob, TrainingJobNaming } from '../training/training-job';
