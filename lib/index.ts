@@ -23,3 +23,4 @@ export * from './training/training-network';
 export * from './pipeline/pipeline-execution';
 export * from './pipeline/training-pipeline';
 export * from './pipeline/training-job-diagnosis';
+export * from './state-machines/logged-state-machine';

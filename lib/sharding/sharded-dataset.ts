@@ -19,10 +19,10 @@ import type { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
 import type { LogGroupOptions } from '../private/log-group';
-import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved, validateKeyPrefix, validateMebibytes, validateWholeNumber } from '../private/validation';
+import { LoggedStateMachine } from '../state-machines/logged-state-machine';
 import { grantDatasetRead } from './private/dataset-read-grant';
 import type { ImportedDatasetKeys } from './private/imported-sharded-dataset';
 import { ImportedShardedDataset } from './private/imported-sharded-dataset';
@@ -522,18 +522,12 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   }
 
   private createStateMachine(): sfn.StateMachine {
-    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    const stateMachine = new LoggedStateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromChainable(this.packingSteps(this, 'Packing')),
-      tracingEnabled: true,
-      logs: {
-        destination: createLogGroup(this, 'StateMachineLogs', this.logs),
-        level: sfn.LogLevel.ALL,
-        includeExecutionData: false,
-      },
+      logRetention: this.logs.retention,
+      encryptionKey: this.logs.encryptionKey,
     });
     this.grantPacking(stateMachine);
-    acknowledge(stateMachine, 'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) have no resource-level permissions');
     return stateMachine;
   }
 }
