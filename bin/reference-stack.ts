@@ -8,10 +8,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import {
-  CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel,
-  TrainingContainer, TrainingInstance, TrainingJob, TrainingPipeline,
+  CacheSource, InputMode, LoggedStateMachine, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat,
+  TrainingChannel, TrainingContainer, TrainingInstance, TrainingJob, TrainingNetwork, TrainingPipeline,
 } from '../lib';
-import { createLogGroup } from '../lib/private/log-group';
 import { acknowledge } from '../lib/private/nag';
 import { createSecureBucket } from '../lib/private/secure-bucket';
 
@@ -99,18 +98,9 @@ export class ReferenceTrainingStack extends Stack {
       acknowledge(datasets, 'AwsSolutions-S1', 'example dataset bucket: a real deployment audits reads with CloudTrail ' +
         'S3 data events or passes its own bucket with server access logging');
     }
-    const vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: 2,
-      natGateways: 0,
-      subnetConfiguration: [{ name: 'training', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 20 }],
-      gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
-      flowLogs: {
-        rejected: {
-          destination: ec2.FlowLogDestination.toCloudWatchLogs(createLogGroup(this, 'FlowLogs', { encryptionKey: governance?.key })),
-          trafficType: ec2.FlowLogTrafficType.REJECT,
-        },
-      },
-    });
+    // The library's training network: isolated subnets, the S3 gateway endpoint, flow logs, the instances' security group.
+    const network = TrainingNetwork.of(this, { encryptionKey: governance?.key });
+    const vpc = network.vpc;
     // What the diagnoser calls from the isolated subnets; the packers need S3 only (the gateway endpoint).
     const endpoints = governance ? Object.entries({
       SageMakerApi: ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API,
@@ -118,20 +108,21 @@ export class ReferenceTrainingStack extends Stack {
       EventBridge: ec2.InterfaceVpcEndpointAwsService.EVENTBRIDGE,
     }).map(([id, service]) => vpc.addInterfaceEndpoint(id, { service, privateDnsEnabled: true, open: false })) : [];
     // The PyTorch container runs the library's reference code (TrainingCode.reference()) by default.
-    const common = { vpc, container: TrainingContainer.pytorch() };
+    const common = { network, container: TrainingContainer.pytorch() };
+    // raw/ packed into 64 MiB TFRecord shards under packed/ (the pipeline and the packed scenarios).
+    const packing = {
+      sourceBucket: datasets, sourcePrefix: 'raw/', destinationBucket: datasets, destinationPrefix: PACKED_PREFIX,
+      format: ShardFormat.TFRECORD, targetShardSize: Size.mebibytes(64), seed: 42,
+    };
+    // Pipe mode over the shards, each instance a share of them, reshuffled every epoch (the pipe and packed scenarios).
+    const pipeShares = { inputMode: InputMode.PIPE, distribution: S3DataDistribution.SHARDED_BY_S3_KEY, shuffleSeed: 42 };
 
     if (props.scenario === Scenario.PIPELINE || governance) {
       const pipelineCluster = { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 };
       this.dataset = new ShardedDataset(this, 'Packing', {
-        sourceBucket: datasets,
-        sourcePrefix: 'raw/',
-        destinationBucket: datasets,
-        destinationPrefix: 'packed/',
-        format: ShardFormat.TFRECORD,
-        targetShardSize: Size.mebibytes(64),
+        ...packing,
         // The shard count is a multiple of the readers: 2 instances × 8 GPU processes × 11 loader workers.
         cluster: pipelineCluster,
-        seed: 42,
         ...(governance ? { encryptionKey: governance.key, vpc } : {}),
       });
       this.pipeline = new TrainingPipeline(this, 'Pipeline', {
@@ -171,11 +162,7 @@ export class ReferenceTrainingStack extends Stack {
           ...common,
           instance: TrainingInstance.G4DN_12XLARGE,
           instanceCount: 4,
-          channels: [TrainingChannel.fromShards('train', packedByCli(), {
-            inputMode: InputMode.PIPE,
-            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
-            shuffleSeed: 42,
-          })],
+          channels: [TrainingChannel.fromShards('train', packedByCli(), pipeShares)],
           hyperparameters: { epochs: '3' },
         });
         break;
@@ -202,25 +189,15 @@ export class ReferenceTrainingStack extends Stack {
         // 4 × 4 GPU processes × 11 sized loader workers: the shard count is a multiple of these 176 readers.
         const cluster = { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4 };
         this.dataset = new ShardedDataset(this, 'Packing', {
-          sourceBucket: datasets,
-          sourcePrefix: 'raw/',
-          destinationBucket: datasets,
-          destinationPrefix: 'packed/',
-          format: ShardFormat.TFRECORD,
-          targetShardSize: Size.mebibytes(64),
+          ...packing,
           cluster,
-          seed: 42,
           // Four T4s per instance outrun what 11 loader workers decode from full-size JPEGs: resize once, at pack time.
           imagePreprocessing: { shorterSidePixels: 256, longerSidePixels: 512 },
         });
         this.job = new TrainingJob(this, 'Train', {
           ...common,
           ...cluster,
-          channels: [TrainingChannel.fromShards('train', this.dataset, {
-            inputMode: InputMode.PIPE,
-            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
-            shuffleSeed: 42,
-          })],
+          channels: [TrainingChannel.fromShards('train', this.dataset, pipeShares)],
           hyperparameters: { epochs: '3' },
         });
         break;
@@ -250,18 +227,7 @@ export class ReferenceTrainingStack extends Stack {
         throw new Error(`unknown scenario '${props.scenario}': use one of ${SCENARIOS.join(', ')}`);
     }
 
-    this.stateMachine = new sfn.StateMachine(this, 'Training', {
-      definitionBody: sfn.DefinitionBody.fromChainable(this.job),
-      tracingEnabled: true,
-      logs: {
-        destination: createLogGroup(this, 'TrainingLogs'),
-        level: sfn.LogLevel.ALL,
-        includeExecutionData: false,
-      },
-    });
-    acknowledge(this.stateMachine, 'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) ' +
-      'have no resource-level permissions');
+    this.stateMachine = new LoggedStateMachine(this, 'Training', { definitionBody: sfn.DefinitionBody.fromChainable(this.job) });
   }
 
   /**

@@ -17,7 +17,9 @@ import { describePreprocessing } from '../../lambda/packing/preprocess/preproces
 import { checksImages, defaultRecordContent } from '../../lambda/packing/image-check/record-content';
 import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
-import { MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES, PlanError } from '../../lambda/packing/planning/plan-shards';
+import { PlanError } from '../../lambda/packing/planning/plan-shards';
+import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
+import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../../lib/contract/shard-limits';
 
 const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 
@@ -90,12 +92,12 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     allowPositionals: true,
     strict: true,
     options: {
-      'format': { type: 'string', default: 'tfrecord' },
+      'format': { type: 'string', default: DEFAULT_SHARD_FORMAT },
       'shard-size': { type: 'string' },
       'shards': { type: 'string' },
       'consumers': { type: 'string' },
       'seed': { type: 'string', default: '0' },
-      'labels': { type: 'string', default: 'folder' },
+      'labels': { type: 'string', default: DEFAULT_LABEL_MODE },
       'content': { type: 'string' },
       'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
@@ -128,7 +130,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
   checkLocations(source, output);
   const inventory = values.inventory === undefined ? undefined : parseInventory(values.inventory, source);
 
-  const format = parseChoice('--format', values.format!, ['tfrecord', 'recordio'] as const);
+  const format = parseChoice('--format', values.format!, SHARD_FORMAT_NAMES);
   const seed = parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1);
   const targetShardBytes = values['shard-size'] === undefined ? undefined : parseShardSize(values['shard-size']);
   const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
@@ -138,12 +140,12 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     throw new UsageError(`--shards ${shardCount} is not a multiple of --consumers ${consumers}: an exact shard count is written as given, `
       + `so give a multiple of ${consumers} (${consumers}, ${2 * consumers}, …), or --shard-size instead of --shards to have the count rounded up`);
   }
-  const labels = parseChoice('--labels', values.labels!, ['folder', 'none'] as const);
+  const labels = parseChoice('--labels', values.labels!, LABEL_MODES);
   const retentionDays = parseWholeNumber('--retention', values.retention!, 0, 36_500);
   const onS3 = source.kind === 's3' || output.kind === 's3';
   const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
   const preprocessing = parsePreprocessing(values);
-  const content = values.content === undefined ? defaultRecordContent(labels) : parseChoice('--content', values.content, ['images', 'any'] as const);
+  const content = values.content === undefined ? defaultRecordContent(labels) : parseChoice('--content', values.content, RECORD_CONTENTS);
   if (values.content === 'any' && preprocessing) {
     throw new UsageError('--content any packs files as they are, and --resize, --max-side, --quality and --keep-grayscale decode every file '
       + 'as an image: give one or the other');
@@ -233,7 +235,7 @@ function allowImageWorkOnEveryThread(threads: number): void {
 
 function parseShardSize(raw: string): number {
   const bytes = parseSize('--shard-size', raw);
-  if (bytes < MIN_TARGET_SHARD_BYTES || bytes > MAX_TARGET_SHARD_BYTES) {
+  if (bytes < MIN_SHARD_BYTES || bytes > MAX_SHARD_BYTES) {
     throw new UsageError(`--shard-size must be between 1MiB and 128MiB, got '${raw}' (${(bytes / 2 ** 20).toFixed(2)} MiB)`);
   }
   return bytes;

@@ -7,7 +7,7 @@ import { PlannedInputMode } from '../../lib/planning/io-plan';
 import { IoPlanner } from '../../lib/planning/io-planner';
 import { formatAboutSeconds, formatBytes, formatCount, formatCountOf, formatMiB } from '../../lib/planning/private/units';
 import { ValidationError } from '../../lib/private/errors';
-import { S3DataDistribution } from '../../lib/training/training-channel';
+import { S3DataDistribution } from '../../lib/vocabulary/s3-data-distribution';
 
 export const PLAN_USAGE = `Usage: training-io plan --objects N (--bytes SIZE | --mean-size SIZE) --instance TYPE [options]
 

@@ -1,7 +1,6 @@
-import type { ShardFormatName } from '../packing/formats/shard-format';
-import type { LabelMode } from '../packing/planning/plan-types';
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
-import type { RecordContent } from '../packing/image-check/record-content';
+import type { LabelMode, RecordContent, ShardFormatName } from '../../lib/contract/record-vocabulary';
+import { DEFAULT_LABEL_MODE, isOneOf, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
 import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import { IMAGE_PREPROCESSING_FIELDS, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
@@ -44,11 +43,7 @@ export function readLocation(env: Environment, which: 'source' | 'destination'):
 
 /** The shard format (`SHARD_FORMAT`). */
 export function readFormat(env: Environment): ShardFormatName {
-  const format = required(env, ENV.format);
-  if (format !== 'tfrecord' && format !== 'recordio') {
-    throw new HandlerInputError(`environment variable ${ENV.format} must be 'tfrecord' or 'recordio', got '${format}'`);
-  }
-  return format;
+  return oneOf(ENV.format, SHARD_FORMAT_NAMES, required(env, ENV.format));
 }
 
 /**
@@ -68,10 +63,7 @@ export function readInventory(env: Environment): BucketLocation | undefined {
 
 /** The planner's settings. */
 export function readPlanSettings(env: Environment): PlanSettings {
-  const labels = env[ENV.labels] ?? 'folder';
-  if (labels !== 'folder' && labels !== 'none') {
-    throw new HandlerInputError(`environment variable ${ENV.labels} must be 'folder' or 'none', got '${labels}'`);
-  }
+  const labels = oneOf(ENV.labels, LABEL_MODES, env[ENV.labels] ?? DEFAULT_LABEL_MODE);
   return {
     format: readFormat(env),
     seed: wholeNumber(env, ENV.seed, 0) ?? 0,
@@ -134,11 +126,7 @@ function optional<K extends string, V>(name: K, value: V | undefined): { [P in K
 
 /** What the records hold (`RECORD_CONTENT`: `images`, checked, or `any`; absent, `any`, as stacks deployed before the check packed). */
 export function readRecordContent(env: Environment): RecordContent {
-  const content = env[ENV.recordContent] ?? 'any';
-  if (content !== 'images' && content !== 'any') {
-    throw new HandlerInputError(`environment variable ${ENV.recordContent} must be 'images' or 'any', got '${content}'`);
-  }
-  return content;
+  return oneOf(ENV.recordContent, RECORD_CONTENTS, env[ENV.recordContent] ?? 'any');
 }
 
 /** Files a packer reads ahead (`READ_CONCURRENCY`, default 64). */
@@ -157,6 +145,14 @@ export function readAllowMissing(env: Environment): boolean {
   if (text === undefined || text === '' || text === 'false') return false;
   if (text === 'true') return true;
   throw new HandlerInputError(`environment variable ${ENV.allowMissing} must be 'true' or 'false', got '${text}'`);
+}
+
+/** `value` (the variable `name`, or its fallback) when it is one of the contract's `names`. */
+function oneOf<T extends string>(name: string, names: readonly T[], value: string): T {
+  if (!isOneOf(names, value)) {
+    throw new HandlerInputError(`environment variable ${name} must be ${names.map((each) => `'${each}'`).join(' or ')}, got '${value}'`);
+  }
+  return value;
 }
 
 function required(env: Environment, name: string): string {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES } from '../../lib/contract/shard-limits';
+import { targetShardBytesOf } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
@@ -88,7 +88,7 @@ export interface ManifestSizing {
  */
 export function effectiveSizing(targetShardBytes: number | undefined, shardCount: number | undefined, consumers: number | undefined) {
   return {
-    targetShardBytes: shardCount !== undefined ? null : targetShardBytes ?? DEFAULT_TARGET_SHARD_BYTES,
+    targetShardBytes: shardCount !== undefined ? null : targetShardBytesOf(targetShardBytes),
     shardCount: shardCount ?? null,
     consumers: consumers ?? 1,
   };

@@ -16,7 +16,6 @@ import { TrainingJobDiagnosis } from './training-job-diagnosis';
 import type { DatasetProfile } from '../planning/dataset-profile';
 import { ValidationError } from '../private/errors';
 import type { LogGroupOptions } from '../private/log-group';
-import { createLogGroup } from '../private/log-group';
 import { acknowledge, wildcardResourceFinding } from '../private/nag';
 import type { IShardedDataset, ShardedDataset } from '../sharding/sharded-dataset';
 import { CacheSource } from '../storage/cache-source';
@@ -25,11 +24,12 @@ import type { LustreDatasetCacheOptions } from '../storage/lustre-dataset-cache'
 import { LustreDatasetCache } from '../storage/lustre-dataset-cache';
 import { defaultJobNamePrefix } from '../training/private/job-naming';
 import type { S3ChannelOptions} from '../training/training-channel';
-import { S3DataDistribution } from '../training/s3-data-distribution';
+import { S3DataDistribution } from '../vocabulary/s3-data-distribution';
 import { TrainingChannel } from '../training/training-channel';
 import type { TrainingJobOptions } from '../training/training-job';
 import { TrainingJob, TrainingJobNaming } from '../training/training-job';
 import { TrainingNetwork } from '../training/training-network';
+import { LoggedStateMachine } from '../state-machines/logged-state-machine';
 
 /**
  * Properties of a {@link TrainingPipeline}.
@@ -274,21 +274,15 @@ export class TrainingPipeline extends Construct {
     const loaderMetrics = this.diagnosis.loaderMetrics;
 
     const definition = this.createDefinition(dataset);
-    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    this.stateMachine = new LoggedStateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
-      tracingEnabled: true,
-      logs: {
-        destination: createLogGroup(this, 'StateMachineLogs', logs),
-        level: sfn.LogLevel.ALL,
-        includeExecutionData: false,
-      },
+      logRetention: logs.retention,
+      encryptionKey: logs.encryptionKey,
+      otherUnscopedActions: ['fsx:DescribeDataRepositoryTasks'],
     });
     dataset.grantPacking(this.stateMachine);
     acknowledge(this.stateMachine, wildcardResourceFinding(this.stateMachine, `${this.diagnoserFunction.functionArn}:*`),
       'lambda:InvokeFunction on the versions and aliases of the pipeline\'s own diagnoser');
-    acknowledge(this.stateMachine, 'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) and '
-      + 'fsx:DescribeDataRepositoryTasks have no resource-level permissions');
 
     this.dashboard = createPipelineDashboard(this, 'Dashboard', {
       dashboardName: props.dashboardName,

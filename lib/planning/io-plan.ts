@@ -1,8 +1,8 @@
 import type * as fsx from 'aws-cdk-lib/aws-fsx';
 import type { DatasetFormat } from './dataset-profile';
-import type { ShardFormat } from '../sharding/shard-format';
-import type { InputMode } from '../training/input-mode';
-import type { S3DataDistribution } from '../training/s3-data-distribution';
+import type { ShardFormat } from '../vocabulary/shard-format';
+import type { InputMode } from '../vocabulary/input-mode';
+import type { S3DataDistribution } from '../vocabulary/s3-data-distribution';
 
 /**
  * Where the training data is read from, as the I/O planner chooses it.

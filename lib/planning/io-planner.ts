@@ -13,7 +13,7 @@ import { decodingRates } from './private/decoding-rates';
 import { adviseGpuDecoding } from './private/gpu-decoding-rule';
 import { planPacking, shouldPack } from './private/packing-rule';
 import { adviseImagePreprocessing } from './private/preprocessing-rule';
-import type { ImagePreprocessingOptions } from '../sharding/image-preprocessing-options';
+import type { ImagePreprocessingOptions } from '../vocabulary/image-preprocessing-options';
 import type { ResolvedDataset} from './private/plan-inputs';
 import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
 import {

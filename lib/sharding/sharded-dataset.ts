@@ -8,7 +8,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../contract/shard-limits';
+import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, defaultRecordContent } from '../contract/record-vocabulary';
+import { MAX_SHARD_BYTES, MIN_SHARD_BYTES, targetShardBytesOf } from '../contract/shard-limits';
 import { DATASET_LAYOUT } from '../contract/dataset-layout';
 import { PACKING_ENV } from '../contract/handler-environment';
 import { MIB } from '../contract/units';
@@ -18,41 +19,18 @@ import type { LambdaHandlerName } from '../private/assets';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
 import type { LogGroupOptions } from '../private/log-group';
-import { createLogGroup } from '../private/log-group';
 import { acknowledge, acknowledgePrefixGrant, wildcardResourceFinding } from '../private/nag';
 import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved, validateKeyPrefix, validateMebibytes, validateWholeNumber } from '../private/validation';
+import { LoggedStateMachine } from '../state-machines/logged-state-machine';
 import { grantDatasetRead } from './private/dataset-read-grant';
 import type { ImportedDatasetKeys } from './private/imported-sharded-dataset';
 import { ImportedShardedDataset } from './private/imported-sharded-dataset';
-import { ShardFormat } from './shard-format';
-import type { ImagePreprocessingOptions } from './image-preprocessing-options';
+import type { ImagePreprocessingOptions } from '../vocabulary/image-preprocessing-options';
+import { RecordContent } from '../vocabulary/record-content';
+import type { RecordLabels } from '../vocabulary/record-labels';
+import type { ShardFormat } from '../vocabulary/shard-format';
 import { imagePreprocessingVariable, packerThreadPoolSize, PREPROCESSING_PACKER_MEMORY_MIB, validateImagePreprocessing } from './private/image-preprocessing-rules';
-
-export { ShardFormat } from './shard-format';
-
-/**
- * Where the records' class labels come from.
- */
-export enum RecordLabels {
-  /** The first folder of each key is the class (`cat/0001.jpg` → `cat`); names sorted → 0..n-1. */
-  FOLDER = 'folder',
-  /** No labels (-1). */
-  NONE = 'none',
-}
-
-/**
- * What the records hold.
- */
-export enum RecordContent {
-  /**
-   * Images: every file is checked at pack time, whole, as a JPEG or PNG the training readers decode
-   * (with `imagePreprocessing`, also WebP, TIFF, GIF); any other file is a listed failure with its reason.
-   */
-  IMAGES = 'images',
-  /** Any bytes: files packed as they are. */
-  ANY = 'any',
-}
 
 /**
  * A packed dataset, as training channels read it.
@@ -421,7 +399,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     const env = PACKING_ENV;
     const source = { [env.sourceBucket]: props.sourceBucket.bucketName, [env.sourcePrefix]: sourcePrefix };
     const destination = { [env.destinationBucket]: this.destinationBucket.bucketName, [env.destinationPrefix]: this.destinationPrefix };
-    const format = props.format ?? ShardFormat.TFRECORD;
+    const format = props.format ?? DEFAULT_SHARD_FORMAT;
     const preprocessing = props.imagePreprocessing && { [env.imagePreprocessing]: imagePreprocessingVariable(this, props.imagePreprocessing) };
     const packerMemorySize = props.packerMemorySize
       ?? (props.imagePreprocessing ? Size.mebibytes(PREPROCESSING_PACKER_MEMORY_MIB) : Size.gibibytes(2));
@@ -432,9 +410,9 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...destination,
       [env.format]: format,
       [env.seed]: String(this.seed),
-      [env.labels]: props.labels ?? RecordLabels.FOLDER,
+      [env.labels]: props.labels ?? DEFAULT_LABEL_MODE,
       // The effective target, always rendered (the default when neither a size nor a count is given).
-      ...(props.shardCount === undefined ? { [env.targetShardBytes]: numberVariable(props.targetShardSize?.toBytes() ?? DEFAULT_SHARD_BYTES) } : {}),
+      ...(props.shardCount === undefined ? { [env.targetShardBytes]: numberVariable(targetShardBytesOf(props.targetShardSize?.toBytes())) } : {}),
       ...(props.shardCount !== undefined ? { [env.shardCount]: numberVariable(props.shardCount) } : {}),
       [env.consumers]: numberVariable(this.consumers),
       ...(props.sourceInventory ? { [env.inventoryBucket]: props.sourceInventory.bucket.bucketName, [env.inventoryKey]: props.sourceInventory.prefix } : {}),
@@ -445,7 +423,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...destination,
       [env.format]: format,
       [env.readConcurrency]: numberVariable(props.packerConcurrency ?? 64),
-      [env.recordContent]: props.recordContent ?? ((props.labels ?? RecordLabels.FOLDER) === RecordLabels.FOLDER ? RecordContent.IMAGES : RecordContent.ANY),
+      [env.recordContent]: props.recordContent ?? defaultRecordContent(props.labels),
       ...preprocessing,
       ...(threadPoolSize !== undefined ? { [env.threadPoolSize]: String(threadPoolSize) } : {}),
     }, props.imagePreprocessing ? 'packs one shard from its member list, resizing the images' : 'packs one shard from its member list');
@@ -544,18 +522,12 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   }
 
   private createStateMachine(): sfn.StateMachine {
-    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    const stateMachine = new LoggedStateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromChainable(this.packingSteps(this, 'Packing')),
-      tracingEnabled: true,
-      logs: {
-        destination: createLogGroup(this, 'StateMachineLogs', this.logs),
-        level: sfn.LogLevel.ALL,
-        includeExecutionData: false,
-      },
+      logRetention: this.logs.retention,
+      encryptionKey: this.logs.encryptionKey,
     });
     this.grantPacking(stateMachine);
-    acknowledge(stateMachine, 'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...) have no resource-level permissions');
     return stateMachine;
   }
 }

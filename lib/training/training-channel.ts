@@ -13,11 +13,8 @@ import { acknowledgePrefixGrant } from '../private/nag';
 import { isResolved } from '../private/validation';
 import type { IShardedDataset } from '../sharding/sharded-dataset';
 import type { ILustreDatasetCache } from '../storage/lustre-dataset-cache';
-import { InputMode } from './input-mode';
-import { S3DataDistribution } from './s3-data-distribution';
-
-export { InputMode } from './input-mode';
-export { S3DataDistribution } from './s3-data-distribution';
+import { InputMode } from '../vocabulary/input-mode';
+import { S3DataDistribution } from '../vocabulary/s3-data-distribution';
 
 /**
  * Whether SageMaker wraps each S3 object in an MXNet RecordIO record (Pipe mode only).

@@ -12,12 +12,15 @@ import { placeNearChannels } from './private/channel-placement';
 import { checkpointUri, defaultJobNamePrefix, renderJobName } from './private/job-naming';
 import { validateContainerForInstance, validateHyperparameters, validateJobProps } from './private/job-rules';
 import { missingEndpointWarnings } from './private/endpoint-rules';
+import type { JobNetwork } from './private/training-network';
 import { createTrainingNetwork } from './private/training-network';
 import { createExecutionRole, orchestrationPolicies } from './private/training-permissions';
 import type { ChannelConfig, S3ChannelFacts, TrainingChannel } from './training-channel';
-import { InputMode } from './input-mode';
-import { S3DataDistribution } from './s3-data-distribution';
+import { InputMode } from '../vocabulary/input-mode';
+import { S3DataDistribution } from '../vocabulary/s3-data-distribution';
+import type { TrainingCodeConfig } from './training-code';
 import { TrainingCode } from './training-code';
+import type { TrainingContainerConfig } from './training-container';
 import { TrainingContainer } from './training-container';
 import { TrainingNetwork } from './training-network';
 import type { DataLoaderSizing } from '../instances/data-loader-sizing';
@@ -425,26 +428,98 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
   constructor(scope: Construct, id: string, props: TrainingJobProps) {
     super(scope, id, { ...props, queryLanguage: sfn.QueryLanguage.JSON_PATH });
     validateJobProps(this, props);
-    this.integration = props.integrationPattern ?? sfn.IntegrationPattern.RUN_JOB;
-    if (this.integration !== sfn.IntegrationPattern.RUN_JOB && this.integration !== sfn.IntegrationPattern.REQUEST_RESPONSE) {
-      throw new ValidationError('UnsupportedIntegrationPattern',
-        `integrationPattern must be RUN_JOB (.sync) or REQUEST_RESPONSE, got ${this.integration}`, this);
-    }
+    this.integration = this.checkIntegrationPattern(props.integrationPattern ?? sfn.IntegrationPattern.RUN_JOB);
     this.instance = props.instance;
     this.instanceCount = props.instanceCount ?? 1;
     this.volumeSize = props.volumeSize;
     this.jobNamePrefix = props.jobNamePrefix ?? defaultJobNamePrefix(this);
     this.jobNaming = props.jobNaming ?? TrainingJobNaming.UNIQUE_ID;
-    this.hyperparametersAtRunTime = props.hyperparametersAtRunTime;
-    if (this.hyperparametersAtRunTime !== undefined && !sfn.JsonPath.isEncodedJsonPath(this.hyperparametersAtRunTime)) {
-      throw new ValidationError('HyperparametersAtRunTimeNotAPath',
-        `hyperparametersAtRunTime must be a JSONPath or intrinsic function (JsonPath.objectAt(...), JsonPath.jsonMerge(...)), got '${this.hyperparametersAtRunTime}'`, this);
-    }
+    this.hyperparametersAtRunTime = this.checkHyperparametersAtRunTime(props.hyperparametersAtRunTime);
     this.dataLoaderSizing = props.instance.sizeDataLoaders({
       processesPerInstance: props.processesPerInstance,
       memoryPerWorker: props.memoryPerLoaderWorker,
     });
 
+    const { network, shared } = this.createNetwork(props);
+    this.vpc = network.vpc;
+    this.connections = network.connections;
+    this.outputBucket = props.outputBucket ?? shared?.outputBucket ?? createSecureBucket(this, 'OutputBucket', {
+      encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket,
+    });
+    this.role = props.role ?? createExecutionRole(this);
+    const channels = this.bindChannels(props.channels ?? []);
+
+    const spot = props.useSpotInstances ?? false;
+    const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
+    validateContainerForInstance(this, props.instance, container);
+    const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
+    const checkpoints = this.checkpointsEnabled(props, spot, codeSource);
+    this.outputPrefix = props.outputPrefix ?? DEFAULT_OUTPUT_PREFIX;
+    this.grantOutput(props, checkpoints);
+    const volumeKey = this.volumeKey(props);
+    volumeKey?.grant(this.role, 'kms:CreateGrant');
+    if (shared) this.warnMissingEndpoints(shared, codeSource);
+    const code = this.bindCode(codeSource, container);
+
+    const workers = this.loaderWorkers(props);
+    this.cluster = {
+      ...clusterOfJob(props),
+      instanceCount: this.instanceCount,
+      processesPerInstance: this.dataLoaderSizing.processesPerInstance,
+      loaderWorkers: workers,
+    };
+    this.hyperparameters = this.renderHyperparameters(props, workers, container, code);
+    this.metricDefinitions = props.metricDefinitions ?? codeSource?.metricDefinitions ?? [];
+
+    this.request = {
+      TrainingJobName: '', // rendered per execution, see renderJobName
+      RoleArn: this.role.roleArn,
+      AlgorithmSpecification: this.renderAlgorithmSpecification(container, channels),
+      HyperParameters: this.hyperparameters,
+      ...(channels.length ? { InputDataConfig: channels.map((c) => c.channel) } : {}),
+      OutputDataConfig: this.renderOutputDataConfig(props.encryptionKey),
+      ResourceConfig: this.renderResourceConfig(props, channels, volumeKey),
+      VpcConfig: this.renderVpcConfig(network.subnetIds),
+      StoppingCondition: this.renderStoppingCondition(props, spot),
+      ...(spot ? { EnableManagedSpotTraining: true } : {}),
+      ...(checkpoints ? {
+        CheckpointConfig: { S3Uri: '', LocalPath: '/opt/ml/checkpoints' }, // S3Uri rendered per execution
+      } : {}),
+      EnableInterContainerTrafficEncryption: props.interContainerTrafficEncryption ?? this.instanceCount > 1,
+      EnableNetworkIsolation: props.enableNetworkIsolation ?? false,
+      ...(props.environment && Object.keys(props.environment).length ? { Environment: props.environment } : {}),
+      ...(props.retryAttempts ? { RetryStrategy: { MaximumRetryAttempts: props.retryAttempts } } : {}),
+      ...(props.tags && Object.keys(props.tags).length ? {
+        Tags: Object.entries(props.tags).map(([Key, Value]) => ({ Key, Value })),
+      } : {}),
+    };
+
+    this.taskPolicies = orchestrationPolicies(this, {
+      role: this.role,
+      jobNamePrefix: this.jobNamePrefix,
+      tagged: this.request.Tags !== undefined,
+      sync: this.integration === sfn.IntegrationPattern.RUN_JOB,
+    });
+  }
+
+  private checkIntegrationPattern(integration: sfn.IntegrationPattern): sfn.IntegrationPattern {
+    if (integration !== sfn.IntegrationPattern.RUN_JOB && integration !== sfn.IntegrationPattern.REQUEST_RESPONSE) {
+      throw new ValidationError('UnsupportedIntegrationPattern',
+        `integrationPattern must be RUN_JOB (.sync) or REQUEST_RESPONSE, got ${integration}`, this);
+    }
+    return integration;
+  }
+
+  private checkHyperparametersAtRunTime(path: string | undefined): string | undefined {
+    if (path !== undefined && !sfn.JsonPath.isEncodedJsonPath(path)) {
+      throw new ValidationError('HyperparametersAtRunTimeNotAPath',
+        `hyperparametersAtRunTime must be a JSONPath or intrinsic function (JsonPath.objectAt(...), JsonPath.jsonMerge(...)), got '${path}'`, this);
+    }
+    return path;
+  }
+
+  /** The job's VPC, subnets and security groups: placed near its dataset-cache channels, in the shared network unless given. */
+  private createNetwork(props: TrainingJobProps): { readonly network: JobNetwork; readonly shared?: TrainingNetwork } {
     const placements = (props.channels ?? []).flatMap((channel) => (channel._placement ? [channel._placement] : []));
     const shared = this.sharedNetwork(props, placements.length > 0);
     const network = createTrainingNetwork(this, {
@@ -452,15 +527,13 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       securityGroups: props.securityGroups ?? (shared ? [shared.securityGroup] : undefined),
       logs: { retention: props.logRetention, encryptionKey: props.encryptionKey },
     });
-    this.vpc = network.vpc;
-    this.connections = network.connections;
-    this.outputBucket = props.outputBucket ?? shared?.outputBucket ?? createSecureBucket(this, 'OutputBucket', {
-      encryptionKey: props.encryptionKey, accessLogsBucket: props.accessLogsBucket,
-    });
-    this.role = props.role ?? createExecutionRole(this);
+    return { network, shared };
+  }
 
+  /** Binds the channels in order: a channel's default input mode counts the File-mode data of the ones before it. */
+  private bindChannels(given: TrainingChannel[]): ChannelConfig[] {
     const channels: ChannelConfig[] = [];
-    for (const channel of props.channels ?? []) {
+    for (const channel of given) {
       channels.push(channel._bind({
         scope: this,
         grantee: this.role,
@@ -469,23 +542,24 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       }));
     }
     this.checkChannels(channels);
+    return channels;
+  }
 
-    const spot = props.useSpotInstances ?? false;
-    const maxRuntime = props.maxRuntime ?? DEFAULT_MAX_RUNTIME;
-    const container = (props.container ?? TrainingContainer.pytorch())._bind(this, this.role);
-    validateContainerForInstance(this, props.instance, container);
-    const codeSource = props.code ?? (container.providesPyTorch ? TrainingCode.reference() : undefined);
+  /** Checkpoints: as asked, else with spot capacity or code that saves them; spot without them is warned about. */
+  private checkpointsEnabled(props: TrainingJobProps, spot: boolean, codeSource: TrainingCode | undefined): boolean {
     const checkpoints = props.enableCheckpoints ?? (spot || (codeSource?.savesCheckpoints ?? false));
     if (spot && !checkpoints) {
       Annotations.of(this).addWarningV2('cdk-training-io:spotWithoutCheckpoints',
         'useSpotInstances without checkpoints: every spot interruption restarts training from the beginning. ' +
         'Set enableCheckpoints: true and save/restore /opt/ml/checkpoints in the training code.');
     }
+    return checkpoints;
+  }
 
-    const outputPrefix = props.outputPrefix ?? DEFAULT_OUTPUT_PREFIX;
-    this.outputPrefix = outputPrefix;
-    this.outputBucket.grantPut(this.role, `${outputPrefix}*`);
-    acknowledgePrefixGrant(this, this.outputBucket, outputPrefix, 'the job writes its model artifacts');
+  /** Lets the role write the model artifacts (and checkpoints) under its prefixes of the output bucket, and use the key. */
+  private grantOutput(props: TrainingJobProps, checkpoints: boolean): void {
+    this.outputBucket.grantPut(this.role, `${this.outputPrefix}*`);
+    acknowledgePrefixGrant(this, this.outputBucket, this.outputPrefix, 'the job writes its model artifacts');
     if (checkpoints) {
       this.outputBucket.grantReadWrite(this.role, `${this.checkpointPrefix()}*`);
       acknowledgePrefixGrant(this, this.outputBucket, this.checkpointPrefix(), 'the job saves and restores checkpoints');
@@ -495,22 +569,29 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         'with CloudTrail S3 data events, or set accessLogsBucket');
     }
     props.encryptionKey?.grantEncryptDecrypt(this.role);
+  }
 
-    const volumeKey = this.volumeKey(props);
-    volumeKey?.grant(this.role, 'kms:CreateGrant');
+  /** Warns of AWS APIs the code calls that the shared network has no interface endpoint for (its subnets are isolated). */
+  private warnMissingEndpoints(shared: TrainingNetwork, codeSource: TrainingCode | undefined): void {
     const codeDirectory = codeSource?._sourceDirectory();
-    if (shared && codeDirectory) {
-      for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {
-        Annotations.of(this).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
-      }
+    if (!codeDirectory) return;
+    for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {
+      Annotations.of(this).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
     }
+  }
+
+  private bindCode(codeSource: TrainingCode | undefined, container: TrainingContainerConfig): TrainingCodeConfig | undefined {
     const code = codeSource?._bind(this, this.role);
     if (code && !container.usesTrainingToolkit) {
       throw new ValidationError('CodeIgnoredByEntrypoint',
         'code is run by the SageMaker training toolkit, which a custom container entrypoint bypasses; ' +
         'bake the code into the image, or drop the entrypoint', this);
     }
+    return code;
+  }
 
+  /** The loader workers per GPU process: given, or sized; a given count outside the sizing, or a `num_workers` hyperparameter, is warned about. */
+  private loaderWorkers(props: TrainingJobProps): number {
     const givenWorkers = givenLoaderWorkers(props);
     const workers = givenWorkers ?? this.dataLoaderSizing.loaderWorkers;
     const workersWarning = givenWorkers === undefined || Token.isUnresolved(workers)
@@ -521,12 +602,12 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
         `hyperparameters.num_workers (${props.hyperparameters.num_workers}) replaces the ${workers} loader workers the job `
         + 'sizes or is given, which the dataset\'s consumers and the I/O plan count on; set loaderWorkers instead');
     }
-    this.cluster = {
-      ...clusterOfJob(props),
-      instanceCount: this.instanceCount,
-      processesPerInstance: this.dataLoaderSizing.processesPerInstance,
-      loaderWorkers: workers,
-    };
+    return workers;
+  }
+
+  /** `num_workers`, the launcher's and the code's `sagemaker_*`, DALI's threads, then the user's. */
+  private renderHyperparameters(props: TrainingJobProps, workers: number, container: TrainingContainerConfig,
+    code: TrainingCodeConfig | undefined): { [name: string]: string } {
     const launcher = props.launcher ?? TrainingLauncher.SCRIPT;
     if (launcher !== TrainingLauncher.SCRIPT && !code) {
       throw new ValidationError('LauncherWithoutCode',
@@ -548,62 +629,52 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
       ...props.hyperparameters,
     };
     validateHyperparameters(this, hyperparameters);
-    this.hyperparameters = hyperparameters;
-    const metricDefinitions = props.metricDefinitions ?? codeSource?.metricDefinitions ?? [];
-    this.metricDefinitions = metricDefinitions;
+    return hyperparameters;
+  }
 
-    this.request = {
-      TrainingJobName: '', // rendered per execution, see renderJobName
-      RoleArn: this.role.roleArn,
-      AlgorithmSpecification: {
-        TrainingImage: container.imageUri,
-        TrainingInputMode: channels[0]?.inputMode ?? InputMode.FILE,
-        ...(container.entrypoint ? { ContainerEntrypoint: container.entrypoint } : {}),
-        ...(container.arguments ? { ContainerArguments: container.arguments } : {}),
-        ...(metricDefinitions.length ? {
-          MetricDefinitions: metricDefinitions.map((m) => ({ Name: m.name, Regex: m.regex })),
-        } : {}),
-      },
-      HyperParameters: hyperparameters,
-      ...(channels.length ? { InputDataConfig: channels.map((c) => c.channel) } : {}),
-      OutputDataConfig: {
-        S3OutputPath: `s3://${this.outputBucket.bucketName}/${outputPrefix}`,
-        ...(props.encryptionKey ? { KmsKeyId: props.encryptionKey.keyArn } : {}),
-      },
-      ResourceConfig: {
-        InstanceType: props.instance.instanceType as TrainingInstanceType,
-        InstanceCount: this.instanceCount,
-        ...this.renderVolume(props, channels, volumeKey),
-        ...(props.keepAlivePeriod ? { KeepAlivePeriodInSeconds: props.keepAlivePeriod.toSeconds() } : {}),
-        ...(props.trainingPlanArn ? { TrainingPlanArn: props.trainingPlanArn } : {}),
-      },
-      VpcConfig: {
-        SecurityGroupIds: this.connections.securityGroups.map((sg) => sg.securityGroupId),
-        Subnets: network.subnetIds,
-      },
-      StoppingCondition: {
-        MaxRuntimeInSeconds: maxRuntime.toSeconds(),
-        ...(spot ? { MaxWaitTimeInSeconds: (props.maxWaitTime ?? Duration.seconds(maxRuntime.toSeconds() * 2)).toSeconds() } : {}),
-      },
-      ...(spot ? { EnableManagedSpotTraining: true } : {}),
-      ...(checkpoints ? {
-        CheckpointConfig: { S3Uri: '', LocalPath: '/opt/ml/checkpoints' }, // S3Uri rendered per execution
-      } : {}),
-      EnableInterContainerTrafficEncryption: props.interContainerTrafficEncryption ?? this.instanceCount > 1,
-      EnableNetworkIsolation: props.enableNetworkIsolation ?? false,
-      ...(props.environment && Object.keys(props.environment).length ? { Environment: props.environment } : {}),
-      ...(props.retryAttempts ? { RetryStrategy: { MaximumRetryAttempts: props.retryAttempts } } : {}),
-      ...(props.tags && Object.keys(props.tags).length ? {
-        Tags: Object.entries(props.tags).map(([Key, Value]) => ({ Key, Value })),
+  private renderAlgorithmSpecification(container: TrainingContainerConfig, channels: ChannelConfig[]): CreateTrainingJobRequest['AlgorithmSpecification'] {
+    return {
+      TrainingImage: container.imageUri,
+      TrainingInputMode: channels[0]?.inputMode ?? InputMode.FILE,
+      ...(container.entrypoint ? { ContainerEntrypoint: container.entrypoint } : {}),
+      ...(container.arguments ? { ContainerArguments: container.arguments } : {}),
+      ...(this.metricDefinitions.length ? {
+        MetricDefinitions: this.metricDefinitions.map((m) => ({ Name: m.name, Regex: m.regex })),
       } : {}),
     };
+  }
 
-    this.taskPolicies = orchestrationPolicies(this, {
-      role: this.role,
-      jobNamePrefix: this.jobNamePrefix,
-      tagged: this.request.Tags !== undefined,
-      sync: this.integration === sfn.IntegrationPattern.RUN_JOB,
-    });
+  private renderOutputDataConfig(encryptionKey: kms.IKey | undefined): CreateTrainingJobRequest['OutputDataConfig'] {
+    return {
+      S3OutputPath: `s3://${this.outputBucket.bucketName}/${this.outputPrefix}`,
+      ...(encryptionKey ? { KmsKeyId: encryptionKey.keyArn } : {}),
+    };
+  }
+
+  private renderResourceConfig(props: TrainingJobProps, channels: ChannelConfig[], volumeKey: kms.IKey | undefined): CreateTrainingJobRequest['ResourceConfig'] {
+    return {
+      InstanceType: props.instance.instanceType as TrainingInstanceType,
+      InstanceCount: this.instanceCount,
+      ...this.renderVolume(props, channels, volumeKey),
+      ...(props.keepAlivePeriod ? { KeepAlivePeriodInSeconds: props.keepAlivePeriod.toSeconds() } : {}),
+      ...(props.trainingPlanArn ? { TrainingPlanArn: props.trainingPlanArn } : {}),
+    };
+  }
+
+  private renderVpcConfig(subnetIds: string[]): CreateTrainingJobRequest['VpcConfig'] {
+    return {
+      SecurityGroupIds: this.connections.securityGroups.map((sg) => sg.securityGroupId),
+      Subnets: subnetIds,
+    };
+  }
+
+  /** The runtime limit (a day by default), and with spot capacity the wait for it (twice the runtime by default). */
+  private renderStoppingCondition(props: TrainingJobProps, spot: boolean): CreateTrainingJobRequest['StoppingCondition'] {
+    const maxRuntime = props.maxRuntime ?? DEFAULT_MAX_RUNTIME;
+    return {
+      MaxRuntimeInSeconds: maxRuntime.toSeconds(),
+      ...(spot ? { MaxWaitTimeInSeconds: (props.maxWaitTime ?? Duration.seconds(maxRuntime.toSeconds() * 2)).toSeconds() } : {}),
+    };
   }
 
   /** The network the job shares: `network`, or the stack's when the job has neither `vpc` nor a dataset-cache channel. */

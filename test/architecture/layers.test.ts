@@ -16,11 +16,10 @@ const HANDLERS = fs.readdirSync(path.join(__dirname, '..', '..', 'lambda'))
 /** What the handlers share: event and environment checks, the packing run's working files. Not a handler (no index.ts). */
 const HANDLER_KIT = 'lambda/handler-kit/';
 
-/** What constructs and the planner share (ARCHITECTURE.md "Layers"): the contract, the enums in files of their own, the hardware vocabulary, lib/private. */
-const LEAVES = [
-  'lib/contract/', 'lib/instances/', 'lib/private/',
-  'lib/sharding/shard-format.ts', 'lib/sharding/image-preprocessing-options.ts', 'lib/training/input-mode.ts', 'lib/training/s3-data-distribution.ts',
-];
+/** What constructs and the planner share (ARCHITECTURE.md "Layers"): the contract, the constructs' vocabulary, the hardware vocabulary, lib/private. */
+const LEAVES = ['lib/contract/', 'lib/vocabulary/', 'lib/instances/', 'lib/private/'];
+/** The folders of constructs: the planner imports none of them, type-only imports included. */
+const CONSTRUCT_FOLDERS = ['lib/sharding/', 'lib/storage/', 'lib/training/', 'lib/pipeline/'];
 
 /** A construct module: one that loads the `constructs` package to extend its classes. */
 function isConstructModule(file: string): boolean {
@@ -66,6 +65,31 @@ describe('layers', () => {
       .map((edge) => `${file} → ${edge.target}`));
     // THEN
     expect(beyondLeaves).toEqual([]);
+  });
+
+  test('the planner (lib/planning) imports nothing from a construct folder', () => {
+    const intoConstructs = LIB.filter((file) => file.startsWith('lib/planning/')).flatMap((file) => importsOf(file)
+      .filter((edge) => CONSTRUCT_FOLDERS.some((folder) => edge.target.startsWith(folder)))
+      .map((edge) => `${file} → ${edge.target}`));
+    expect(intoConstructs).toEqual([]);
+  });
+
+  test('the vocabulary (lib/vocabulary) imports nothing but aws-cdk-lib types and the contract', () => {
+    const outside = sourceFiles('lib/vocabulary').flatMap((file) => importsOf(file)
+      .filter((edge) => !edge.target.startsWith('lib/vocabulary/') && !edge.target.startsWith('lib/contract/') && !(edge.target === 'aws-cdk-lib' && edge.typeOnly))
+      .map((edge) => `${file} → ${edge.target}`));
+    expect(sourceFiles('lib/vocabulary').length).toBeGreaterThan(0);
+    expect(outside).toEqual([]);
+  });
+
+  test('the engine takes its record vocabulary from the contract: no union of the names is spelled out in lambda/ or bin/', () => {
+    // GIVEN: the unions the engine used to declare itself
+    const spelled = /'(tfrecord' \| 'recordio|folder' \| 'none|images' \| 'any)'/;
+    // WHEN
+    const declaring = [...sourceFiles('lambda'), ...sourceFiles('bin')]
+      .filter((file) => spelled.test(fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8')));
+    // THEN
+    expect(declaring).toEqual([]);
   });
 
   test('the contract (lib/contract) imports nothing outside itself', () => {

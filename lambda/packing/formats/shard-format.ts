@@ -1,3 +1,4 @@
+import type { ShardFormatName } from '../../../lib/contract/record-vocabulary';
 import type { Encoded } from './encoded';
 
 /**
@@ -39,8 +40,8 @@ export interface ShardFormat {
   indexLine(recordId: number, offset: number, size: number): string;
 }
 
-/** The shard formats the engine writes. */
-export type ShardFormatName = 'tfrecord' | 'recordio';
+/** The shard formats the engine writes: the contract's names. */
+export type { ShardFormatName } from '../../../lib/contract/record-vocabulary';
 
 /** A file that cannot be turned into a record, or a shard that does not parse. */
 export class FormatError extends Error {

@@ -1,15 +1,9 @@
-import type { LabelMode } from '../planning/plan-types';
+import type { RecordContent } from '../../../lib/contract/record-vocabulary';
 
-/**
- * What the records hold: `images`, each file checked at pack time (image-check.ts) so that none the
- * training readers cannot decode becomes a record, or `any` bytes, packed as they are.
- */
-export type RecordContent = 'images' | 'any';
-
-/** The default: images with folder labels (a class per folder: an image classification set), any bytes without labels. */
-export function defaultRecordContent(labels: LabelMode | undefined): RecordContent {
-  return (labels ?? 'folder') === 'folder' ? 'images' : 'any';
-}
+// What the records hold and its default are the contract's (the construct renders the same default);
+// `images` files are checked at pack time (image-check.ts).
+export type { RecordContent } from '../../../lib/contract/record-vocabulary';
+export { defaultRecordContent } from '../../../lib/contract/record-vocabulary';
 
 /** Whether files are checked as images: always with preprocessing (the preprocessor decodes them), else as `content` says. */
 export function checksImages(content: RecordContent, preprocessed: boolean): boolean {

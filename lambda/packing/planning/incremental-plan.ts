@@ -5,7 +5,8 @@ import type { ManifestPreprocessing } from '../preprocess/image-preprocessing';
 import { describePreprocessing, samePreprocessing } from '../preprocess/preprocessing-settings';
 import { sortByKeyInCodePointOrder } from './key-order';
 import { labelByFolder, labelsByMap } from './label-map';
-import { MIN_TARGET_SHARD_BYTES, planShards } from './plan-shards';
+import { planShards } from './plan-shards';
+import { MIN_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import type { PlannedRecord, PlannedShard, PlanOptions } from './plan-types';
 import { shardName } from './shard-name';
 
@@ -93,7 +94,7 @@ export function planIncremental(
   const needed = planShards(pending, planOptions).shards.length;
   const aligned = Math.min(pending.length, needed + ((consumers - ((reused.length + needed) % consumers)) % consumers));
   const pendingBytes = pending.reduce((sum, file) => sum + file.size, 0);
-  const count = aligned > needed && pendingBytes / aligned < MIN_TARGET_SHARD_BYTES ? needed : aligned;
+  const count = aligned > needed && pendingBytes / aligned < MIN_SHARD_BYTES ? needed : aligned;
   const plan = planShards(pending, { ...planOptions, shardCount: count });
   const firstRecordId = manifest.shards.reduce((largest, shard) => Math.max(largest, shard.lastRecordId), -1) + 1;
   const total = reused.length + plan.shards.length;

@@ -4,9 +4,8 @@ import { PlanError } from './plan-error';
 import type { PlannedRecord, PlannedShard, SourceFile } from './plan-types';
 import { SeededRandom } from './seeded-random';
 import { shardName } from './shard-name';
-import { MAX_SHARD_BYTES as SHARD_CEILING_BYTES } from '../../../lib/contract/shard-limits';
+import { MAX_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import { MIB } from '../../../lib/contract/units';
-export { SHARD_CEILING_BYTES };
 
 // The steps of planning that whole listings and groups of a large one share (see planShards).
 
@@ -74,7 +73,7 @@ export function assignWithinCeiling(sizes: Float64Array, totalBytes: number, req
         + `in ${assignment.records[heaviest]} files; use fewer consumers`,
       );
     }
-    const grown = Math.ceil((tooFew * assignment.bytes[heaviestSharedShard(assignment)]) / SHARD_CEILING_BYTES);
+    const grown = Math.ceil((tooFew * assignment.bytes[heaviestSharedShard(assignment)]) / MAX_SHARD_BYTES);
     const candidate = Math.min(roundUp(Math.max(tooFew + consumers, grown), consumers), mostShards);
     assignment = assignShards(sizes, totalBytes, candidate);
     if (withinCeiling(assignment)) {
@@ -100,7 +99,7 @@ export function assignWithinCeiling(sizes: Float64Array, totalBytes: number, req
 
 export function withinCeiling(assignment: ShardAssignment): boolean {
   const heaviest = heaviestSharedShard(assignment);
-  return heaviest < 0 || assignment.bytes[heaviest] <= SHARD_CEILING_BYTES;
+  return heaviest < 0 || assignment.bytes[heaviest] <= MAX_SHARD_BYTES;
 }
 
 /** The shard with the most bytes among shards of more than one file, or -1 if none. */

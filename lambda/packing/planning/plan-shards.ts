@@ -5,12 +5,10 @@ import { labelByFolder, labelsByMap } from './label-map';
 import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
 import type { LabelMode, PlannedShard, PlanOptions, RecordBytes, ShardPlan, SourceFile } from './plan-types';
-import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES, MAX_SHARD_BYTES as MAX_TARGET_SHARD_BYTES, MIN_SHARD_BYTES as MIN_TARGET_SHARD_BYTES } from '../../../lib/contract/shard-limits';
+import { DEFAULT_LABEL_MODE, isOneOf, LABEL_MODES } from '../../../lib/contract/record-vocabulary';
+import { MAX_SHARD_BYTES, MIN_SHARD_BYTES, targetShardBytesOf } from '../../../lib/contract/shard-limits';
 
 export { PlanError } from './plan-error';
-export { SHARD_CEILING_BYTES } from './plan-core';
-
-export { DEFAULT_TARGET_SHARD_BYTES, MAX_TARGET_SHARD_BYTES, MIN_TARGET_SHARD_BYTES };
 
 /** Options with defaults applied, checked. */
 export interface PlanSettings {
@@ -96,8 +94,8 @@ export function checkOptions(options: PlanOptions): PlanSettings {
   }
   if (targetShardBytes !== undefined && !isTargetShardBytes(targetShardBytes)) {
     throw new PlanError(
-      `targetShardBytes must be a whole number of bytes between 1 MiB (${MIN_TARGET_SHARD_BYTES}) and 128 MiB `
-      + `(${MAX_TARGET_SHARD_BYTES}), got ${describeBytes(targetShardBytes)}`,
+      `targetShardBytes must be a whole number of bytes between 1 MiB (${MIN_SHARD_BYTES}) and 128 MiB `
+      + `(${MAX_SHARD_BYTES}), got ${describeBytes(targetShardBytes)}`,
     );
   }
   if (shardCount !== undefined && !isPositiveInteger(shardCount)) {
@@ -108,15 +106,15 @@ export function checkOptions(options: PlanOptions): PlanSettings {
       `consumers (instances × GPU processes × loader workers) must be an integer of at least 1, got ${String(consumers)}`,
     );
   }
-  if (labels !== undefined && labels !== 'folder' && labels !== 'none') {
-    throw new PlanError(`labels must be 'folder' or 'none', got ${JSON.stringify(labels)}`);
+  if (labels !== undefined && !isOneOf(LABEL_MODES, labels)) {
+    throw new PlanError(`labels must be ${LABEL_MODES.map((mode) => `'${mode}'`).join(' or ')}, got ${JSON.stringify(labels)}`);
   }
   return {
     seed,
-    targetShardBytes: targetShardBytes ?? DEFAULT_TARGET_SHARD_BYTES,
+    targetShardBytes: targetShardBytesOf(targetShardBytes),
     shardCount,
     consumers: consumers ?? 1,
-    labels: labels ?? 'folder',
+    labels: labels ?? DEFAULT_LABEL_MODE,
     recordBytes: recordBytes ?? listedSize,
   };
 }
@@ -127,7 +125,7 @@ function listedSize(_key: string, size: number): number {
 
 function isTargetShardBytes(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value)
-    && value >= MIN_TARGET_SHARD_BYTES && value <= MAX_TARGET_SHARD_BYTES;
+    && value >= MIN_SHARD_BYTES && value <= MAX_SHARD_BYTES;
 }
 
 function isPositiveInteger(value: unknown): value is number {

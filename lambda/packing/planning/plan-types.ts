@@ -1,3 +1,5 @@
+import type { LabelMode } from '../../../lib/contract/record-vocabulary';
+
 /** One file of the source, as listed. */
 export interface SourceFile {
   /** Key relative to the source root, `/`-separated, e.g. `cat/0001.jpg`. */
@@ -8,8 +10,8 @@ export interface SourceFile {
   readonly modified?: number;
 }
 
-/** How files become labelled records. */
-export type LabelMode = 'folder' | 'none';
+/** How files become labelled records: the contract's names. */
+export type { LabelMode } from '../../../lib/contract/record-vocabulary';
 
 /** Inputs of the pure shard planner. */
 export interface PlanOptions {

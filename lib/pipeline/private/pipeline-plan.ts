@@ -1,15 +1,15 @@
 import { Annotations, CfnOutput, Size, SizeRoundingBehavior } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { DatasetProfile } from '../../planning/dataset-profile';
-import type { ImagePreprocessingOptions } from '../../sharding/image-preprocessing-options';
+import type { ImagePreprocessingOptions } from '../../vocabulary/image-preprocessing-options';
 import type { IoPlan} from '../../planning/io-plan';
 import { PlannedInputMode } from '../../planning/io-plan';
 import { IoPlanner } from '../../planning/io-planner';
 import type { LustreDatasetCacheOptions } from '../../storage/lustre-dataset-cache';
 import { ReadRate } from '../../storage/read-rate';
 import type { S3ChannelOptions} from '../../training/training-channel';
-import { InputMode } from '../../training/input-mode';
-import { S3DataDistribution } from '../../training/s3-data-distribution';
+import { InputMode } from '../../vocabulary/input-mode';
+import { S3DataDistribution } from '../../vocabulary/s3-data-distribution';
 import { clusterOfJob } from '../../training/private/job-cluster';
 import type { TrainingJobOptions } from '../../training/training-job';
 

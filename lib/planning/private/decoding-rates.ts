@@ -1,7 +1,7 @@
 import type { ResolvedCluster } from '../../instances/private/cluster-rules';
 import { resnet50SamplesPerSecond } from '../../instances/private/gpu-throughput';
 import { cpuDecodeSamplesPerSecond, cpuDecodeSamplesPerSecondPerWorker, MEASURED_SAMPLE_BYTES } from '../../instances/private/loader-rules';
-import type { ImagePreprocessingOptions } from '../../sharding/image-preprocessing-options';
+import type { ImagePreprocessingOptions } from '../../vocabulary/image-preprocessing-options';
 import type { ResolvedDataset } from './plan-inputs';
 import { formatBytes, formatCount, formatCountOf } from './units';
 

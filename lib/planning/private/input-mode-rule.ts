@@ -3,8 +3,8 @@ import type { ResolvedDataset } from './plan-inputs';
 import { describeFileModeFit, fitsFileMode } from '../../instances/private/storage-rules';
 import { GIB } from '../../contract/units';
 import { formatBytes } from './units';
-import { InputMode } from '../../training/input-mode';
-import { S3DataDistribution } from '../../training/s3-data-distribution';
+import { InputMode } from '../../vocabulary/input-mode';
+import { S3DataDistribution } from '../../vocabulary/s3-data-distribution';
 import type { InputModeAdvice} from '../io-plan';
 import { PlannedInputMode } from '../io-plan';
 

@@ -4,7 +4,7 @@ import type { Construct } from 'constructs';
 import { IMAGE_PREPROCESSING_LIMITS, LAMBDA_MB_PER_VCPU, lambdaVcpus } from '../../contract/image-preprocessing-limits';
 import { ValidationError } from '../../private/errors';
 import { isResolved, validateWholeNumber } from '../../private/validation';
-import type { ImagePreprocessingOptions } from '../image-preprocessing-options';
+import type { ImagePreprocessingOptions } from '../../vocabulary/image-preprocessing-options';
 
 /**
  * The packer's memory when it preprocesses and none is given: two vCPUs' worth of CPU time

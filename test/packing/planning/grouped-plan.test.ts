@@ -1,7 +1,8 @@
 import type { PlanLimits } from '../../../lambda/packing/planning/grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from '../../../lambda/packing/planning/grouped-plan';
 import { labelByFolder } from '../../../lambda/packing/planning/label-map';
-import { planShards, SHARD_CEILING_BYTES } from '../../../lambda/packing/planning/plan-shards';
+import { planShards } from '../../../lambda/packing/planning/plan-shards';
+import { MAX_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import type { ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
 import { KIB, MIB, reordered, uniformFiles } from './synthetic-files';
 
@@ -129,7 +130,7 @@ describe('grouped planning', () => {
     expect(plan.shards.length).toBeGreaterThan(16);
     expect(plan.shards.length % 2).toBe(0);
     for (const shard of plan.shards) {
-      if (shard.records.length > 1) expect(shard.bytes).toBeLessThanOrEqual(SHARD_CEILING_BYTES);
+      if (shard.records.length > 1) expect(shard.bytes).toBeLessThanOrEqual(MAX_SHARD_BYTES);
     }
   });
 

@@ -1,5 +1,6 @@
 import { compareCodePointOrder } from '../../../lambda/packing/planning/key-order';
-import { planShards, PlanError, SHARD_CEILING_BYTES } from '../../../lambda/packing/planning/plan-shards';
+import { planShards, PlanError } from '../../../lambda/packing/planning/plan-shards';
+import { MAX_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import type { PlanOptions, ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
 import { SeededRandom } from '../../../lambda/packing/planning/seeded-random';
 import { KIB, MIB, reordered, uniformFiles } from './synthetic-files';
@@ -279,7 +280,7 @@ describe('planShards', () => {
       // THEN the fewest shards that fit: two files (100 MiB) each
       expect(plan.shards).toHaveLength(20);
       expect(recordCounts(plan)).toEqual(Array(20).fill(2));
-      expect(Math.max(...plan.shards.map((shard) => shard.bytes))).toBeLessThanOrEqual(SHARD_CEILING_BYTES);
+      expect(Math.max(...plan.shards.map((shard) => shard.bytes))).toBeLessThanOrEqual(MAX_SHARD_BYTES);
     });
 
     test('the grown count stays a multiple of consumers', () => {
@@ -291,7 +292,7 @@ describe('planShards', () => {
 
       // THEN
       expect(plan.shards).toHaveLength(21);
-      expect(plan.shards.every((shard) => shard.bytes <= SHARD_CEILING_BYTES)).toBe(true);
+      expect(plan.shards.every((shard) => shard.bytes <= MAX_SHARD_BYTES)).toBe(true);
     });
 
     test('an explicit shardCount also grows when its shards would exceed the ceiling', () => {
@@ -319,7 +320,7 @@ describe('planShards', () => {
       const others = plan.shards.filter((shard) => shard !== huge);
       expect(others.length).toBeGreaterThan(0);
       expect(others.reduce((sum, shard) => sum + shard.records.length, 0)).toBe(1000);
-      expect(others.every((shard) => shard.bytes <= SHARD_CEILING_BYTES)).toBe(true);
+      expect(others.every((shard) => shard.bytes <= MAX_SHARD_BYTES)).toBe(true);
     });
 
     test('files larger than the target but under the ceiling share shards as the balance decides', () => {
@@ -331,7 +332,7 @@ describe('planShards', () => {
 
       // THEN
       expect(plan.totalFiles).toBe(403);
-      expect(plan.shards.every((shard) => shard.records.length === 1 || shard.bytes <= SHARD_CEILING_BYTES)).toBe(true);
+      expect(plan.shards.every((shard) => shard.records.length === 1 || shard.bytes <= MAX_SHARD_BYTES)).toBe(true);
     });
 
     test('when consumers leave too few shards to keep within the ceiling, the error says so', () => {
