@@ -7,7 +7,7 @@ import {
 } from '../../lambda/packing/formats';
 import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import type { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import type { ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/packing/io/storage';
 import { listAll } from '../../lambda/packing/io/storage';
 import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
@@ -236,6 +236,10 @@ class RecordingSink implements PackingSink {
 
   public list(prefix: string): Promise<string[]> {
     return this.inner.list(prefix);
+  }
+
+  public stat(key: string): Promise<StoredObject> {
+    return this.inner.stat(key);
   }
 
   public modifiedAt(key: string): Promise<number> {

@@ -11,7 +11,7 @@ import { getObjectBytes, listPages, listPageSize } from './s3-location';
 import type { S3RetryOptions} from './s3-retry';
 import { isS3NotFound, s3ErrorCode, s3ErrorStatus, withS3Retry } from './s3-retry';
 import { normalizePrefix, s3Uri } from './s3-uri';
-import type { ObjectWriter, PackingSink } from './storage';
+import type { ObjectWriter, PackingSink, StoredObject } from './storage';
 import { ObjectNotFoundError } from './storage';
 import { MIB } from '../../../lib/contract/units';
 
@@ -129,6 +129,26 @@ export class S3Sink implements PackingSink {
       });
     if (!head.LastModified) throw new Error(`${uri}: HeadObject answered without LastModified`);
     return head.LastModified.getTime();
+  }
+
+  /**
+   * HeadObject with the checksum S3 keeps: this sink hands S3 a whole-object CRC-32C with every
+   * object (FULL_OBJECT for multipart uploads), which S3 checked on arrival and reports here. A store
+   * that keeps none (or a composite one, of an object written elsewhere) has the object read back.
+   */
+  public async stat(key: string): Promise<StoredObject> {
+    const fullKey = this.prefix + key;
+    const uri = s3Uri(this.bucket, fullKey);
+    const head = await withS3Retry(uri, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: fullKey, ChecksumMode: 'ENABLED' })), this.retry)
+      .catch((error: unknown) => {
+        if (!isS3NotFound(error)) throw error;
+        throw new ObjectNotFoundError(uri, s3ErrorCode(error) ?? 'NotFound', (error as Error).message);
+      });
+    if (head.ChecksumCRC32C && head.ChecksumType !== 'COMPOSITE' && head.ContentLength !== undefined) {
+      return { bytes: head.ContentLength, crc32c: head.ChecksumCRC32C };
+    }
+    const data = await this.get(key);
+    return { bytes: data.length, crc32c: crc32cBase64(crc32c(data)) };
   }
 
   public async delete(key: string): Promise<void> {
