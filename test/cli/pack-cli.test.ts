@@ -114,6 +114,21 @@ describe('training-io pack and verify', () => {
     expect((await runCli('verify', output)).code).toBe(0);
   });
 
+  test('a failed first pack leaves no folder of its version behind, not even empty ones (issue 38)', async () => {
+    // GIVEN: a first pack whose source has a file that cannot be read
+    const source = sourceFolder(4);
+    fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'cat', 'dangling.jpg'));
+    const output = folder('out');
+
+    // WHEN
+    const { code } = await runCli('pack', '--content', 'any', source, output);
+
+    // THEN: versions/ holds nothing (no versions/<v>/{members,index,shards}), and the reader finds no version
+    expect(code).toBe(1);
+    expect(listFiles(output)).toEqual([]);
+    expect(fs.readdirSync(output).flatMap((top) => [top, ...fs.readdirSync(path.join(output, top)).map((inner) => `${top}/${inner}`)])).toEqual(['versions']);
+  });
+
   test('--allow-missing publishes without files that cannot be read: exit 0, the summary says so, they are listed in the manifest', async () => {
     // GIVEN
     const source = sourceFolder(4);

@@ -330,8 +330,26 @@ export class LocalDirectorySink implements PackingSink {
     return { bytes: data.length, crc32c: crc32cBase64(crc32c(data)) };
   }
 
-  public delete(key: string): Promise<void> {
-    return fsp.rm(this.pathOf(key), { force: true });
+  public async delete(key: string): Promise<void> {
+    await fsp.rm(this.pathOf(key), { force: true });
+    await this.removeEmptyFolders(key);
+  }
+
+  /**
+   * The folders that held `key`, once empty, up to the sink's top-level folders (`versions/`,
+   * `published/`), which stay: a failed run or a prune leaves no empty folder of a version behind
+   * (`versions/<v>/{shards,index,members}`), as S3 has none. Best effort: the object is gone, which
+   * is what delete promises; a folder that is not empty (another file, another writer) stays.
+   */
+  private async removeEmptyFolders(key: string): Promise<void> {
+    const parts = key.split('/');
+    for (let depth = parts.length - 1; depth >= 2; depth--) {
+      try {
+        await fsp.rmdir(this.pathOf(parts.slice(0, depth).join('/')));
+      } catch {
+        return;
+      }
+    }
   }
 
   private async prepare(key: string): Promise<string> {
