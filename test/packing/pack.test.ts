@@ -178,6 +178,7 @@ function sinkWithCreate(inner: PackingSink, create: PackingSink['create']): Pack
     createIfAbsent: (key, data) => inner.createIfAbsent(key, data),
     list: (prefix) => inner.list(prefix),
     modifiedAt: (key) => inner.modifiedAt(key),
+    stat: (key) => inner.stat(key),
     delete: (key) => inner.delete(key),
     // A version's folder: its objects are created through `create` too, under their keys from the root.
     scoped: (prefix) => sinkWithCreate(inner.scoped(prefix), (key) => create(`${prefix}${key}`)),
