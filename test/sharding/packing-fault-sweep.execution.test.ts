@@ -88,6 +88,12 @@ function changeFile(random: SeededRandom, tag: string): Promise<void> {
   return putTestObjects(client, sourceBucket, { [`raw/${CLASSES[index % 2]}/${index}.jpg`]: sizedJpeg(`swept-${index}-${tag}`, 2_000 + 37 * index) });
 }
 
+/** Every file of the source given new bytes: a late packer attempt then packs bytes that differ from its retry's, whichever its shard. */
+function changeEveryFile(tag: string): Promise<void> {
+  return putTestObjects(client, sourceBucket, Object.fromEntries(Array.from({ length: files },
+    (_, index) => [`raw/${CLASSES[index % 2]}/${index}.jpg`, sizedJpeg(`swept-${index}-${tag}`, 2_000 + 37 * index)])));
+}
+
 function draw(random: SeededRandom): Round {
   const pick = <T>(choices: readonly T[]): T => choices[random.nextBelow(choices.length)];
   return {
@@ -132,7 +138,7 @@ async function sweepRound(round: number, plan: Round, random: SeededRandom): Pro
   let released: Promise<void> | undefined;
   // Once, before Finalize or after the execution: the source changed in between, then the late attempts run to their end.
   const releaseLate = () => released ??= (async () => {
-    if (plan.changeBeforeLate) await changeFile(random, `late-${round}`);
+    if (plan.changeBeforeLate) await changeEveryFile(`late-${round}`);
     startLate();
     await Promise.all(lateOutcomes);
   })();
