@@ -236,6 +236,26 @@ describe('S3Source', () => {
 });
 
 describe('S3Sink', () => {
+  test('stat gives the size and CRC-32C of an object as stored, whole or multipart, and ObjectNotFoundError for none (issue 38: the finalizer\'s check)', async () => {
+    // GIVEN: a multipart object and a small one
+    const out = sink('stat/');
+    const big = seededBytes('stat-big', 17 * MIB + 3);
+    const writer = await out.create('shards/big.tfrecord');
+    await writer.write([big]);
+    await writer.complete();
+    await out.put('index/small.idx', Buffer.from('0 10\n'));
+
+    // WHEN
+    const stats = await Promise.all([out.stat('shards/big.tfrecord'), out.stat('index/small.idx')]);
+
+    // THEN
+    expect(stats).toEqual([
+      { bytes: big.length, crc32c: crc32cBase64(crc32c(big)) },
+      { bytes: 5, crc32c: crc32cBase64(crc32c(Buffer.from('0 10\n'))) },
+    ]);
+    await expect(out.stat('shards/none.tfrecord')).rejects.toMatchObject({ name: 'ObjectNotFoundError' });
+  });
+
   test('streams a multipart upload in 8 MiB parts, visible only when complete, with our CRC32C', async () => {
     // GIVEN
     const recorded = s3TestClient(server);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CompletedPart, S3Client} from '@aws-sdk/client-s3';
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand,
   HeadObjectCommand, PutObjectCommand, ServerSideEncryption, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
@@ -147,8 +147,17 @@ export class S3Sink implements PackingSink {
     if (head.ChecksumCRC32C && head.ChecksumType !== 'COMPOSITE' && head.ContentLength !== undefined) {
       return { bytes: head.ContentLength, crc32c: head.ChecksumCRC32C };
     }
-    const data = await this.get(key);
-    return { bytes: data.length, crc32c: crc32cBase64(crc32c(data)) };
+    // Streamed: a finalizer reads many shards of up to 128 MiB at once, which whole in memory would outgrow its Lambda.
+    return withS3Retry(uri, async () => {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+      let bytes = 0;
+      let crc = 0;
+      for await (const chunk of (response.Body ?? []) as AsyncIterable<Uint8Array>) {
+        bytes += chunk.length;
+        crc = crc32c(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength), crc);
+      }
+      return { bytes, crc32c: crc32cBase64(crc) };
+    }, this.retry);
   }
 
   public async delete(key: string): Promise<void> {
