@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { didYouMean } from './cli/did-you-mean';
 import { UsageError } from './cli/usage-error';
+import { redactSecrets } from '../lambda/packing/io/redact-secrets';
 
 const USAGE = `training-io: the command line of cdk-training-io
 
@@ -80,14 +81,14 @@ export async function main(argv: string[], out = process.stdout, err = process.s
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     // The mistake and where to read more: the whole usage would scroll the mistake off a terminal.
-    err.write(`training-io: ${error.message}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);
+    err.write(`training-io: ${redactSecrets(error.message)}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);
     return 2;
   }
 }
 
 if (require.main === module) {
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: Error) => {
-    process.stderr.write(`training-io: ${error.message}\n`);
+    process.stderr.write(`training-io: ${redactSecrets(error.message)}\n`);
     process.exitCode = 1;
   });
 }

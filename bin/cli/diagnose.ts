@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { redactSecrets } from '../../lambda/packing/io/redact-secrets';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
 import type { InstanceHardware} from '../../lambda/diagnosis/collect-metrics';
@@ -37,7 +38,7 @@ export async function diagnoseCommand(args: string[], out: NodeJS.WritableStream
     return await diagnose(args, out, err);
   } catch (error) {
     if (error instanceof JobCollectionError || error instanceof MetricSetError || isAwsServiceError(error)) {
-      err.write(`training-io diagnose: ${error.message}\n`);
+      err.write(`training-io diagnose: ${redactSecrets(error.message)}\n`);
       return 1;
     }
     throw error;

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { redactSecrets } from '../../lambda/packing/io/redact-secrets';
 import { randomBytes } from 'node:crypto';
 import type { CreateTrainingJobRequest, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
@@ -50,7 +51,7 @@ export async function launchCommand(args: string[], out: NodeJS.WritableStream, 
     return await launch(args, out, err, sleep);
   } catch (error) {
     if (isAwsServiceError(error)) {
-      err.write(`training-io launch: ${error.name}: ${error.message}\n`);
+      err.write(`training-io launch: ${error.name}: ${redactSecrets(error.message)}\n`);
       return 1;
     }
     throw error;

@@ -51,6 +51,8 @@ the current version stays current, unless --allow-missing.
   --concurrency N              S3 objects read ahead per shard (default: 64); local files are
                                read one at a time by each thread, a worker thread per core
   --full                       pack every file again instead of reusing unchanged shards
+  --follow-symlinks            pack what symbolic links that lead out of a source folder lead to
+                               (default: such a link is a failure, listed, and not read)
   --resize PX                  resize each image so that its shorter side is PX pixels (${SIDE_PIXELS.min}-${SIDE_PIXELS.max};
                                never enlarged, aspect ratio kept) and store it as JPEG
   --max-side PX                cap the longer side at PX pixels (${SIDE_PIXELS.min}-${SIDE_PIXELS.max}), with or without --resize
@@ -102,6 +104,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       'concurrency': { type: 'string' },
       'allow-missing': { type: 'boolean', default: false },
       'full': { type: 'boolean', default: false },
+      'follow-symlinks': { type: 'boolean', default: false },
       'resize': { type: 'string' },
       'max-side': { type: 'string' },
       'quality': { type: 'string' },
@@ -151,6 +154,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       + 'as an image: give one or the other');
   }
   const checkImages = checksImages(content, preprocessing !== undefined);
+  const followSymlinks = values['follow-symlinks'];
 
   // Local to local is disk- and CPU-bound: a worker thread per core; on one core, this thread
   // alone (a worker there would only add its start, its own compilation and heap: 5-8 % of the
@@ -162,7 +166,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
   if (preprocessing) allowImageWorkOnEveryThread(threads);
   const local = source.kind === 'local' && output.kind === 'local';
   const pool = local && threads > 1
-    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency, preprocessing, checkImages }, threads)
+    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency, preprocessing, checkImages, followSymlinks }, threads)
     : undefined;
   const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();
@@ -171,7 +175,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     pool?.start();
     result = await packDataset({
       source: source.kind === 'local'
-        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles, outputDir: output.kind === 'local' ? output.dir : undefined })
+        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles, outputDir: output.kind === 'local' ? output.dir : undefined, followSymlinks })
         : s3!.openS3Source(source, client!, inventory),
       sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
       format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,

@@ -4,7 +4,7 @@ import type { PackingSink } from './io/storage';
 import { sortByKeyInCodePointOrder } from './planning/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
-import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
+import { INDEX_FOLDER, isConfinedKey, MEMBERS_FOLDER, SHARDS_FOLDER, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
 import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
 import type { PruneResult } from './prune';
 import { pruneVersions } from './prune';
@@ -85,8 +85,9 @@ const MISSING_FILES_SHOWN = 20;
  * manifests, a check that every object it lists is there, then the atomic publish (publish.ts) and
  * the prune (prune.ts). Nothing is published unless records + failures account for every source
  * object, nor with any failure unless `allowMissing` (MissingFilesError). A shard left without
- * records (its only inputs were failures) is left out of the manifest and its objects deleted:
- * readers never see an empty shard. An error before the claim is thrown as it is: the caller may delete the version's
+ * records (its only inputs were failures) is left out of the manifest, and every object in the
+ * version's folder that the manifest does not list is deleted: readers never see an empty shard
+ * or another packer attempt's. An error before the claim is thrown as it is: the caller may delete the version's
  * folder. At the claim or after it, the error is a ConcurrentPublishError (another run took the
  * number: nothing of this run was published) or an AfterClaimError (delete nothing).
  */
@@ -131,7 +132,7 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
 
   // A run that lost the race to publish says so before anything else (the winner may have pruned its objects).
   await throwIfClaimedByAnother(input.sink, layout.id, input.previousVersion);
-  await removeEmptyShards(input.sink, layout, input.shards);
+  await removeUnlistedObjects(input.sink, layout, manifest);
   if (input.format === 'recordio') await writeGlobalIndex(input.sink, layout.globalIndexKey, shards);
   await checkObjectsPresent(input.sink, manifest);
   await input.sink.put(layout.manifestKey, serializeManifest(manifest));
@@ -145,15 +146,18 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
 }
 
 /**
- * Deletes the objects of this run's shards that hold no record: every input planned into them was
- * a listed failure (one file over the shard limit is planned alone). Shards reused from older
- * versions are theirs, never deleted here.
+ * Deletes the objects in this version's `shards/`, `index/` and `members/` that its manifest will
+ * not list: those of shards that hold no record (every input planned into them was a listed
+ * failure; one file over the shard limit is planned alone), and those of Lambda packer attempts
+ * whose result was not the one adopted (an attempt that crashed after writing its shard). A reader
+ * of the version's folder sees exactly the manifest's shards. Shards reused from older versions
+ * lie in their folders, never touched here; the RecordIO global index is written after this.
  */
-async function removeEmptyShards(sink: PackingSink, layout: VersionLayout, shards: readonly ManifestShard[]): Promise<void> {
-  const keys = shards.filter((shard) => shard.records === 0)
-    .flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey])
-    .filter((key) => key.startsWith(layout.prefix));
-  await mapLimited(keys, DELETES_AT_ONCE, (key) => sink.delete(key));
+async function removeUnlistedObjects(sink: PackingSink, layout: VersionLayout, manifest: Manifest): Promise<void> {
+  const listed = new Set(manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]));
+  if (manifest.globalIndexKey) listed.add(manifest.globalIndexKey);
+  const present = (await Promise.all([SHARDS_FOLDER, INDEX_FOLDER, MEMBERS_FOLDER].map((folder) => sink.list(layout.rebase(folder))))).flat();
+  await mapLimited(present.filter((key) => !listed.has(key)), DELETES_AT_ONCE, (key) => sink.delete(key));
 }
 
 /**

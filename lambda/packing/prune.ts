@@ -35,7 +35,7 @@ export interface PruneResult {
  *
  * Folders of versions never published are deleted too once their sequence number is taken (the
  * run that wrote them crashed, or lost the race to publish: it can never publish that number),
- * with their working files under `_plan/`. A run in progress plans the next number, which no claim
+ * and so are the working files under `_plan/` of every number taken, published or not. A run in progress plans the next number, which no claim
  * has yet: its folder is left alone. A version claimed after this prune listed the claims
  * references only its own folder (a newer number: left alone) and what its base version
  * references, and the base is at least the newest claim seen here, which is kept.
@@ -70,7 +70,9 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now?
     const version = versionOfKey(key);
     return version !== undefined && prunable.has(version) && !referenced.has(key);
   });
-  const workingFiles = (await sink.list(PLAN_ROOT)).filter((key) => abandoned.has(key.slice(PLAN_ROOT.length).split('/', 1)[0]));
+  // Working files of every run whose number a claim has taken, published or not: a run that published left
+  // them behind when its clean-up failed, or a packer attempt that ended after it wrote one again.
+  const workingFiles = (await sink.list(PLAN_ROOT)).filter((key) => (versionSequence(key.slice(PLAN_ROOT.length).split('/', 1)[0]) ?? Infinity) <= newest);
   // The version's own manifest first: from then on no reader opens the version, whatever is left of it.
   const manifests = new Set([...prunable].map((id) => new VersionLayout(id).manifestKey));
   await deleteAll(sink, stale.filter((key) => manifests.has(key)));

@@ -95,6 +95,14 @@ export async function currentVersion(sink: DatasetStore): Promise<CurrentVersion
   return newest && { ...newest, manifest: await readVersionManifest(sink, newest.datasetVersion) };
 }
 
+/** The manifest of `datasetVersion` when a claim publishes it, else undefined (not yet claimed, or its number taken by another version). */
+export async function manifestIfPublished(sink: DatasetStore, datasetVersion: string): Promise<Manifest | undefined> {
+  const layout = new VersionLayout(datasetVersion);
+  const claim = await getIfPresent(sink, claimKey(layout.sequence));
+  if (!claim || parseJson<Partial<VersionClaim>>(claimKey(layout.sequence), claim).datasetVersion !== datasetVersion) return undefined;
+  return readVersionManifest(sink, datasetVersion);
+}
+
 /** The manifest of a version, from its own folder. */
 export async function readVersionManifest(sink: DatasetStore, datasetVersion: string): Promise<Manifest> {
   const key = new VersionLayout(datasetVersion).manifestKey;

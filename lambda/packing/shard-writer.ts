@@ -40,6 +40,13 @@ export interface ShardWriterOptions {
    * every file whatever this says.
    */
   readonly checkImages?: boolean;
+  /**
+   * Names this attempt at the shard in its keys (`shards/<name>.<attempt>.tfrecord`, `index/<name>.<attempt>.idx`), for
+   * writers that may run twice at once (a Step Functions retry while the first Lambda attempt still runs): each writes its
+   * own objects, never another's, and the finalizer adopts the one attempt its result names (default: `<name>.tfrecord`,
+   * for runs that write each shard once).
+   */
+  readonly attempt?: string;
 }
 
 /** What writing one shard produced. */
@@ -65,8 +72,9 @@ const PREPROCESS_AHEAD = 2;
 export async function writeShard(planned: PlannedShard, options: ShardWriterOptions): Promise<ShardResult> {
   const { format, sink } = options;
   // Keys relative to the sink, which is rooted at the version's folder (dataset-layout.ts).
-  const key = `${SHARDS_FOLDER}${planned.name}${format.extension}`;
-  const indexKey = `${INDEX_FOLDER}${planned.name}.idx`;
+  const stem = options.attempt === undefined ? planned.name : `${planned.name}.${options.attempt}`;
+  const key = `${SHARDS_FOLDER}${stem}${format.extension}`;
+  const indexKey = `${INDEX_FOLDER}${stem}.idx`;
   const writer = await sink.create(key);
   try {
     const written = await writeRecords(planned.records, writer, options);

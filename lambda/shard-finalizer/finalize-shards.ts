@@ -1,10 +1,10 @@
-import { claimKey, versionSequence, VersionLayout } from '../packing/dataset-layout';
+import { versionSequence, VersionLayout } from '../packing/dataset-layout';
 import { finalizeDataset } from '../packing/finalize';
 import { DELETES_AT_ONCE, mapLimited } from '../packing/limited';
 import type { PackingSink } from '../packing/io/storage';
 import { isObjectNotFound } from '../packing/io/storage';
 import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
-import { AfterClaimError, readVersionManifest, syncRootCopiesToNewest, throwIfClaimedByAnother } from '../packing/publish';
+import { AfterClaimError, manifestIfPublished, syncRootCopiesToNewest, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
@@ -41,7 +41,7 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
 export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number, allowMissing = false): Promise<ShardFinalizerResult> {
   const run = new RunFiles(new VersionLayout(event.datasetVersion));
   const retentionMs = retentionDays * 86_400_000;
-  const published = await publishedVersion(sink, run.version);
+  const published = await manifestIfPublished(sink, run.version.id);
   if (published) {
     const current = await finishPublished(sink, run, published.datasetVersion);
     const pruned = await pruneVersions(sink, retentionMs).catch((error: unknown) => {
@@ -86,16 +86,6 @@ async function finishPublished(sink: PackingSink, run: RunFiles, datasetVersion:
   }
 }
 
-/** The version's manifest when its claim is published, else undefined. */
-async function publishedVersion(sink: PackingSink, version: VersionLayout): Promise<Manifest | undefined> {
-  const claim = await sink.get(claimKey(version.sequence)).catch((error: unknown) => {
-    if (isObjectNotFound(error)) return undefined;
-    throw error;
-  });
-  if (!claim || parseJsonObject<{ datasetVersion?: string }>(claimKey(version.sequence), claim).datasetVersion !== version.id) return undefined;
-  return readVersionManifest(sink, version.id);
-}
-
 function resultOf(manifest: Manifest, currentVersion: string, version: VersionLayout, prunedVersions: number): ShardFinalizerResult {
   return {
     datasetVersion: manifest.datasetVersion,
@@ -123,5 +113,22 @@ async function readResult(sink: PackingSink, run: RunFiles, task: ShardTask): Pr
   if (!result.shard || !result.shard.key?.startsWith(`${run.version.prefix}shards/${task.shardName}.`) || !Array.isArray(result.failures)) {
     throw new HandlerInputError(`${key} is not the result of shard ${task.shardName}`);
   }
+  await checkStoredShard(sink, key, result.shard);
   return result;
+}
+
+/**
+ * The shard object the result names is the one its packer wrote: its size and CRC-32C as stored
+ * match the result's. Each packer attempt writes keys of its own, so this holds unless the store
+ * lost or changed the object; then nothing is published, rather than a version whose shard fails its CRC.
+ */
+async function checkStoredShard(sink: PackingSink, resultKey: string, shard: ManifestShard): Promise<void> {
+  const stored = await sink.stat(shard.key).catch((error: unknown) => {
+    if (isObjectNotFound(error)) throw new HandlerInputError(`${resultKey} names ${shard.key}, which is not there: not publishing`);
+    throw error;
+  });
+  if (stored.bytes !== shard.bytes || stored.crc32c !== shard.crc32c) {
+    throw new HandlerInputError(`${sink.uri}${shard.key} holds ${stored.bytes} bytes with CRC-32C ${stored.crc32c}, `
+      + `its packer's result ${resultKey} says ${shard.bytes} bytes with CRC-32C ${shard.crc32c}: not publishing`);
+  }
 }

@@ -1,13 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { shardFormat } from '../packing/formats';
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
 import type { PackingSink, PackingSource } from '../packing/io/storage';
+import { isObjectNotFound } from '../packing/io/storage';
+import { manifestIfPublished } from '../packing/publish';
 import { writeShard } from '../packing/shard-writer';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
 import { versionOfKey, VersionLayout } from '../packing/dataset-layout';
 import { MemberListError, parseMembers, plannedShardOf } from '../packing/members';
 import type { PackedShardResult } from '../handler-kit/plan-layout';
-import { RunFiles } from '../handler-kit/plan-layout';
+import { parseJsonObject, RunFiles } from '../handler-kit/plan-layout';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 
 const HANDLER = 'shard-packer';
@@ -43,14 +46,37 @@ export interface PackShardOptions {
   readonly imagesInFlight?: number;
   /** Check every file as an image the readers decode (see ShardWriterOptions.checkImages). */
   readonly checkImages?: boolean;
+  /** Names this attempt in its keys (see ShardWriterOptions.attempt). @default - 8 random hex digits */
+  readonly attempt?: string;
 }
 
 /**
- * Packs one shard from its member list and writes the result next to the plan. Safe to run twice
- * for the same shard: the same members give the same bytes under the same keys.
+ * A packer attempt that ended after its version was published from another attempt's result: its
+ * objects were removed again, and the published version is as it was.
+ */
+export class LateAttemptError extends Error {
+  constructor(shardName: string, datasetVersion: string) {
+    super(`shard ${shardName}: ${datasetVersion} was published from another attempt at this shard while this one ran; `
+      + 'this attempt removed what it wrote and changed nothing of the version');
+    this.name = 'LateAttemptError';
+  }
+}
+
+/**
+ * Packs one shard from its member list and writes the result next to the plan. Safe to run twice,
+ * even at once (a Step Functions retry while the first Lambda attempt still runs, with the source
+ * changed in between): each attempt writes its shard and index under keys of its own
+ * (`shards/<shard>.<attempt>.tfrecord`), and the result is created only if absent, so the first
+ * attempt to finish names the shard for good. A later attempt adopts that result and removes its
+ * own objects; one that ends after the version was published removes its objects too, and fails
+ * with a LateAttemptError. No attempt ever writes over an object another one wrote.
  */
 export async function packShard(task: ShardPackerEvent, options: PackShardOptions): Promise<ShardPackerResult> {
   const layout = new VersionLayout(versionOfKey(task.membersKey)!);
+  const key = new RunFiles(layout).resultKey(task.shardName);
+  // A retry after an attempt that finished (its answer lost): that result stands, nothing is packed again.
+  const earlier = await readResultIfPresent(options.sink, key);
+  if (earlier) return summary(earlier, key);
   let planned;
   try {
     planned = plannedShardOf(task.shardIndex, task.shardName, parseMembers(task.membersKey, await options.sink.get(task.membersKey)));
@@ -68,10 +94,38 @@ export async function packShard(task: ShardPackerEvent, options: PackShardOption
     preprocessing: options.preprocessing,
     imagesInFlight: options.imagesInFlight,
     checkImages: options.checkImages,
+    attempt: options.attempt ?? randomBytes(4).toString('hex'),
   });
   const shard = { ...written.shard, key: layout.rebase(written.shard.key), indexKey: layout.rebase(written.shard.indexKey), membersKey: task.membersKey };
-  const key = new RunFiles(layout).resultKey(task.shardName);
   const result: PackedShardResult = { shard, failures: written.failures };
-  await options.sink.put(key, Buffer.from(`${JSON.stringify(result)}\n`));
-  return { shard, failureCount: written.failures.length, resultKey: key };
+  const ownObjects = [shard.key, shard.indexKey];
+  if (!await options.sink.createIfAbsent(key, Buffer.from(`${JSON.stringify(result)}\n`))) {
+    const adopted = await readResultIfPresent(options.sink, key);
+    await deleteAll(options.sink, ownObjects);
+    if (!adopted) throw new LateAttemptError(task.shardName, layout.id);
+    return summary(adopted, key);
+  }
+  // Created after the finalizer removed the run's working files: the version was published without this attempt.
+  const published = await manifestIfPublished(options.sink, layout.id);
+  if (published && !published.shards.some((listed) => listed.key === shard.key)) {
+    await deleteAll(options.sink, [...ownObjects, key]);
+    throw new LateAttemptError(task.shardName, layout.id);
+  }
+  return summary(result, key);
+}
+
+function summary(result: PackedShardResult, resultKey: string): ShardPackerResult {
+  return { shard: result.shard, failureCount: result.failures.length, resultKey };
+}
+
+async function readResultIfPresent(sink: PackingSink, key: string): Promise<PackedShardResult | undefined> {
+  const data = await sink.get(key).catch((error: unknown) => {
+    if (isObjectNotFound(error)) return undefined;
+    throw error;
+  });
+  return data && parseJsonObject<PackedShardResult>(key, data);
+}
+
+async function deleteAll(sink: PackingSink, keys: readonly string[]): Promise<void> {
+  await Promise.all(keys.map((key) => sink.delete(key)));
 }

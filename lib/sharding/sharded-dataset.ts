@@ -24,6 +24,7 @@ import { createSecureBucket } from '../private/secure-bucket';
 import { isResolved, validateKeyPrefix, validateMebibytes, validateWholeNumber } from '../private/validation';
 import { LoggedStateMachine } from '../state-machines/logged-state-machine';
 import { grantDatasetRead } from './private/dataset-read-grant';
+import { grantPrefixAccess } from './private/packing-grants';
 import type { ImportedDatasetKeys } from './private/imported-sharded-dataset';
 import { ImportedShardedDataset } from './private/imported-sharded-dataset';
 import type { ImagePreprocessingOptions } from '../vocabulary/image-preprocessing-options';
@@ -455,11 +456,11 @@ export class ShardedDataset extends Construct implements IShardedDataset {
 
   private grantAccess(sourceBucket: s3.IBucket, sourcePrefix: string): void {
     for (const fn of [this.plannerFunction, this.packerFunction]) {
-      sourceBucket.grantRead(fn, `${sourcePrefix}*`);
+      grantPrefixAccess(sourceBucket, fn, sourcePrefix, 'read');
       acknowledgePrefixGrant(fn, sourceBucket, sourcePrefix, 'reads the files to pack');
     }
     for (const fn of [this.plannerFunction, this.packerFunction, this.finalizerFunction]) {
-      this.destinationBucket.grantReadWrite(fn, `${this.destinationPrefix}*`);
+      grantPrefixAccess(this.destinationBucket, fn, this.destinationPrefix, 'readWrite');
       acknowledgePrefixGrant(fn, this.destinationBucket, this.destinationPrefix, 'writes the packed dataset and its plan');
     }
   }
@@ -467,7 +468,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   /** The planner reads the report: its manifests and data files all lie under the report's folder. */
   private grantInventory(inventory: SourceInventory): void {
     const folder = inventory.prefix.endsWith('manifest.json') ? reportFolderOf(inventory.prefix) : inventory.prefix;
-    inventory.bucket.grantRead(this.plannerFunction, `${folder}*`);
+    grantPrefixAccess(inventory.bucket, this.plannerFunction, folder, 'read');
     acknowledgePrefixGrant(this.plannerFunction, inventory.bucket, folder, 'reads the S3 Inventory report of the source');
   }
 

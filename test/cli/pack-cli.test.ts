@@ -114,6 +114,21 @@ describe('training-io pack and verify', () => {
     expect((await runCli('verify', output)).code).toBe(0);
   });
 
+  test('a failed first pack leaves no folder of its version behind, not even empty ones (issue 38)', async () => {
+    // GIVEN: a first pack whose source has a file that cannot be read
+    const source = sourceFolder(4);
+    fs.symlinkSync(path.join(source, 'gone.jpg'), path.join(source, 'cat', 'dangling.jpg'));
+    const output = folder('out');
+
+    // WHEN
+    const { code } = await runCli('pack', '--content', 'any', source, output);
+
+    // THEN: versions/ holds nothing (no versions/<v>/{members,index,shards}), and the reader finds no version
+    expect(code).toBe(1);
+    expect(listFiles(output)).toEqual([]);
+    expect(fs.readdirSync(output).flatMap((top) => [top, ...fs.readdirSync(path.join(output, top)).map((inner) => `${top}/${inner}`)])).toEqual(['versions']);
+  });
+
   test('--allow-missing publishes without files that cannot be read: exit 0, the summary says so, they are listed in the manifest', async () => {
     // GIVEN
     const source = sourceFolder(4);
@@ -165,6 +180,9 @@ describe('training-io pack and verify', () => {
       ['--shards with --shard-size', (src, out) => ['pack', src, out, '--shards', '2', '--shard-size', '8MiB'], /--shard-size and --shards both set the shard count: give one of them/],
       ['--consumers 0', (src, out) => ['pack', src, out, '--consumers', '0'], /--consumers must be a whole number ≥ 1, got '0'/],
       ['more consumers than files', (src, out) => ['pack', src, out, '--consumers', '5'], /consumers is 5 but the source has only 4 files/],
+      ['--shards 1000000000, far above the 4 files (issue 38)', (src, out) => ['pack', src, out, '--shards', '1000000000'],
+        /shardCount \(--shards\) must be between 1 and 4, the number of files in the source \(every shard holds at least one\), got 1000000000/],
+      ['--shards 5, one above the 4 files', (src, out) => ['pack', src, out, '--shards', '5'], /shardCount \(--shards\) must be between 1 and 4, .*got 5$/],
       ['--labels weird', (src, out) => ['pack', src, out, '--labels', 'weird'], /--labels must be one of folder, none, got 'weird'/],
       ['an unknown option', (src, out) => ['pack', src, out, '--bogus'], /unknown option '--bogus'/],
       ['one folder only', (src) => ['pack', src], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 1 argument/],

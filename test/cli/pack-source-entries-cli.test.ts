@@ -72,7 +72,7 @@ describe('training-io pack never packs its own output', () => {
 });
 
 describe('training-io pack lists every entry it cannot pack as a failure', () => {
-  test('a link to itself (ELOOP), a FIFO, a socket and a link to a device are listed failures with their reason; the rest is packed (--allow-missing)', async () => {
+  test('a link to itself (ELOOP), a FIFO, a socket and a link out of the source to a device are listed failures with their reason; the rest is packed (--allow-missing)', async () => {
     // GIVEN
     const source = sourceFolder();
     fs.symlinkSync('loop.jpg', path.join(source, 'cat', 'loop.jpg'));
@@ -99,7 +99,8 @@ describe('training-io pack lists every entry it cannot pack as a failure', () =>
     expect(manifest.failures).toEqual([
       { key: 'cat/fifo.jpg', reason: expect.stringMatching(/not a regular file \(a FIFO\)/) },
       { key: 'cat/loop.jpg', reason: expect.stringMatching(/^ELOOP/) },
-      { key: 'dog/null.jpg', reason: expect.stringMatching(/not a regular file \(a character device\)/) },
+      // A link out of the source, refused whatever it leads to (issue 38): /dev/null is never opened.
+      { key: 'dog/null.jpg', reason: expect.stringMatching(/a symbolic link to \/dev\/null, outside the source/) },
       { key: 'dog/socket.jpg', reason: expect.stringMatching(/not a regular file \(a socket\)/) },
     ]);
     expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
@@ -148,5 +149,52 @@ describe('training-io pack lists every entry it cannot pack as a failure', () =>
     expect(Math.max(...manifest.shards.map((shard) => shard.bytes))).toBeLessThan(2 ** 20);
     expect(manifest.shards.filter((shard) => shard.records === 0)).toEqual([]);
     expect((await runCli('verify', output, '--allow-missing')).code).toBe(0);
+  });
+});
+
+describe('training-io pack and symbolic links out of the source (issue 38)', () => {
+  /** A source whose cat/passwd.jpg links to a file outside it and whose bird/ links to a folder outside it (labels: none). */
+  function sourceWithLinksOut(): { source: string; secret: string } {
+    const source = sourceFolder();
+    const outside = folder('outside');
+    writeFiles(outside, { 'passwd': 'root:x:0:0:root:/root:/bin/bash\n', 'bird/3.jpg': seededBytes('entries/3', 800) });
+    fs.symlinkSync(path.join(outside, 'passwd'), path.join(source, 'cat', 'passwd.jpg'));
+    fs.symlinkSync(path.join(outside, 'bird'), path.join(source, 'bird'));
+    return { source, secret: fs.realpathSync(path.join(outside, 'passwd')) };
+  }
+
+  test('are refused and listed as failures, never read: exit 1, nothing published; with --allow-missing the manifest lists them', async () => {
+    // GIVEN
+    const { source, secret } = sourceWithLinksOut();
+    const output = folder('out');
+
+    // WHEN
+    const refused = await runCli('pack', '--labels', 'none', source, output);
+    const allowed = await runCli('pack', '--labels', 'none', source, output, '--allow-missing');
+
+    // THEN
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(new RegExp(`cat/passwd\\.jpg: ERR_LINK_OUTSIDE_SOURCE: a symbolic link to ${secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, outside the source`));
+    expect(refused.stdout).toMatch(/bird: ERR_LINK_OUTSIDE_SOURCE: a symbolic link to .*, outside the source .*--follow-symlinks/);
+    expect(allowed.code).toBe(0);
+    const manifest = readManifest(output);
+    expect(manifest.records).toBe(2);
+    expect(manifest.failures.map((failure) => failure.key)).toEqual(['bird', 'cat/passwd.jpg']);
+    const packed = listFiles(output).filter((file) => file.includes('/shards/')).map((file) => fs.readFileSync(path.join(output, file)));
+    expect(packed.some((shard) => shard.includes('root:x:0:0'))).toBe(false);
+  });
+
+  test('--follow-symlinks packs what they lead to', async () => {
+    // GIVEN
+    const { source } = sourceWithLinksOut();
+    const output = folder('out');
+
+    // WHEN
+    const { code } = await runCli('pack', '--labels', 'none', source, output, '--follow-symlinks');
+
+    // THEN
+    expect(code).toBe(0);
+    const manifest = readManifest(output);
+    expect(manifest).toMatchObject({ records: 4, failures: [] });
   });
 });

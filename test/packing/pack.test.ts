@@ -7,7 +7,7 @@ import {
 } from '../../lambda/packing/formats';
 import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import type { ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import type { ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/packing/io/storage';
 import { listAll } from '../../lambda/packing/io/storage';
 import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
@@ -178,6 +178,7 @@ function sinkWithCreate(inner: PackingSink, create: PackingSink['create']): Pack
     createIfAbsent: (key, data) => inner.createIfAbsent(key, data),
     list: (prefix) => inner.list(prefix),
     modifiedAt: (key) => inner.modifiedAt(key),
+    stat: (key) => inner.stat(key),
     delete: (key) => inner.delete(key),
     // A version's folder: its objects are created through `create` too, under their keys from the root.
     scoped: (prefix) => sinkWithCreate(inner.scoped(prefix), (key) => create(`${prefix}${key}`)),
@@ -236,6 +237,10 @@ class RecordingSink implements PackingSink {
 
   public list(prefix: string): Promise<string[]> {
     return this.inner.list(prefix);
+  }
+
+  public stat(key: string): Promise<StoredObject> {
+    return this.inner.stat(key);
   }
 
   public modifiedAt(key: string): Promise<number> {

@@ -15,7 +15,8 @@ import { startS3Fixture } from '../support/s3-fixture';
 import { createTestBucket, putTestObjects } from '../support/s3-server';
 import { testWhenServerCan } from '../support/s3-server-capabilities';
 
-const FAST_RETRY: S3RetryOptions = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
+// No time budget for throttling: the attempts alone bound the retries (s3-storage.test.ts tests the budget).
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, throttleBudgetMs: 0 };
 /** Keys the SDK encodes in the path: spaces, `+`, `!'()*`, non-ASCII, a folder. */
 const OBJECTS: Record<string, Buffer> = {
   'raw/cat/plain.jpg': seededBytes('plain', 5_000),

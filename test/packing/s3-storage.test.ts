@@ -5,6 +5,7 @@ import {
 import { crc32c } from '@node-rs/crc32';
 import { engineS3Client } from '../../lambda/packing/io/s3-client';
 import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
+import { RETRY_RULE } from '../../lambda/packing/io/s3-retry';
 import type { S3SinkOptions } from '../../lambda/packing/io/s3-sink';
 import { S3Sink } from '../../lambda/packing/io/s3-sink';
 import { S3Source } from '../../lambda/packing/io/s3-source';
@@ -156,11 +157,67 @@ describe('S3Source', () => {
     expect(proxy.faults - faultsBefore).toBe(7);
   });
 
-  test('gives up after the last attempt with an error naming the s3:// key', async () => {
-    const reader = source(proxied, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 });
+  test('gives up after the last attempt with an error naming the s3:// key, the attempts and how long they took', async () => {
+    // No time budget for throttling here: the attempts alone bound the retries (the budget has tests of its own below).
+    const reader = source(proxied, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, throttleBudgetMs: 0 });
     proxy.slowDownNext(10);
     await expect(reader.read('cat/00003.jpg')).rejects.toThrow(
-      new RegExp(`^s3://${bucket}/raw/cat/00003\\.jpg: SlowDown \\(HTTP 503\\).*after 3 attempts$`));
+      new RegExp(`^s3://${bucket}/raw/cat/00003\\.jpg: SlowDown \\(HTTP 503\\).*after 3 attempts in \\d+\\.\\d s$`));
+  });
+
+  describe('throttling is waited out for 20 s (the rule in RETRY_RULE), on a clock whose waits take no time', () => {
+    /** The default rule, its waits counted on `clock.ms` instead of slept; jitter at its top, so the waits are known. */
+    function patientReader() {
+      const clock = { ms: 0, now: () => clock.ms, sleep: async (ms: number) => { clock.ms += ms; } };
+      const waits: number[] = [];
+      const reader = source(proxied, { clock, random: () => 0.999_999, onRetry: (retry) => waits.push(retry.delayMs) });
+      return { reader, clock, waits };
+    }
+
+    test('a SlowDown burst past the 6 attempts but within 20 s is waited out, and the read succeeds', async () => {
+      // GIVEN
+      const { reader, clock, waits } = patientReader();
+      const faultsBefore = proxy.faults;
+      proxy.slowDownNext(8);
+
+      // WHEN
+      const data = await reader.read('dog/00004.jpg');
+
+      // THEN: 9 attempts, the waits doubling from 100 ms up to the 5 s ceiling
+      expect(data.equals(sourceObjects['raw/dog/00004.jpg'])).toBe(true);
+      expect(proxy.faults - faultsBefore).toBe(8);
+      expect(waits).toEqual([99, 199, 399, 799, 1599, 3199, 4999, 4999]);
+      expect(clock.ms).toBeLessThan(RETRY_RULE.throttleBudgetMs);
+    });
+
+    test('SlowDown that outlasts 20 s fails with an error saying how many attempts and how long it tried', async () => {
+      // GIVEN
+      const { reader, clock, waits } = patientReader();
+      proxy.slowDownNext(1_000);
+
+      // WHEN
+      const failure = await reader.read('cat/00003.jpg').then(() => undefined, (error: unknown) => error);
+
+      // THEN: the last attempt began 20 s or more after the first (the waits: 99, 199, … 4,999 ms)
+      expect(failure).toMatchObject({ name: 'S3StorageError', code: 'SlowDown', attempts: 10 });
+      expect(waits).toHaveLength(9);
+      expect(String((failure as Error).message)).toMatch(new RegExp(`^s3://${bucket}/raw/cat/00003\\.jpg: SlowDown \\(HTTP 503\\).*after 10 attempts in 21\\.3 s$`));
+      expect(clock.ms).toBeGreaterThanOrEqual(RETRY_RULE.throttleBudgetMs);
+      expect(clock.ms - waits[waits.length - 1]).toBeLessThan(RETRY_RULE.throttleBudgetMs);
+    });
+
+    test('a reset is no request to slow down: it gets the 6 attempts only', async () => {
+      // GIVEN
+      const { reader, waits } = patientReader();
+      proxy.resetNext(10);
+
+      // WHEN
+      const read = reader.read('cat/00003.jpg');
+
+      // THEN
+      await expect(read).rejects.toMatchObject({ code: 'ECONNRESET', attempts: RETRY_RULE.maxAttempts });
+      expect(waits).toHaveLength(RETRY_RULE.maxAttempts - 1);
+    });
   });
 
   test('does not retry a missing object, and names it', async () => {
@@ -179,6 +236,26 @@ describe('S3Source', () => {
 });
 
 describe('S3Sink', () => {
+  test('stat gives the size and CRC-32C of an object as stored, whole or multipart, and ObjectNotFoundError for none (issue 38: the finalizer\'s check)', async () => {
+    // GIVEN: a multipart object and a small one
+    const out = sink('stat/');
+    const big = seededBytes('stat-big', 17 * MIB + 3);
+    const writer = await out.create('shards/big.tfrecord');
+    await writer.write([big]);
+    await writer.complete();
+    await out.put('index/small.idx', Buffer.from('0 10\n'));
+
+    // WHEN
+    const stats = await Promise.all([out.stat('shards/big.tfrecord'), out.stat('index/small.idx')]);
+
+    // THEN
+    expect(stats).toEqual([
+      { bytes: big.length, crc32c: crc32cBase64(crc32c(big)) },
+      { bytes: 5, crc32c: crc32cBase64(crc32c(Buffer.from('0 10\n'))) },
+    ]);
+    await expect(out.stat('shards/none.tfrecord')).rejects.toMatchObject({ name: 'ObjectNotFoundError' });
+  });
+
   test('streams a multipart upload in 8 MiB parts, visible only when complete, with our CRC32C', async () => {
     // GIVEN
     const recorded = s3TestClient(server);

@@ -121,7 +121,9 @@ describe('shard handlers: plan → pack → finalize over local folders', () => 
     });
     expect(tasks.map((task) => task.shardName)).toEqual(['part-00000-of-00002', 'part-00001-of-00002']);
     expect(result).toMatchObject({ datasetVersion: plan.datasetVersion, manifestKey: MANIFEST_KEY, shards: 2, records: 5, failures: 0 });
-    expect(fs.existsSync(path.join(outDir, 'versions', plan.datasetVersion, 'shards', 'part-00001-of-00002.tfrecord'))).toBe(true);
+    // Each packer attempt names itself in its keys (issue 38): part-00001-of-00002.<8 hex digits>.tfrecord.
+    expect(fs.readdirSync(path.join(outDir, 'versions', plan.datasetVersion, 'shards')))
+      .toEqual([expect.stringMatching(/^part-00000-of-00002\.[0-9a-f]{8}\.tfrecord$/), expect.stringMatching(/^part-00001-of-00002\.[0-9a-f]{8}\.tfrecord$/)]);
     // Published: the run's working files are gone.
     expect(await sink.list('_plan/')).toEqual([]);
     expect((await run(sourceDir, outDir)).plan).toMatchObject({ upToDate: true, datasetVersion: plan.datasetVersion });

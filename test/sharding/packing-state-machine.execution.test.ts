@@ -14,7 +14,9 @@ import { ShardedDataset } from '../../lib';
 import { sizedJpeg } from '../support/jpeg-dataset';
 import type { S3TestServer} from '../support/s3-server';
 import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
+import type { DetachedOutcome } from '../support/state-machine-runner';
 import { StateMachineRunner } from '../support/state-machine-runner';
+import { whenServerCan } from '../support/s3-server-capabilities';
 
 /*
  * The packing state machine of ShardedDataset, executed: the definition synthesized by the
@@ -111,7 +113,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     });
     // The run's working files went when the version was published; the packers got the items the planner wrote.
     expect(await dataset('packed/').list('_plan/')).toEqual([]);
-    const tasks: ShardTask[] = manifest.shards.map((shard, shardIndex) => ({ shardIndex, shardName: shard.key.split('/').pop()!.replace(/\.tfrecord$/, ''), membersKey: shard.membersKey }));
+    const tasks: ShardTask[] = manifest.shards.map((shard, shardIndex) => ({ shardIndex, shardName: shard.key.split('/').pop()!.split('.')[0], membersKey: shard.membersKey }));
     expect(execution.lambdaCalls.filter((c) => c.handler === 'shard-packer').map((c) => c.event)).toEqual(tasks);
     expect(execution.lambdaCalls.find((c) => c.handler === 'shard-finalizer')!.event)
       .toEqual({ datasetVersion: version.id, shardCount: SHARDS, fingerprint: manifest.source.fingerprint });
@@ -232,4 +234,77 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     const second = await manifestOf('missing/');
     expect(second).toMatchObject({ sequence: 2, records: 11, failures: [{ key: 'dog/4.jpg', reason: expect.stringContaining('some/dog/4.jpg') }] });
   });
+
+  /*
+   * Issue 38: Step Functions retries a packer after Lambda.ServiceException while the first attempt
+   * still runs; a source object of its shard changes in between. The late attempt must never change
+   * a published version: each attempt writes keys of its own, the first result stands, and the
+   * finalizer checks the shard it names.
+   */
+  test.each([
+    ['after the version was published: it removes what it wrote and fails', 'afterPublish'],
+    ['after its retry, before Finalize: it adopts the retry\'s result and removes what it wrote', 'beforeFinalize'],
+  ] as const)('a packer attempt whose answer was lost runs on while its retry packs the shard, with its source changed in between; it ends %s, and the published version\'s bytes are unchanged', async (_, when) => {
+    // GIVEN: a source of its own, and the dataset an undisturbed run packs from it
+    const sourcePrefix = `late-${when}/`;
+    const original: Record<string, Buffer> = {};
+    for (let i = 0; i < 12; i++) original[`${sourcePrefix}${CLASSES[i % 3]}/${i}.jpg`] = sizedJpeg(`late-${i}`, 1_500 + 97 * i);
+    await putTestObjects(client, sourceBucket, original);
+    expect(await packing(`reference-${when}/`, { sourcePrefix }).run({})).toMatchObject({ status: 'SUCCEEDED' });
+    const reference = await shardObjects(`reference-${when}/`);
+    const changeSource = () => putTestObjects(client, sourceBucket, Object.fromEntries(Object.keys(original).map((key, i) => [key, sizedJpeg(`changed-${i}`, 3_000 + 31 * i)])));
+    let startLate!: () => void;
+    const lateStarts = new Promise<void>((resolve) => {
+      startLate = resolve;
+    });
+    let lateEnded!: (outcome: DetachedOutcome) => void;
+    const lateOutcome = new Promise<DetachedOutcome>((resolve) => {
+      lateEnded = resolve;
+    });
+    const prefix = `late-${when}/`;
+
+    // WHEN: shard 0's first attempt is detached; it runs once the source has changed, at the point the case names
+    const execution = await packing(prefix, { sourcePrefix }).run({}, {
+      detachLambda: (call) => (call.handler === 'shard-packer' && call.event.shardIndex === 0 && call.attempt === 1
+        ? { error: Object.assign(new Error('injected: the answer was lost'), { name: 'Lambda.ServiceException' }), start: lateStarts, ended: lateEnded }
+        : undefined),
+      failLambda: async (call) => {
+        if (when === 'beforeFinalize' && call.handler === 'shard-finalizer') {
+          await changeSource();
+          startLate();
+          await lateOutcome;
+        }
+        return undefined;
+      },
+    });
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', retries: ['PackShard: Lambda.ServiceException'] });
+    const manifest = await manifestOf(prefix);
+    const published = await datasetObjects(dataset(prefix));
+    if (when === 'afterPublish') {
+      await changeSource();
+      startLate();
+    }
+    const late = await lateOutcome;
+    expect(execution.detached).toHaveLength(1);
+
+    // THEN: the published version is the undisturbed run's, byte for byte, and the late attempt ended as the case says
+    expectSameObjects(await shardObjects(prefix), published);
+    expect(await manifestOf(prefix)).toEqual(manifest);
+    if (when === 'afterPublish') {
+      expectSameObjects(published, reference);
+      expect(late.error).toMatchObject({ name: 'LateAttemptError' });
+    } else {
+      // Before Finalize the first result stands only where results are created if absent: a server without conditional PUTs
+      // lets the late attempt's replace it, and then the finalizer publishes the late shard, whole and checked.
+      await whenServerCan(server.kind, 'ConditionalPut', async () => {
+        expectSameObjects(published, reference);
+        expect(late).toMatchObject({ result: { shard: manifest.shards[0] } });
+      });
+    }
+    const layout = new VersionLayout(manifest.datasetVersion);
+    const listed = manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]);
+    expect((await dataset(prefix).list(`${layout.prefix}shards/`)).concat(await dataset(prefix).list(`${layout.prefix}index/`)).sort()).toEqual([...listed].sort());
+    expect(await dataset(prefix).list('_plan/')).toEqual([]);
+    expect((await verifyDataset(dataset(prefix))).problems).toEqual([]);
+  }, 60_000);
 });

@@ -304,6 +304,30 @@ describe('ShardedDataset', () => {
     for (const resource of objectResources) expect(resource).toMatch(/\/(raw|packed)\/(\*|_plan\/\*\/tasks\.json)"/);
   });
 
+  test('grants the functions s3:DeleteObject (never DeleteObject*, which deletes versions for good) on the destination prefix only, and ListBucket only under their prefixes', () => {
+    // GIVEN
+    const { template } = dataset();
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((policy: any) => policy.Properties.PolicyDocument.Statement)
+      .filter((statement: any) => JSON.stringify(statement.Action).includes('s3:'));
+    const actionsOf = (statement: any): string[] => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
+
+    // THEN: every S3 action is one the handlers call, named exactly
+    const actions = [...new Set(statements.flatMap(actionsOf))].sort();
+    expect(actions).toEqual(['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
+    // deleting, on the destination prefix's objects only
+    const deleting = statements.filter((statement: any) => actionsOf(statement).includes('s3:DeleteObject'));
+    expect(deleting.length).toBeGreaterThan(0);
+    for (const statement of deleting) expect(JSON.stringify(statement.Resource)).toMatch(/^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["PackingDestination\w+","Arn"\]\},"\/packed\/\*"\]\]\}$/);
+    // listing, only with a prefix under the source's or the destination's
+    const listing = statements.filter((statement: any) => actionsOf(statement).includes('s3:ListBucket'));
+    expect(listing.length).toBeGreaterThan(0);
+    for (const statement of listing) {
+      expect(actionsOf(statement)).toEqual(['s3:ListBucket']);
+      expect(statement.Condition).toEqual({ StringLike: { 's3:prefix': [expect.stringMatching(/^(raw|packed)\/\*$/)] } });
+    }
+  });
+
   test.each([
     ['the report folder', 'inventory/raw/daily/', 'inventory/raw/daily/'],
     ['one manifest', 'inventory/raw/daily/2026-11-20T00-00Z/manifest.json', 'inventory/raw/daily/'],

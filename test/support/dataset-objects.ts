@@ -19,9 +19,17 @@ export async function currentManifest(dataset: Pick<PackingSink, 'get'>): Promis
   return JSON.parse((await dataset.get(MANIFEST_KEY)).toString('utf8')) as Manifest;
 }
 
-/** `versions/<id>/shards/part-0` → `shards/part-0`. */
+/**
+ * `versions/<id>/shards/part-0…` → `shards/part-0…`, without the attempt a Lambda packer names in its keys
+ * (`part-00000-of-00003.1a2b3c4d.tfrecord` → `part-00000-of-00003.tfrecord`).
+ */
 export function inVersion(key: string): string {
-  return key.startsWith(VERSIONS_PREFIX) ? key.split('/').slice(2).join('/') : key;
+  return withoutAttemptIds(key.startsWith(VERSIONS_PREFIX) ? key.split('/').slice(2).join('/') : key);
+}
+
+/** Shard and index keys without the attempt a Lambda packer names in them: packed twice, the same names. */
+export function withoutAttemptIds(text: string): string {
+  return text.replace(/(part-\d{5,}-of-\d{5,})\.[0-9a-f]{8}(?=\.(?:tfrecord|rec|idx)\b)/g, '$1');
 }
 
 /** The same keys with the same bytes, naming the first key that differs. */
@@ -30,7 +38,10 @@ export function expectSameObjects(actual: Map<string, Buffer>, expected: Map<str
   for (const [key, bytes] of expected) expect({ key, same: actual.get(key)!.equals(bytes) }).toEqual({ key, same: true });
 }
 
-/** The manifest with every version id replaced by `VERSION`: two runs of the same pack make different ids and nothing else. */
+/**
+ * The manifest with every version id replaced by `VERSION` and no packer attempt in its keys: two runs of the same
+ * pack make different ids and nothing else.
+ */
 export function withoutVersionIds<T>(manifest: T): T {
-  return JSON.parse(JSON.stringify(manifest).replace(/v\d{8}-[0-9a-f]{8}/g, 'VERSION')) as T;
+  return JSON.parse(withoutAttemptIds(JSON.stringify(manifest)).replace(/v\d{8}-[0-9a-f]{8}/g, 'VERSION')) as T;
 }

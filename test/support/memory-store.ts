@@ -1,4 +1,6 @@
-import type { ListedFile, ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
+import { crc32c } from '@node-rs/crc32';
+import { crc32cBase64 } from '../../lambda/packing/manifest';
+import type { ListedFile, ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/packing/io/storage';
 import { ObjectNotFoundError } from '../../lambda/packing/io/storage';
 
 /**
@@ -134,6 +136,14 @@ class MemorySink implements PackingSink {
   public modifiedAt(key: string): Promise<number> {
     const full = this.prefix + key;
     return this.store.call(`modifiedAt ${full}`, () => this.held(full).modified);
+  }
+
+  public stat(key: string): Promise<StoredObject> {
+    const full = this.prefix + key;
+    return this.store.call(`stat ${full}`, () => {
+      const { data } = this.held(full);
+      return { bytes: data.length, crc32c: crc32cBase64(crc32c(data)) };
+    });
   }
 
   public delete(key: string): Promise<void> {

@@ -81,6 +81,24 @@ export interface RunOptions {
    * awaited first, so it may also change the world the handler then sees (an object deleted since the plan).
    */
   readonly failLambda?: (call: LambdaCall) => Error | undefined | Promise<Error | undefined>;
+  /**
+   * An invocation whose answer is lost while the function goes on running (Lambda.ServiceException after
+   * the invocation started): given `{ error, start }`, the task fails with `error` at once (its Retry
+   * policy applies), and the handler runs on the same event once `start` resolves, whenever that is,
+   * in the background; how it ended is in {@link Execution.detached}, and given to `ended` as soon as it has.
+   */
+  readonly detachLambda?: (call: LambdaCall) => {
+    readonly error: Error;
+    readonly start: Promise<void>;
+    readonly ended?: (outcome: DetachedOutcome) => void;
+  } | undefined;
+}
+
+/** How a detached invocation (RunOptions.detachLambda) ended: the handler's result, or its error. */
+export interface DetachedOutcome {
+  readonly call: LambdaCall;
+  readonly result?: unknown;
+  readonly error?: Error;
 }
 
 /** A published notification. */
@@ -102,6 +120,8 @@ export interface Execution {
   readonly retries: string[];
   readonly notifications: Notification[];
   readonly lambdaCalls: LambdaCall[];
+  /** The detached invocations (RunOptions.detachLambda), each settling when its handler has ended. */
+  readonly detached: Array<Promise<DetachedOutcome>>;
 }
 
 const ACCOUNT = '111111111111';
@@ -146,7 +166,10 @@ export class StateMachineRunner {
   /** Runs one execution with `input`, to its end. */
   public async run(input: unknown, options: RunOptions = {}): Promise<Execution> {
     const name = options.executionName ?? 'execution-1';
-    const record = { states: [] as string[], retries: [] as string[], notifications: [] as Notification[], lambdaCalls: [] as LambdaCall[] };
+    const record = {
+      states: [] as string[], retries: [] as string[], notifications: [] as Notification[], lambdaCalls: [] as LambdaCall[],
+      detached: [] as Array<Promise<DetachedOutcome>>,
+    };
     const restore = setEnvironment(this.sdkEnvironment());
     try {
       const context = {
@@ -227,6 +250,24 @@ export class StateMachineRunner {
     const injected = await options.failLambda?.(call);
     if (injected) throw injected;
     const handler = this.lambdaHandler(logicalId, handlerName, fn);
+    const detach = options.detachLambda?.(call);
+    if (detach) {
+      record.detached.push(detach.start.then(async () => {
+        // The execution may have ended: the handler's SDK clients still need the local servers.
+        const restore = setEnvironment(this.sdkEnvironment());
+        let outcome: DetachedOutcome;
+        try {
+          outcome = { call, result: JSON.parse(JSON.stringify(await handler(payload)) ?? 'null') };
+        } catch (error) {
+          outcome = { call, error: error as Error };
+        } finally {
+          restore();
+        }
+        detach.ended?.(outcome);
+        return outcome;
+      }));
+      throw detach.error;
+    }
     try {
       return JSON.parse(JSON.stringify(await handler(payload)) ?? 'null');
     } catch (error) {

@@ -5,10 +5,12 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sortStringsInCodePointOrder } from '../planning/key-order';
 import { alignedStagingBuffer, openFileWriter } from './file-writer';
-import type { ListedFile, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
+import { crc32c } from '@node-rs/crc32';
+import { crc32cBase64 } from '../manifest';
+import type { ListedFile, ObjectWriter, PackingSink, PackingSource, ScratchBuffer, StoredObject } from './storage';
 import { ObjectNotFoundError } from './storage';
 import { isPathInside, resolveExistingPath } from './real-path';
-import { isUnreadableInput, NotRegularFileError } from './unreadable-input';
+import { isUnreadableInput, LinkOutsideSourceError, NotRegularFileError } from './unreadable-input';
 
 /** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
 const STAT_BATCH_FILES = 4096;
@@ -28,6 +30,9 @@ export class LocalDirectorySource implements PackingSource {
   private readonly root: string;
   private readonly statFiles: StatFiles;
   private readonly outputDir?: string;
+  /** The root with links resolved: what "inside the source" means for a link. */
+  private readonly realRoot: string;
+  private readonly followSymlinks: boolean;
 
   /**
    * `outputDir`: the folder the dataset is written to, never listed (see refuseOutput).
@@ -39,6 +44,8 @@ export class LocalDirectorySource implements PackingSource {
     this.uri = directoryUri(this.root);
     this.statFiles = options.statFiles ?? ((keys) => Promise.resolve(this.stat(keys)));
     this.outputDir = options.outputDir === undefined ? undefined : resolveExistingPath(options.outputDir);
+    this.realRoot = resolveExistingPath(this.root);
+    this.followSymlinks = options.followSymlinks ?? false;
   }
 
   /**
@@ -73,7 +80,8 @@ export class LocalDirectorySource implements PackingSource {
   /**
    * Keys of the files under the root in code-point order. stat follows symbolic links: a linked
    * file is listed, a linked folder is walked (once: a link back to a folder already walked would
-   * loop forever). Every other entry is listed too, whatever it is, so that reading it reports why
+   * loop forever). A link that leads out of the source is listed as one entry and not walked, and
+   * reading it fails (LinkOutsideSourceError), unless the source follows links. Every other entry is listed too, whatever it is, so that reading it reports why
    * it cannot be packed and it ends up among the failures, never dropped: a link that leads nowhere
    * or loops (ELOOP), a FIFO, a socket, a device. Nothing at or under the output folder is listed.
    */
@@ -92,8 +100,12 @@ export class LocalDirectorySource implements PackingSource {
           names.push(`${entry.name}/`);
         } else if (entry.isSymbolicLink()) {
           const key = relative ? `${relative}/${entry.name}` : entry.name;
-          const folder = isLinkedFolder(this.pathOf(key));
-          if (this.outputDir !== undefined) this.refuseOutput(key, linkTarget(this.pathOf(key)), folder);
+          const target = linkTarget(this.pathOf(key));
+          // A link out of the source is listed as one entry, never walked: reading it refuses it (openSourceFile), and it is a listed failure.
+          const linkedFolder = isLinkedFolder(this.pathOf(key));
+          // Refused as if walked: a link to a folder holding the output is the same mistake, followed or not.
+          if (this.outputDir !== undefined) this.refuseOutput(key, target, linkedFolder);
+          const folder = linkedFolder && (this.followSymlinks || isPathInside(target, this.realRoot));
           names.push(folder ? `${entry.name}/` : entry.name);
         } else {
           names.push(entry.name);
@@ -134,7 +146,7 @@ export class LocalDirectorySource implements PackingSource {
   }
 
   public async read(key: string): Promise<Buffer> {
-    const fd = openForReading(this.pathOf(key));
+    const fd = this.openSourceFile(key);
     try {
       return readWhole(fd);
     } catch (error) {
@@ -145,7 +157,7 @@ export class LocalDirectorySource implements PackingSource {
   }
 
   public readInto(key: string, listedSize: number, scratch: ScratchBuffer): Buffer {
-    const fd = openForReading(this.pathOf(key));
+    const fd = this.openSourceFile(key);
     try {
       // One byte more than listed: a short read ends the file without an fstat per file; a full
       // one means the file grew since it was listed, and then it is read whole, sized by fstat.
@@ -161,6 +173,26 @@ export class LocalDirectorySource implements PackingSource {
       throw notRegularOnSeekOrWait(fd, error);
     } finally {
       fs.closeSync(fd);
+    }
+  }
+
+  /**
+   * Opens a listed file for reading. Unless the source follows links, the last part of the path is
+   * opened without following a link (O_NOFOLLOW): a link (ELOOP) costs one realpath, and is opened
+   * only when it resolves inside the source; one that leads out is a LinkOutsideSourceError. The
+   * folders above it were walked, and a link to a folder outside the source is never walked.
+   */
+  private openSourceFile(key: string): number {
+    const file = this.pathOf(key);
+    if (this.followSymlinks || NO_FOLLOW === 0) return openForReading(file);
+    try {
+      return openForReading(file, NO_FOLLOW);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
+      const target = realPathOrUndefined(file);
+      if (target !== undefined && !isPathInside(target, this.realRoot)) throw new LinkOutsideSourceError(target, this.root);
+      // Inside the source, or leading nowhere (or looping): opened as it is, so the error says which.
+      return openForReading(file);
     }
   }
 
@@ -292,8 +324,32 @@ export class LocalDirectorySink implements PackingSink {
     return stats.mtimeMs;
   }
 
-  public delete(key: string): Promise<void> {
-    return fsp.rm(this.pathOf(key), { force: true });
+  /** Reads the file back: a folder keeps no checksum (native CRC-32C, at the speed of the read). */
+  public async stat(key: string): Promise<StoredObject> {
+    const data = await this.get(key);
+    return { bytes: data.length, crc32c: crc32cBase64(crc32c(data)) };
+  }
+
+  public async delete(key: string): Promise<void> {
+    await fsp.rm(this.pathOf(key), { force: true });
+    await this.removeEmptyFolders(key);
+  }
+
+  /**
+   * The folders that held `key`, once empty, up to the sink's top-level folders (`versions/`,
+   * `published/`), which stay: a failed run or a prune leaves no empty folder of a version behind
+   * (`versions/<v>/{shards,index,members}`), as S3 has none. Best effort: the object is gone, which
+   * is what delete promises; a folder that is not empty (another file, another writer) stays.
+   */
+  private async removeEmptyFolders(key: string): Promise<void> {
+    const parts = key.split('/');
+    for (let depth = parts.length - 1; depth >= 2; depth--) {
+      try {
+        await fsp.rmdir(this.pathOf(parts.slice(0, depth).join('/')));
+      } catch {
+        return;
+      }
+    }
   }
 
   private async prepare(key: string): Promise<string> {
@@ -313,6 +369,11 @@ export interface LocalDirectorySourceOptions {
   readonly outputDir?: string;
   /** Stats the listed files (on worker threads); by default the source stats them itself. */
   readonly statFiles?: StatFiles;
+  /**
+   * Read what symbolic links that lead out of the source lead to (default false: such a link is
+   * listed among the failures and not read; links inside the source are followed either way).
+   */
+  readonly followSymlinks?: boolean;
 }
 
 /** The walk reached the output folder through the source: the dataset would be packed into itself. */
@@ -335,13 +396,24 @@ async function listedBatch(batch: { readonly keys: string[]; readonly stats: Pro
   });
 }
 
+function realPathOrUndefined(file: string): string | undefined {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** O_NOFOLLOW where the platform has it (not Windows: there links are followed as before). */
+const NO_FOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+
 /**
  * Opens without blocking: opening a FIFO for reading otherwise waits for a writer, forever. A
  * regular file reads as before; a socket cannot be opened (ENXIO) and is reported as what it is.
  */
-function openForReading(file: string): number {
+function openForReading(file: string, flags = 0): number {
   try {
-    return fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+    return fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | flags);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw new NotRegularFileError('a socket');
     throw error;

@@ -2,6 +2,7 @@ import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { UnansweredWait } from './s3-no-answer';
 import { S3NoAnswerError } from './s3-no-answer';
+import { redactSecrets } from './redact-secrets';
 import type { S3Timeouts } from './s3-timeouts';
 import { resolveTimeouts, timeoutHandlerOptions } from './s3-timeouts';
 
@@ -63,7 +64,7 @@ export function namingEndpoint(error: unknown, request: EndpointRequest | undefi
   const fields = error as { message?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
   if (!request?.hostname || typeof fields?.message !== 'string' || fields.$metadata?.httpStatusCode !== undefined) return error;
   const endpoint = endpointOf({ ...request, hostname: request.hostname });
-  if (!fields.message.includes(endpoint)) fields.message = `${fields.message} (endpoint ${endpoint})`;
+  if (!fields.message.includes(endpoint)) fields.message = redactSecrets(`${fields.message} (endpoint ${endpoint})`);
   return error;
 }
 

@@ -1,9 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { S3NoAnswerError } from './s3-no-answer';
+import { redactSecrets } from './redact-secrets';
 
 /**
- * How S3 calls are retried. The SDK client's own retries (its `maxAttempts`, 3 by default) come on
- * top of these: give the storage classes clients with `maxAttempts: 1` to have one policy only.
+ * How S3 calls are retried (the rule, its numbers in RETRY_RULE): every retryable error gets
+ * `maxAttempts` attempts with exponential backoff and full jitter; throttling (503 SlowDown, 429 and
+ * the throttling codes) is retried besides until `throttleBudgetMs` have passed since the first
+ * attempt began, because S3 asks for seconds of back-off and gives them by the prefix. The SDK
+ * client's own retries (its `maxAttempts`, 3 by default) come on top of these: give the storage
+ * classes clients with `maxAttempts: 1` to have one policy only.
  */
 export interface S3RetryOptions {
   /** Attempts per call, the first included (default 6). */
@@ -12,9 +17,37 @@ export interface S3RetryOptions {
   readonly baseDelayMs?: number;
   /** Longest backoff (default 5,000 ms). */
   readonly maxDelayMs?: number;
+  /** Throttling is retried until this long after the first attempt began, whatever `maxAttempts` says (default 20,000 ms). */
+  readonly throttleBudgetMs?: number;
   /** Called before each retry, e.g. to count retries in metrics. */
   readonly onRetry?: (retry: S3Retry) => void;
+  /** The clock and the waits (default: the real ones); tests pass one whose waits take no time. */
+  readonly clock?: RetryClock;
+  /** A number in [0, 1) for the jitter (default Math.random). */
+  readonly random?: () => number;
 }
+
+/** Time as the retries see it. */
+export interface RetryClock {
+  /** Milliseconds, monotonic. */
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/**
+ * The retry rule's numbers, one place for them: the Python reader (container/shardio) mirrors them.
+ * The wait before attempt n + 1 is uniform in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))).
+ */
+export const RETRY_RULE = {
+  maxAttempts: 6,
+  baseDelayMs: 100,
+  maxDelayMs: 5_000,
+  throttleBudgetMs: 20_000,
+  /** A ceiling on a throttled call's attempts, should the clock not move: far above the ~13 the budget takes on average. */
+  maxThrottledAttempts: 50,
+} as const;
+
+const REAL_CLOCK: RetryClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
 
 /** One retry about to happen. */
 export interface S3Retry {
@@ -42,7 +75,7 @@ export class S3StorageError extends Error {
     /** The HTTP status S3 answered the last attempt with; `undefined` when it did not answer. */
     public readonly status?: number,
   ) {
-    super(`${uri}: ${reason}`, { cause });
+    super(redactSecrets(`${uri}: ${reason}`), { cause });
     this.name = 'S3StorageError';
   }
 }
@@ -51,6 +84,12 @@ const THROTTLING_CODES = new Set([
   'SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException',
   'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'BandwidthLimitExceeded',
   'RequestTimeout', 'RequestTimeoutException', 'InternalError', 'ServiceUnavailable',
+]);
+
+/** The codes among THROTTLING_CODES that ask for less load, not a retry of a failure. */
+const THROTTLE_ONLY_CODES = new Set([
+  'SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException',
+  'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'BandwidthLimitExceeded',
 ]);
 
 const NETWORK_CODES = new Set([
@@ -125,32 +164,46 @@ export function isS3Retryable(error: unknown): boolean {
 }
 
 /**
- * Runs one S3 call with retries: exponential backoff with full jitter on throttling, 5xx, resets
- * and timeouts, a bounded number of attempts; anything else (404, 403, bad request) fails at once.
- * The final error is an `S3StorageError` naming `uri`.
+ * Runs one S3 call with retries (S3RetryOptions says the rule); anything not retryable (404, 403,
+ * bad request) fails at once. The final error is an `S3StorageError` naming `uri`, the attempts and
+ * how long they took.
  */
 export async function withS3Retry<T>(uri: string, call: () => Promise<T>, options: S3RetryOptions = {}): Promise<T> {
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
-  const baseDelayMs = options.baseDelayMs ?? 100;
-  const maxDelayMs = options.maxDelayMs ?? 5000;
+  const maxAttempts = Math.max(1, options.maxAttempts ?? RETRY_RULE.maxAttempts);
+  const baseDelayMs = options.baseDelayMs ?? RETRY_RULE.baseDelayMs;
+  const maxDelayMs = options.maxDelayMs ?? RETRY_RULE.maxDelayMs;
+  const throttleBudgetMs = options.throttleBudgetMs ?? RETRY_RULE.throttleBudgetMs;
+  const clock = options.clock ?? REAL_CLOCK;
+  const random = options.random ?? Math.random;
+  const started = clock.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
-      if (!isS3Retryable(error) || attempt >= maxAttempts) throw toStorageError(uri, error, attempt);
-      const delayMs = Math.floor(Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1)));
+      const elapsedMs = clock.now() - started;
+      const patient = isS3Throttling(error) && elapsedMs < throttleBudgetMs && attempt < RETRY_RULE.maxThrottledAttempts;
+      if (!isS3Retryable(error) || (attempt >= maxAttempts && !patient)) throw toStorageError(uri, error, attempt, elapsedMs);
+      const delayMs = Math.floor(random() * Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(attempt - 1, 30)));
       options.onRetry?.({ uri, attempt, delayMs, error });
-      await sleep(delayMs);
+      await clock.sleep(delayMs);
     }
   }
 }
 
-function toStorageError(uri: string, error: unknown, attempts: number): S3StorageError {
+/** S3 asked the caller to slow down (503 SlowDown, 429, a throttling code): worth waiting for. */
+export function isS3Throttling(error: unknown): boolean {
+  const fields = (error ?? {}) as SdkErrorFields;
+  const status = s3ErrorStatus(error);
+  if (status === 503 || status === 429) return true;
+  return [fields.Code, fields.name].some((code) => code !== undefined && THROTTLE_ONLY_CODES.has(code));
+}
+
+function toStorageError(uri: string, error: unknown, attempts: number, elapsedMs: number): S3StorageError {
   if (error instanceof S3StorageError) return error;
   const code = s3ErrorCode(error);
   const status = s3ErrorStatus(error);
   const message = error instanceof Error ? error.message : String(error);
-  const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
+  const tried = attempts > 1 ? ` after ${attempts} attempts in ${(elapsedMs / 1000).toFixed(1)} s` : '';
   const reason = isS3NotFound(error)
     ? `no such object (${code ?? 'HTTP 404'})`
     : error instanceof S3NoAnswerError

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CompletedPart, S3Client} from '@aws-sdk/client-s3';
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand,
   HeadObjectCommand, PutObjectCommand, ServerSideEncryption, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
@@ -11,7 +11,7 @@ import { getObjectBytes, listPages, listPageSize } from './s3-location';
 import type { S3RetryOptions} from './s3-retry';
 import { isS3NotFound, s3ErrorCode, s3ErrorStatus, withS3Retry } from './s3-retry';
 import { normalizePrefix, s3Uri } from './s3-uri';
-import type { ObjectWriter, PackingSink } from './storage';
+import type { ObjectWriter, PackingSink, StoredObject } from './storage';
 import { ObjectNotFoundError } from './storage';
 import { MIB } from '../../../lib/contract/units';
 
@@ -129,6 +129,35 @@ export class S3Sink implements PackingSink {
       });
     if (!head.LastModified) throw new Error(`${uri}: HeadObject answered without LastModified`);
     return head.LastModified.getTime();
+  }
+
+  /**
+   * HeadObject with the checksum S3 keeps: this sink hands S3 a whole-object CRC-32C with every
+   * object (FULL_OBJECT for multipart uploads), which S3 checked on arrival and reports here. A store
+   * that keeps none (or a composite one, of an object written elsewhere) has the object read back.
+   */
+  public async stat(key: string): Promise<StoredObject> {
+    const fullKey = this.prefix + key;
+    const uri = s3Uri(this.bucket, fullKey);
+    const head = await withS3Retry(uri, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: fullKey, ChecksumMode: 'ENABLED' })), this.retry)
+      .catch((error: unknown) => {
+        if (!isS3NotFound(error)) throw error;
+        throw new ObjectNotFoundError(uri, s3ErrorCode(error) ?? 'NotFound', (error as Error).message);
+      });
+    if (head.ChecksumCRC32C && head.ChecksumType !== 'COMPOSITE' && head.ContentLength !== undefined) {
+      return { bytes: head.ContentLength, crc32c: head.ChecksumCRC32C };
+    }
+    // Streamed: a finalizer reads many shards of up to 128 MiB at once, which whole in memory would outgrow its Lambda.
+    return withS3Retry(uri, async () => {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+      let bytes = 0;
+      let crc = 0;
+      for await (const chunk of (response.Body ?? []) as AsyncIterable<Uint8Array>) {
+        bytes += chunk.length;
+        crc = crc32c(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength), crc);
+      }
+      return { bytes, crc32c: crc32cBase64(crc) };
+    }, this.retry);
   }
 
   public async delete(key: string): Promise<void> {

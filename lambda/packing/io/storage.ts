@@ -95,10 +95,22 @@ export interface PackingSink {
    * clocks disagree still agree on the age of a version. Rejects with an ObjectNotFoundError when there is none.
    */
   modifiedAt(key: string): Promise<number>;
+  /**
+   * The size and CRC-32C of an object as stored: what the finalizer checks each packer's result
+   * against before it publishes. Rejects with an ObjectNotFoundError when there is none.
+   */
+  stat(key: string): Promise<StoredObject>;
   /** Removes an object; no error when there is none. */
   delete(key: string): Promise<void>;
   /** The same store rooted at `prefix` (ending in `/`) under this root: a version's folder, for its shard writers. */
   scoped(prefix: string): PackingSink;
+}
+
+/** An object's size and CRC-32C, as a store holds it. */
+export interface StoredObject {
+  readonly bytes: number;
+  /** Base64 of the big-endian CRC-32C, as S3 reports it and the manifest records it. */
+  readonly crc32c: string;
 }
 
 /** What every sink's `get` rejects with for a key that holds no object, whatever the store calls it. */

@@ -2,12 +2,14 @@ import { isS3AccessDenied, isS3NotFound } from './s3-retry';
 
 /** The code of {@link NotRegularFileError}. */
 const NOT_REGULAR_FILE = 'ERR_NOT_REGULAR_FILE';
+/** The code of {@link LinkOutsideSourceError}. */
+const LINK_OUTSIDE_SOURCE = 'ERR_LINK_OUTSIDE_SOURCE';
 
 /**
  * Local errors that say the file is not there (a dangling or looping link included), may not be
  * read, or is no regular file (a FIFO, socket or device in the source: it has no contents to pack).
  */
-const UNREADABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', NOT_REGULAR_FILE]);
+const UNREADABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', NOT_REGULAR_FILE, LINK_OUTSIDE_SOURCE]);
 
 /** A source entry that is not a regular file: listed, so that it is reported among the failures, and never read. */
 export class NotRegularFileError extends Error {
@@ -17,6 +19,19 @@ export class NotRegularFileError extends Error {
   constructor(kind: string) {
     super(`not a regular file (${kind}): only regular files are packed`);
     this.name = 'NotRegularFileError';
+  }
+}
+
+/**
+ * A symbolic link in a source folder that leads out of it (`cat/x.jpg -> /etc/passwd`): listed among
+ * the failures and never read, unless the run follows links (training-io pack --follow-symlinks).
+ */
+export class LinkOutsideSourceError extends Error {
+  public readonly code = LINK_OUTSIDE_SOURCE;
+
+  constructor(target: string, sourceRoot: string) {
+    super(`a symbolic link to ${target}, outside the source ${sourceRoot}: not packed (training-io pack --follow-symlinks packs what links lead to)`);
+    this.name = 'LinkOutsideSourceError';
   }
 }
 

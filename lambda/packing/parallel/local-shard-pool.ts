@@ -25,6 +25,8 @@ export interface LocalShardWorkerData {
   readonly preprocessing?: ImagePreprocessing;
   /** Check every file as an image (see ShardWriterOptions.checkImages). */
   readonly checkImages?: boolean;
+  /** Read what links out of the source lead to (see LocalDirectorySourceOptions.followSymlinks). */
+  readonly followSymlinks?: boolean;
 }
 
 /** Work for a worker: write a shard, or stat files for the listing. */

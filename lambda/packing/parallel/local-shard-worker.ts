@@ -11,7 +11,7 @@ import { fromShardMessage } from './shard-message';
 const PROGRESS_BATCH = 256;
 
 const data = workerData as LocalShardWorkerData;
-const source = new LocalDirectorySource(data.sourceDir);
+const source = new LocalDirectorySource(data.sourceDir, { followSymlinks: data.followSymlinks });
 const sink = new LocalDirectorySink(data.outputDir);
 const format = shardFormat(data.format);
 const port = parentPort!;

@@ -66,6 +66,11 @@ export function planShards(files: readonly SourceFile[], options: PlanOptions, l
  * (over the records' bytes, framing included), and enough shards that none averages more records than the limit.
  */
 export function requestedShardCount(fileCount: number, totalBytes: number, settings: PlanSettings, limits: PlanLimits): number {
+  // Refused, not lowered to one shard per file: an exact count is a promise (`--shards`), and a count past the files is a typo.
+  if (settings.shardCount !== undefined && settings.shardCount > fileCount) {
+    throw new PlanError(`shardCount (--shards) must be between 1 and ${fileCount}, the number of files in the source (every shard holds `
+      + `at least one), got ${settings.shardCount}`);
+  }
   const bySize = settings.shardCount ?? Math.max(1, Math.ceil(totalBytes / settings.targetShardBytes));
   return Math.max(bySize, Math.ceil(fileCount / limits.maxAverageShardRecords));
 }

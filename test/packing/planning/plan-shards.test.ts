@@ -234,17 +234,22 @@ describe('planShards', () => {
       expect(recordCounts(plan)).toEqual([5, 5, 5, 5, 5, 5, 5, 5]);
     });
 
-    test('never more shards than files', () => {
-      // GIVEN
-      const listed = uniformFiles(7, 1 * KIB, 2 * KIB);
-
+    test('never more shards than files: a size-derived count stops at one file per shard', () => {
       // WHEN
-      const explicit = planShards(listed, { seed: 1, shardCount: 50 });
       const derived = planShards(sameSize(3, 10 * MIB), { seed: 1, targetShardBytes: 1 * MIB });
 
       // THEN
-      expect(recordCounts(explicit)).toEqual([1, 1, 1, 1, 1, 1, 1]);
       expect(recordCounts(derived)).toEqual([1, 1, 1]);
+    });
+
+    test.each([8, 50, 1_000_000_000])('an exact count above the files (%p for 7) is refused, naming the value and the range, not lowered', (shardCount) => {
+      // GIVEN
+      const listed = uniformFiles(7, 1 * KIB, 2 * KIB);
+
+      // THEN
+      expect(() => planShards(listed, { seed: 1, shardCount })).toThrow(new PlanError(
+        `shardCount (--shards) must be between 1 and 7, the number of files in the source (every shard holds at least one), got ${shardCount}`));
+      expect(recordCounts(planShards(listed, { seed: 1, shardCount: 7 }))).toEqual([1, 1, 1, 1, 1, 1, 1]);
     });
 
     test('when rounding up to consumers would exceed the files, the count rounds down to a multiple instead', () => {

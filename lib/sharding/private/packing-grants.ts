@@ -1,0 +1,32 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+
+/**
+ * What the packing handlers call on the objects of a prefix, no more: GetObject (and HeadObject,
+ * which it covers), PutObject (whole and multipart, conditional or not) and AbortMultipartUpload
+ * when they write, and DeleteObject of the current object: not `s3:DeleteObject*`, which includes
+ * DeleteObjectVersion, deleting a version of a versioned bucket for good.
+ */
+const OBJECT_ACTIONS = {
+  read: ['s3:GetObject'],
+  readWrite: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'],
+} as const;
+
+/**
+ * Access of a packing handler to one prefix of a bucket: the objects under it, and ListBucket
+ * (ListObjectsV2) only with an `s3:prefix` under it (the handlers list with a prefix always); the
+ * bucket's key for decryption (read) or both ways (readWrite) when it has one.
+ */
+export function grantPrefixAccess(bucket: s3.IBucket, grantee: iam.IGrantable, prefix: string, access: keyof typeof OBJECT_ACTIONS): iam.Grant {
+  if (access === 'read') bucket.encryptionKey?.grantDecrypt(grantee);
+  else bucket.encryptionKey?.grantEncryptDecrypt(grantee);
+  const objects = iam.Grant.addToPrincipal({ grantee, actions: [...OBJECT_ACTIONS[access]], resourceArns: [bucket.arnForObjects(`${prefix}*`)] });
+  const listing = iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['s3:ListBucket'],
+    resourceArns: [bucket.bucketArn],
+    // An empty prefix is the whole bucket: a listing then may send no prefix, which a condition on s3:prefix would refuse.
+    ...(prefix === '' ? {} : { conditions: { StringLike: { 's3:prefix': [`${prefix}*`] } } }),
+  });
+  return objects.combine(listing);
+}
