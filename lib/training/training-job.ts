@@ -498,9 +498,9 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
 
     const volumeKey = this.volumeKey(props);
     volumeKey?.grant(this.role, 'kms:CreateGrant');
-    const codeDirectory = codeSource?._sourceDirectory();
-    if (shared && codeDirectory) {
-      for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {
+    const codeFiles = codeSource?._sourceFiles();
+    if (shared && codeFiles) {
+      for (const warning of missingEndpointWarnings(codeFiles, shared.interfaceEndpoints)) {
         Annotations.of(this).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
       }
     }

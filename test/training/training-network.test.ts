@@ -108,6 +108,22 @@ describe('TrainingNetwork', () => {
     Annotations.fromStack(stack).hasWarning('/Stack/Job', Match.stringLikeRegexp('calls dynamodb.*vpc of your own'));
   });
 
+  test('reads only the files the code ships: a node_modules beside the script calls nothing', () => {
+    // GIVEN: a CDK app's folder, whose dependencies' Python calls services
+    const directory = codeDirectory({ 'train.py': 'print(1)\n' });
+    fs.mkdirSync(path.join(directory, 'node_modules', 'aws-cdk-lib'), { recursive: true });
+    fs.writeFileSync(path.join(directory, 'node_modules', 'aws-cdk-lib', 'handler.py'), "boto3.client('ecs')\n");
+    const code = TrainingCode.fromAsset(directory, { program: 'train.py' });
+
+    const { stack } = trainingTestStack();
+
+    // WHEN
+    newJob(stack, 'Job', { container: TrainingContainer.pytorch(), code });
+
+    // THEN
+    Annotations.fromStack(stack).hasNoWarning('/Stack/Job', Match.stringLikeRegexp('missingVpcEndpoint'));
+  });
+
   test('does not warn once the endpoint is there', () => {
     const { stack } = trainingTestStack();
     const code = TrainingCode.fromAsset(codeDirectory({ 'train.py': "boto3.client('sts')\n" }), { program: 'train.py' });
