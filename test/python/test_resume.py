@@ -158,6 +158,27 @@ class TrainResumeTest(unittest.TestCase):
                 self.assertEqual(sorted(part), sorted(uninterrupted[epoch * files:(epoch + 1) * files]))
                 self.assertEqual(len(set(part)), files)
 
+    def test_with_data_a_packed_folder_outside_a_job_it_trains_stops_and_resumes_at_the_record_it_reached(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            # No SageMaker folders: --input_dir is empty, the dataset a folder (--data) and a file:// URL (--validation_data).
+            empty = os.path.join(root, "no-job")
+            os.mkdir(empty)
+            checkpoints, records = os.path.join(root, "checkpoints"), os.path.join(root, "records")
+            data = ("--data", str(packed()["tfrecord"]), "--validation_data", f"file://{packed()['recordio']}", "--num_workers", "2",
+                    "--checkpoint_dir", checkpoints, "--record_log", records)
+            first = self.run_train(empty, *data, "--max_steps", "7")
+            self.assertIn("done steps=7", first)
+            self.assertRegex(first, r"(?m)^epoch=0 step=6 samples/s=[0-9.]+ data_wait=[0-9.]+ loss=[0-9.]+$")
+            second = self.run_train(empty, *data)
+            self.assertIn("step=7 at record 28 of epoch 0", second)
+            self.assertEqual([int(epoch) for epoch in VALIDATION_LINE.findall(second)], [0, 1])
+            files = packed()["files"]
+            with open(f"{records}.rank-0", encoding="utf-8") as handle:
+                names = [name for line in handle for name in line.split()]
+            self.assertEqual(len(names), 2 * files)
+            for epoch in range(2):
+                self.assertEqual(len(set(names[epoch * files:(epoch + 1) * files])), files)
+
     def test_resumed_after_a_newer_version_was_published_it_reads_the_version_it_started_on(self) -> None:
         with tempfile.TemporaryDirectory() as root:
             dataset = make_versioned(packed()["tfrecord"], os.path.join(root, "dataset"))  # type: ignore[arg-type]
