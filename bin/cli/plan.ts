@@ -27,7 +27,7 @@ Dataset:
 Cluster and job:
   --instance TYPE          SageMaker instance type, e.g. ml.p3dn.24xlarge (training-io instances)
   --count N                instances (default: 1)
-  --processes N            training processes per instance (default: one per GPU/Trainium device)
+  --processes N            training processes per instance (default: one per GPU/NeuronCore)
   --workers N              data-loader workers per process (default: sized from the instance)
   --memory-per-worker GiB  memory budget of one loader worker (default: 2)
   --epochs N               passes over the data (default: 1)

@@ -51,7 +51,7 @@ export enum TrainingLauncher {
   /** Once per instance, as `python <program>`: the program starts its own processes, if any. */
   SCRIPT = 'script',
   /**
-   * With `torchrun`, one process per GPU or Trainium device on every instance, rendezvous set up
+   * With `torchrun`, one process per GPU or NeuronCore on every instance, rendezvous set up
    * (PyTorch 1.13.1 and later; the `sagemaker_torch_distributed_enabled` hyperparameter, as the
    * SageMaker Python SDK's `distribution={"torch_distributed": {"enabled": True}}` sets it).
    */
@@ -115,7 +115,7 @@ export interface TrainingJobOptions {
   /**
    * Training processes per instance, for data-loader sizing.
    *
-   * @default - one per GPU or Trainium device
+   * @default - one per GPU, or per NeuronCore on Trainium (`TrainingInstance.defaultProcessesPerInstance`)
    */
   readonly processesPerInstance?: number;
 
