@@ -461,6 +461,22 @@ describe('IoPlanner', () => {
     });
   });
 
+  test('no reason cites a path the package does not ship (bench/, test/): every catalogued instance, files and shards, with and without a GPU rate', () => {
+    // GIVEN
+    const cited: string[] = [];
+    for (const instance of TrainingInstance.all()) {
+      for (const dataset of [files(1_000_000, 1.2e12), files(2000, 100e9, { format: DatasetFormat.TFRECORD, recordCount: 1_000_000 }), files(1_000_000, 5e9)]) {
+        for (const extra of [{}, { samplesPerSecondPerDevice: 2000 }, { reusedAcrossJobs: true, epochs: 90 }]) {
+          // WHEN
+          const text = JSON.stringify(plan(dataset, cluster(instance, 2), extra));
+          // THEN
+          cited.push(...(text.match(/\b(?:bench|test)\/[\w./-]*/g) ?? []).map((path) => `${instance.instanceType}: ${path}`));
+        }
+      }
+    }
+    expect([...new Set(cited)]).toEqual([]);
+  });
+
   describe('start-up and read rate', () => {
     test('File mode: bytes at ~167 MB/s plus the objects at 8 requests of 20 ms at once', () => {
       // WHEN

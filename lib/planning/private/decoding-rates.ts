@@ -94,8 +94,8 @@ export function describeWorkers(rates: DecodingRates): string {
 
 /**
  * What the workers decode, as the GPU decoding row says it in full: `7 loader workers decode and
- * augment about 204 JPEGs/s per process (1.2 MB each; ~29/s per worker: 330 measured at 90.0 KB by
- * bench/loader-cpu, scaled by size)`.
+ * augment about 204 JPEGs/s per process (1.2 MB each; ~29/s per worker: 330 measured at 90.0 KB on
+ * one core (docs/gpu-loaders.md), scaled by size)`.
  */
 export function describeCpuDecoding(rates: DecodingRates): string {
   const size = rates.sizeKnown
@@ -103,8 +103,8 @@ export function describeCpuDecoding(rates: DecodingRates): string {
     : `~${formatBytes(rates.sampleBytes)} each assumed: give dataset.recordCount for a shard dataset's sample size`;
   const measured = cpuDecodeSamplesPerSecondPerWorker(MEASURED_SAMPLE_BYTES);
   const perWorker = rates.sampleBytes === MEASURED_SAMPLE_BYTES
-    ? `~${formatCount(measured)}/s per worker, measured at that size by bench/loader-cpu`
-    : `~${formatCount(rates.perWorker)}/s per worker: ${formatCount(measured)} measured at ${formatBytes(MEASURED_SAMPLE_BYTES)} by bench/loader-cpu, scaled by size`;
+    ? `~${formatCount(measured)}/s per worker, measured at that size on one core (docs/gpu-loaders.md)`
+    : `~${formatCount(rates.perWorker)}/s per worker: ${formatCount(measured)} measured at ${formatBytes(MEASURED_SAMPLE_BYTES)} on one core (docs/gpu-loaders.md), scaled by size`;
   return `${describeWorkers(rates)} decode and augment about ${formatCount(rates.perProcess)} JPEGs/s per process (${size}; ${perWorker})`;
 }
 
