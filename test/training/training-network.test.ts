@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import type { Stack } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -122,6 +122,30 @@ describe('TrainingNetwork', () => {
 
     // THEN
     Annotations.fromStack(stack).hasNoWarning('/Stack/Job', Match.stringLikeRegexp('missingVpcEndpoint'));
+  });
+
+  test('with env.account, the default VPC asks for the zones lookup, and the context entry docs/constructs.md shows settles it offline', () => {
+    // GIVEN: the entry the docs show, and a stack of that account and Region
+    const page = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'constructs.md'), 'utf8');
+    const entry = JSON.parse(/^```json\n(\{ "availability-zones:[^\n]*\})\n```$/m.exec(page)![1]) as Record<string, string[]>;
+    const [key] = Object.keys(entry);
+    const [, account, region] = /^availability-zones:account=(\d+):region=([\w-]+)$/.exec(key)!;
+    const synthesized = (context: Record<string, unknown>) => {
+      const app = new App({ context });
+      const stack = new Stack(app, 'Stack', { env: { account, region } });
+      newJob(stack, 'Job');
+      return { assembly: app.synth(), stack };
+    };
+
+    // WHEN
+    const offline = synthesized({});
+    const recorded = synthesized(entry);
+
+    // THEN: without the entry the CLI would have to call the account; with it, nothing is missing and the subnets use its zones
+    expect((offline.assembly.manifest.missing ?? []).map((missing) => missing.key)).toEqual([key]);
+    expect(recorded.assembly.manifest.missing ?? []).toEqual([]);
+    const zones = Object.values(Template.fromStack(recorded.stack).findResources('AWS::EC2::Subnet')).map((subnet) => subnet.Properties.AvailabilityZone);
+    expect([...new Set(zones)].sort()).toEqual(entry[key].slice(0, 2));
   });
 
   test('does not warn once the endpoint is there', () => {
