@@ -239,13 +239,16 @@ def channel_data_loader(
     resumable: bool = False,
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
+    check_crc: bool = True,
 ) -> Any:
     """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.set_epoch(e)` each
     epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
-    `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's."""
+    `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's;
+    `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default)."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
-    source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir)
+    source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir,
+                          check_crc=check_crc)
     dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
                            on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
@@ -274,6 +277,7 @@ def data_loader(
     input_dir: str = INPUT_DIR,
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
+    check_crc: bool = True,
 ) -> Any:
     """The DataLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
     folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
@@ -282,12 +286,14 @@ def data_loader(
     one by default. An S3 prefix is cached at `cache_dir` (a folder per dataset under the temporary
     folder by default), `cache_limit` bytes of shards at most (None: no limit); each GET waits
     `timeout` seconds at most between reads and is tried `attempts` times on transient errors, and each
-    loader worker fetches `shards_ahead` shards beyond the one it reads."""
+    loader worker fetches `shards_ahead` shards beyond the one it reads. Throttling (SlowDown) is waited
+    out for 20 s (s3_objects.py). Every record's CRC is checked as it is read, whatever the source
+    (a RecordIO shard's whole, before its first record: shard_crc.py); `check_crc=False` opts out."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
     source = open_location(location, placement, workers, version=version, index_channel=index_channel, input_dir=input_dir,
                            cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts,
-                           shards_ahead=shards_ahead)
+                           shards_ahead=shards_ahead, check_crc=check_crc)
     dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
                            on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,

@@ -76,7 +76,7 @@ def open_location(
     timeout: float = DEFAULT_TIMEOUT,
     attempts: int = DEFAULT_ATTEMPTS,
     shards_ahead: int = DEFAULT_SHARDS_AHEAD,
-    check_crc: bool = False,
+    check_crc: bool = True,
 ) -> Union[ShardDirectory, PipeSource]:
     """The record source of `location` for a process at `placement` with `workers` loader workers.
     `version` pins a dataset version by its id (`v00000002-1a2b3c4d`); the current one by default.
