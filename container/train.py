@@ -431,7 +431,7 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
             return None
         return data_loader(args.validation_data, args.batch_size, transform=CpuEvalTransform(args.image_size), num_workers=_workers(args),
                            seed=args.seed, shuffle_buffer=0, placement=placement, input_dir=args.input_dir,
-                           on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio)
+                           on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio, check_crc=args.check_crc)
     channels = input_channels(args.input_dir)
     name = args.validation_channel or ("validation" if "validation" in channels else None)
     if name is None or name.lower() == "none":
