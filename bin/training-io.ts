@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { didYouMean } from './cli/did-you-mean';
+import { floorOf, nodeFloorProblem } from './cli/node-floor';
 import { UsageError } from './cli/usage-error';
 import { redactSecrets } from '../lambda/packing/io/redact-secrets';
 
@@ -31,13 +32,22 @@ Options:
   -v, --version   Show the version
 `;
 
-/** The package version, from the package.json above this file (bin/ in the repo, dist/bin/ when built). */
-function version(): string {
+interface PackageManifest {
+  readonly version: string;
+  readonly engines?: { readonly node?: string };
+}
+
+/** The package.json above this file (bin/ in the repo, dist/bin/ when built); undefined where there is none. */
+function packageManifest(): PackageManifest | undefined {
   for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');
-    if (fs.existsSync(manifest)) return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version: string }).version;
+    if (fs.existsSync(manifest)) return JSON.parse(fs.readFileSync(manifest, 'utf8')) as PackageManifest;
   }
-  return 'unknown';
+  return undefined;
+}
+
+function version(): string {
+  return packageManifest()?.version ?? 'unknown';
 }
 
 type Stream = NodeJS.WriteStream;
@@ -87,8 +97,15 @@ export async function main(argv: string[], out = process.stdout, err = process.s
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: Error) => {
-    process.stderr.write(`training-io: ${redactSecrets(error.message)}\n`);
+  // Before any command loads what an older Node.js lacks: one line, then a non-zero exit.
+  const tooOld = nodeFloorProblem(process.versions.node, floorOf(packageManifest()?.engines?.node));
+  if (tooOld) {
+    process.stderr.write(`training-io: ${tooOld}\n`);
     process.exitCode = 1;
-  });
+  } else {
+    main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: Error) => {
+      process.stderr.write(`training-io: ${redactSecrets(error.message)}\n`);
+      process.exitCode = 1;
+    });
+  }
 }

@@ -31,6 +31,13 @@ A position mid-epoch counts records in the dataset version it was saved on: a jo
 published meanwhile); a job that would read another version fails naming both, unless
 --on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
 
+Outside a job, `--data` names the dataset instead of a channel: a folder a pack wrote, a `file://`
+URL or an `s3://bucket/prefix/` (`shardio.dataset.data_loader`), with `--validation_data` for a
+validation set; the checkpoints, resumption and metric lines are the same. On a CPU:
+
+    PYTHONPATH=container python3 container/train.py --data ./packed --arch resnet18 --image_size 64 \
+        --checkpoint_dir ./checkpoints --model_dir ./model
+
 A record whose image cannot be decoded stops the job with an error that names its shard, index,
 input key and dataset version; `--on_bad_record skip` logs and skips such records until a loader
 worker has skipped more than --max_bad_ratio of its records in an epoch (shardio/bad_records.py).
@@ -41,7 +48,6 @@ import argparse
 import contextlib
 import copy
 import importlib.util
-import json
 import os
 import signal
 import time
@@ -59,7 +65,9 @@ from shardio.metrics import Interval
 from shardio import placement_from_env, sized_workers, validation_line
 from shardio.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
-from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
+from shardio.dataset import ShardDataset, channel_data_loader, data_loader, dataset_version_changed, make_data_loader
+from shardio.environment import resource_config
+from shardio.location import open_location
 from shardio.layout import version_manifest_key
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder
 from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
@@ -102,6 +110,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help="what this model trains per second on one GPU, for --loader auto (default: ResNet-50's on this GPU)")
     parser.add_argument("--num_workers", type=int, default=None, help="DataLoader workers per process (default: sized)")
     parser.add_argument("--dali_threads", type=int, default=None, help="DALI CPU threads per process (default: sized)")
+    parser.add_argument("--data", default=None,
+                        help="read the dataset here instead of a job's channel: a folder a pack wrote (or file:// URL) or "
+                             "s3://bucket/prefix/, as shardio.dataset.data_loader reads it (to run outside SageMaker)")
+    parser.add_argument("--validation_data", default=None, help="with --data: a validation dataset, evaluated each epoch")
     parser.add_argument("--channel", default="train")
     parser.add_argument("--index_channel", default=None, help="channel of the index/ prefix (default: 'index' if present)")
     parser.add_argument("--dataset_manifest", default=os.environ.get(PINNED_MANIFEST_ENV),
@@ -148,7 +160,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         train(args)
         return
     processes = args.processes or max(1, torch.cuda.device_count())
-    hosts, host_index = job_hosts(args.input_dir)
+    config = resource_config(args.input_dir)
+    hosts, host_index = (config.hosts, config.host_index) if config else (["localhost"], 0)
     if processes == 1 and len(hosts) == 1:
         train(args)
         return
@@ -157,16 +170,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: [os.kill(p.pid, signal.SIGTERM) for p in context.processes if p.is_alive()])
     while not context.join():
         pass
-
-
-def job_hosts(input_dir: str) -> Tuple[List[str], int]:
-    """The job's hosts from resourceconfig.json (algo-1, ...) and this one's index; one host outside a job."""
-    path = os.path.join(input_dir, "config", "resourceconfig.json")
-    if not os.path.exists(path):
-        return ["localhost"], 0
-    with open(path, encoding="utf-8") as handle:
-        config = json.load(handle)
-    return list(config["hosts"]), config["hosts"].index(config["current_host"])
 
 
 def _process(local_rank: int, args: argparse.Namespace, processes: int, hosts: List[str], host_index: int) -> None:
@@ -274,17 +277,15 @@ def read_checkpoint_version(args: argparse.Namespace, placement: Placement) -> b
         return False
     step, position = newest
     saved = position.get("dataset_version")
-    index_channel = _index_channel(args, input_channels(args.input_dir))
-    current = channel_manifest(args.channel, index_channel=index_channel, manifest=args.dataset_manifest,
-                               input_dir=args.input_dir)
+    current = training_manifest(args, args.dataset_manifest)
     reading = current.dataset_version if current is not None else None
     if saved == reading:
         return False
-    if saved and not args.dataset_manifest and _holds(args, index_channel, version_manifest_key(saved)):
+    if saved and not args.dataset_manifest and _holds(args, version_manifest_key(saved)):
         args.dataset_manifest = version_manifest_key(saved)
         if placement.rank == 0:
-            print(f"reads dataset version {saved}, the one the checkpoint of step {step} was saved on (the channel's current "
-                  f"version is {reading})", flush=True)
+            print(f"reads dataset version {saved}, the one the checkpoint of step {step} was saved on (the "
+                  f"{'dataset' if args.data else 'channel'}'s current version is {reading})", flush=True)
         return False
     if not position.get("sample_in_epoch"):
         return False  # an epoch's start (or a loader that cannot seek): no record counted, any version will do
@@ -295,17 +296,38 @@ def read_checkpoint_version(args: argparse.Namespace, placement: Placement) -> b
         return True
     saved_key = version_manifest_key(saved) if saved else "it"
     remedy = (f"the job is pinned to {args.dataset_manifest}: pin {saved_key} instead" if args.dataset_manifest else
+              f"--data {args.data} does not hold {saved_key}" if args.data else
               f"channel {args.channel} does not hold {saved_key}: mount the dataset root or that version's ManifestFile channels")
     raise ValueError(f"cannot resume from {args.checkpoint_dir} step {step}: {dataset_version_changed(saved, reading)}. "
                      f"Here {remedy}, or pass --on_dataset_change restart_epoch")
 
 
-def _holds(args: argparse.Namespace, index_channel: Optional[str], manifest_key: str) -> bool:
-    """Whether the training channel (or its index channel) holds a version's manifest."""
+def _holds(args: argparse.Namespace, manifest_key: str) -> bool:
+    """Whether the training data (the channel or its index channel, or --data) holds a version's manifest."""
     try:
-        return channel_manifest(args.channel, index_channel=index_channel, manifest=manifest_key, input_dir=args.input_dir) is not None
+        return training_manifest(args, manifest_key) is not None
     except FileNotFoundError:
         return False
+
+
+def training_manifest(args: argparse.Namespace, manifest_key: Optional[str]) -> Optional[Any]:
+    """The manifest of the training dataset (the version `manifest_key` names, else the current one):
+    --data's, else the training channel's (or its index channel's); None where there is none."""
+    if args.data:
+        source = open_location(args.data, placement_from_env(), 0, version=_version_id(manifest_key), input_dir=args.input_dir)
+        return getattr(source, "manifest", None)
+    return channel_manifest(args.channel, index_channel=_index_channel(args), manifest=manifest_key, input_dir=args.input_dir)
+
+
+def _version_id(manifest_key: Optional[str]) -> Optional[str]:
+    """`v00000002-1a2b3c4d` of `versions/v00000002-1a2b3c4d/manifest.json`, as data_loader takes a version."""
+    if manifest_key is None:
+        return None
+    parts = manifest_key.split("/")
+    if len(parts) != 3 or parts[0] != "versions" or parts[2] != "manifest.json":
+        raise ValueError(f"--dataset_manifest {manifest_key}: with --data, a version's manifest key "
+                         "(versions/<version>/manifest.json) is expected")
+    return parts[1]
 
 
 def restore(args: argparse.Namespace, placement: Placement, device: torch.device, model: torch.nn.Module,
@@ -377,24 +399,39 @@ def num_classes(args: argparse.Namespace) -> int:
     """--num_classes where given, else the training dataset manifest's class count."""
     if args.num_classes is not None:
         return int(args.num_classes)
-    index_channel = _index_channel(args, input_channels(args.input_dir))
-    manifest = channel_manifest(args.channel, index_channel=index_channel, manifest=args.dataset_manifest,
-                                input_dir=args.input_dir)
+    manifest = training_manifest(args, args.dataset_manifest)
     if manifest is None:
-        raise ValueError(f"--num_classes is not given and channel {args.channel} has no dataset manifest to take it from "
-                         f"(looked in the channel{' and ' + index_channel if index_channel else ''}): pass --num_classes")
+        index_channel = _index_channel(args)
+        where = (f"--data {args.data} has no dataset manifest to take it from" if args.data else
+                 f"channel {args.channel} has no dataset manifest to take it from (looked in the channel"
+                 f"{' and ' + index_channel if index_channel else ''})")
+        raise ValueError(f"--num_classes is not given and {where}: pass --num_classes")
     if manifest.classes < 1:
         raise ValueError(f"--num_classes is not given and {manifest.path} has no classes (a dataset packed without "
                          "labels): pass --num_classes")
     return manifest.classes
 
 
-def _index_channel(args: argparse.Namespace, channels: dict) -> Optional[str]:
-    return args.index_channel or ("index" if "index" in channels else None)
+def _index_channel(args: argparse.Namespace) -> Optional[str]:
+    """The training channel's index channel; none with --data."""
+    if args.data:
+        return None
+    return args.index_channel or ("index" if "index" in input_channels(args.input_dir) else None)
+
+
+def _input_mode(args: argparse.Namespace) -> str:
+    """The training channel's input mode; --data is read as files."""
+    return "File" if args.data else input_channels(args.input_dir)[args.channel].input_mode
 
 
 def make_validation_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Optional[Iterable]:
-    """The validation channel's batches of this rank, in order, center-cropped; None without one."""
+    """The validation channel's (or --validation_data's) batches of this rank, in order, center-cropped; None without one."""
+    if args.data:
+        if not args.validation_data:
+            return None
+        return data_loader(args.validation_data, args.batch_size, transform=CpuEvalTransform(args.image_size), num_workers=_workers(args),
+                           seed=args.seed, shuffle_buffer=0, placement=placement, input_dir=args.input_dir,
+                           on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio, check_crc=args.check_crc)
     channels = input_channels(args.input_dir)
     name = args.validation_channel or ("validation" if "validation" in channels else None)
     if name is None or name.lower() == "none":
@@ -421,28 +458,29 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     images, labels) on the device, and a description for the log. Every PyTorch path hands over
     batches already prepared, one ahead, by a Prefetcher. `drop_last`: every batch full (the
     static shapes CUDA graphs replay)."""
-    channels = input_channels(args.input_dir)
-    index_channel = _index_channel(args, channels)
-    input_mode = channels[args.channel].input_mode
+    index_channel = _index_channel(args)
+    input_mode = _input_mode(args)
     workers = _workers(args)
     if choice.kind == "dali":
         from shardio.dali import dali_loader
 
-        directory = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
-                                 input_dir=args.input_dir)
+        directory = (open_location(args.data, placement, 0, version=_version_id(args.dataset_manifest), input_dir=args.input_dir)
+                     if args.data else
+                     open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
+                                  input_dir=args.input_dir))
         loader = dali_loader(directory, args.batch_size, placement=placement, num_threads=args.dali_threads,  # type: ignore[arg-type]
                              seed=args.seed, crop=args.image_size, input_dir=args.input_dir)
         return loader, _prepared, f"dali ({choice.reason})"
 
     transform, collate, prepare = _path(choice.kind, args, placement, device)
-    loader = channel_data_loader(
-        args.channel, args.batch_size,
-        transform=_Named(transform) if args.record_log else transform, collate_fn=collate,
-        index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
+    common = dict(
+        transform=_Named(transform) if args.record_log else transform, collate_fn=collate, num_workers=workers, seed=args.seed,
         shuffle_buffer=args.shuffle_buffer, drop_last=drop_last,
         placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
         on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio, check_crc=args.check_crc,
     )
+    loader = (data_loader(args.data, args.batch_size, version=_version_id(args.dataset_manifest), **common) if args.data else
+              channel_data_loader(args.channel, args.batch_size, index_channel=index_channel, manifest=args.dataset_manifest, **common))
     kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
     return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"
 
@@ -482,11 +520,8 @@ def step_choices(args: argparse.Namespace, device: torch.device, ranks: int) -> 
 
 def machine(args: argparse.Namespace, placement: Placement, device: torch.device) -> Dict[str, Any]:
     """What a measured loader choice holds for: a restart that differs in any of these measures again."""
-    config = os.path.join(args.input_dir, "config", "resourceconfig.json")
-    instance_type = None
-    if os.path.exists(config):
-        with open(config, encoding="utf-8") as handle:
-            instance_type = json.load(handle).get("current_instance_type")
+    config = resource_config(args.input_dir)
+    instance_type = config.instance_type if config else None
     return {"instance_type": instance_type or os.environ.get("SM_CURRENT_INSTANCE_TYPE"),
             "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
             "workers": _workers(args), "ranks": placement.world_size, "arch": args.arch, "batch_size": args.batch_size,
@@ -498,9 +533,8 @@ def loader_choice(args: argparse.Namespace, placement: Placement, device: torch.
     """The loader asked for (DALI without a GPU is an error); for auto the table's guess, then, on a
     GPU (or with --loader_trial_seconds), each usable path measured with the job's own step, unless
     a checkpoint of this machine has the measured choice already."""
-    channels = input_channels(args.input_dir)
-    index_channel = _index_channel(args, channels)
-    input_mode = channels[args.channel].input_mode
+    index_channel = _index_channel(args)
+    input_mode = _input_mode(args)
     cuda = device.type == "cuda"
     kind = requested_kind(args.loader)
     if kind != "auto":
@@ -626,6 +660,10 @@ def _dali_usable(args: argparse.Namespace, input_mode: str, index_channel: Optio
     """DALI is installed and can read the channel: files (not Pipe) with their indexes."""
     if input_mode == "Pipe" or importlib.util.find_spec("nvidia") is None or importlib.util.find_spec("nvidia.dali") is None:
         return False
+    if args.data:
+        # DALI reads local files: a folder, not an S3 prefix streamed through the cache.
+        source = open_location(args.data, placement, 0, version=_version_id(args.dataset_manifest), input_dir=args.input_dir)
+        return type(source) is ShardDirectory and source.indexed
     source = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
                           input_dir=args.input_dir)
     return isinstance(source, ShardDirectory) and source.indexed

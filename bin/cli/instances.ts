@@ -8,7 +8,7 @@ List the catalogued SageMaker training instances, their hardware, and the data-l
 workers and DALI threads each training process should run.
 
   --processes N            training processes per instance, 1 up to the most vCPUs of any
-                           listed type (default: one per GPU/Trainium device)
+                           listed type (default: one per GPU/NeuronCore)
   --memory-per-worker GiB  memory budget of one data-loader worker (default: 2)
 
 Workers per process = vCPUs per process - 1 (at least 1), capped so that

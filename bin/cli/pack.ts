@@ -33,8 +33,9 @@ folder (a path or a file:// URL) or an s3://bucket/prefix/ URI.
 A rerun reuses every shard of the current version whose files did not change (added, changed and
 removed files only are packed again), or writes nothing when nothing changed. Two packs into one
 output at once: one publishes, the other fails and publishes nothing. A file that cannot be packed
-(unreadable, over 128 MiB, not decodable with --resize) fails the run: nothing is published and
-the current version stays current, unless --allow-missing.
+(unreadable, over 128 MiB, refused by the image check of --content images, or not decodable by the
+preprocessing of --resize and the like) fails the run: nothing is published and the current
+version stays current, unless --allow-missing.
 
   --format tfrecord|recordio   shard format (default: tfrecord)
   --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)

@@ -1,4 +1,5 @@
 import { Size } from 'aws-cdk-lib';
+import { didYouMean } from './did-you-mean';
 import { parseChoice, parseCommandArgs, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { TrainingInstance } from '../../lib/instances/training-instance';
 import { DatasetFormat, SampleEncoding } from '../../lib/planning/dataset-profile';
@@ -27,7 +28,7 @@ Dataset:
 Cluster and job:
   --instance TYPE          SageMaker instance type, e.g. ml.p3dn.24xlarge (training-io instances)
   --count N                instances (default: 1)
-  --processes N            training processes per instance (default: one per GPU/Trainium device)
+  --processes N            training processes per instance (default: one per GPU/NeuronCore)
   --workers N              data-loader workers per process (default: sized from the instance)
   --memory-per-worker GiB  memory budget of one loader worker (default: 2)
   --epochs N               passes over the data (default: 1)
@@ -39,7 +40,7 @@ Cluster and job:
 Output:
   --json                   the plan as JSON instead of a table
 
-Sizes take B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+Sizes need a unit: B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
 Exit status: 0 planned (warnings included), 2 bad arguments.
 `;
 
@@ -49,8 +50,14 @@ Exit status: 0 planned (warnings included), 2 bad arguments.
  */
 const MAX_SAMPLES_PER_SECOND = 1_000_000;
 
-/** A dataset size of more than 0 bytes, e.g. `10GB`, `10GiB`, `1.5TB`. */
+/**
+ * A dataset size of more than 0 bytes with its unit, e.g. `10GB`, `10GiB`, `1.5TB`, `140B`: a bare
+ * number is refused, as `--bytes 140` meant 140 GB far more often than 140 bytes.
+ */
 function parseDatasetSize(flag: string, raw: string): number {
+  if (/^\s*\d+(?:\.\d+)?\s*$/.test(raw)) {
+    throw new UsageError(`${flag} needs a unit, got '${raw}': write ${raw.trim()}GB or ${raw.trim()}GiB (or ${raw.trim()}B for bytes)`);
+  }
   const bytes = parseSize(flag, raw);
   if (bytes <= 0) throw new UsageError(`${flag} must be at least 1 byte, got '${raw}'`);
   return bytes;
@@ -61,7 +68,9 @@ function parseInstance(raw: string): TrainingInstance {
     return TrainingInstance.fromName(raw);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    throw new UsageError(`--instance must be a catalogued SageMaker training instance type (training-io instances lists them), got '${raw}'`);
+    const known = TrainingInstance.all().map((instance) => instance.instanceType);
+    throw new UsageError(`--instance must be a catalogued SageMaker training instance type (training-io instances lists them), got '${raw}'`
+      + didYouMean(raw, known));
   }
 }
 

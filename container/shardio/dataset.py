@@ -178,12 +178,14 @@ class ResumableLoader:
 
 def dataset_version_changed(saved: Optional[str], reading: Optional[str]) -> str:
     """Why a position saved on one dataset version cannot be restored on another, and what to do."""
-    pin = (f"{PINNED_MANIFEST_ENV}={version_manifest_key(saved)} or --dataset_manifest {version_manifest_key(saved)}"
+    key = version_manifest_key(saved) if saved else None
+    pin = (f"data_loader(..., version=\"{saved}\") or channel_data_loader(..., manifest=\"{key}\"); in a job "
+           f"{PINNED_MANIFEST_ENV}={key}, or train.py's --dataset_manifest {key}; the pipeline passes the version's own manifest"
            if saved else "the dataset it started on")
     return (f"the loader's position was saved reading dataset version {saved or 'none (no versioned manifest)'} but this "
             f"loader reads {reading or 'none (no versioned manifest)'}: a position counts records in one version's order, "
             "so on another it would read some records twice and others never. Pin the version the job started on "
-            f"({pin}; the pipeline passes the version's own manifest), or start the epoch over (do not restore the position)")
+            f"({pin}), or start the epoch over (do not restore the position)")
 
 
 def make_data_loader(
@@ -239,7 +241,7 @@ def channel_data_loader(
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
     check_crc: bool = True,
 ) -> Any:
-    """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
+    """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.set_epoch(e)` each
     epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
     `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's;
     `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default)."""

@@ -169,13 +169,48 @@ def _bare_directory(path: str, index_dir: Optional[str]) -> DatasetFiles:
     if len(formats) > 1:
         raise FormatError(f"{shard_dir}: holds both TFRecord and RecordIO shards; keep one dataset per channel")
     if not names:
-        raise FileNotFoundError(f"{shard_dir}: no .tfrecord or .rec shards (a ShardedByS3Key host with no shard "
-                                "gets an empty channel: use at least as many shards as instances)")
+        raise FileNotFoundError(_no_shards(shard_dir))
     index_dir = index_dir or _default_index_dir(path, shard_dir)
     shards = [Shard(os.path.join(shard_dir, name), os.path.getsize(os.path.join(shard_dir, name)), _index_path(index_dir, name),
                     key=os.path.relpath(os.path.join(shard_dir, name), path).replace(os.sep, "/"))
               for name in names]
     return DatasetFiles(formats.pop(), shards, None, None)  # type: ignore[arg-type]
+
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp")
+"""What `training-io pack` reads: a folder of them is a dataset to pack, not a packed one."""
+_LOOKED_AT = 1000
+"""Entries looked at for an image before saying what the folder is: a large folder is not walked whole."""
+
+
+def _no_shards(shard_dir: str) -> str:
+    """Why a folder without shards cannot be read, by what it holds: nothing (a ShardedByS3Key host
+    without a shard of its own), images not yet packed, or other files."""
+    entries = sorted(os.listdir(shard_dir))
+    if not entries:
+        return (f"{shard_dir}: empty, no .tfrecord or .rec shards (a ShardedByS3Key host with no shard gets an empty channel: "
+                "use at least as many shards as instances)")
+    image = _an_image(shard_dir)
+    if image is not None:
+        return (f"{shard_dir}: holds images ({image}), not packed shards: pack the folder first "
+                f"(npx training-io pack {shard_dir} <output>) and read <output>")
+    return (f"{shard_dir}: no .tfrecord or .rec shards among its {len(entries)} entries (such as {entries[0]}); a dataset "
+            f"that training-io pack wrote has {MANIFEST_NAME} and {VERSIONS_FOLDER}/ at its root")
+
+
+def _an_image(folder: str) -> Optional[str]:
+    """The relative path of an image file under `folder`, among the first entries walked; None without one."""
+    seen = 0
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            if name.lower().endswith(IMAGE_EXTENSIONS):
+                return os.path.relpath(os.path.join(root, name), folder).replace(os.sep, "/")
+            seen += 1
+        seen += len(dirs)
+        if seen >= _LOOKED_AT:
+            return None
+    return None
 
 
 def _default_index_dir(path: str, shard_dir: str) -> Optional[str]:

@@ -56,13 +56,46 @@ def input_channels(input_dir: str = INPUT_DIR) -> Dict[str, ChannelConfig]:
     return channels
 
 
+@dataclass(frozen=True)
+class ResourceConfig:
+    """resourceconfig.json: the job's hosts and this one."""
+
+    hosts: List[str]
+    """In order (algo-1, algo-2, ...)."""
+    current_host: str
+    instance_type: Optional[str]
+    """`current_instance_type` (ml.p4d.24xlarge); None where the file has none."""
+
+    @property
+    def host_index(self) -> int:
+        return self.hosts.index(self.current_host)
+
+
+def resource_config(input_dir: str = INPUT_DIR) -> Optional[ResourceConfig]:
+    """The job's resourceconfig.json; None outside a SageMaker job (no such file): one host."""
+    try:
+        config = _read_json(input_dir, "resourceconfig.json")
+    except FileNotFoundError:
+        return None
+    return ResourceConfig(hosts=[str(host) for host in config["hosts"]], current_host=str(config["current_host"]),
+                          instance_type=config.get("current_instance_type"))
+
+
+def _job_resource_config(input_dir: str) -> ResourceConfig:
+    config = resource_config(input_dir)
+    if config is None:
+        raise FileNotFoundError(f"{os.path.join(input_dir, 'config', 'resourceconfig.json')}: no SageMaker resource "
+                                "configuration, so this is not a SageMaker job")
+    return config
+
+
 def hosts(input_dir: str = INPUT_DIR) -> List[str]:
     """The job's hosts in order (algo-1, algo-2, ...)."""
-    return list(_read_json(input_dir, "resourceconfig.json")["hosts"])
+    return _job_resource_config(input_dir).hosts
 
 
 def current_host(input_dir: str = INPUT_DIR) -> str:
-    return str(_read_json(input_dir, "resourceconfig.json")["current_host"])
+    return _job_resource_config(input_dir).current_host
 
 
 def hyperparameter(name: str, default: Optional[str] = None, input_dir: str = INPUT_DIR) -> Optional[str]:

@@ -8,6 +8,9 @@ import {
 import type { Construct } from 'constructs';
 
 /**
+ * In your app: `cp node_modules/cdk-training-io/examples/custom-model/{*.ts,train.py} .` and
+ * `npm install --save-dev @types/node` (for `__dirname`), as examples/README.md says.
+ *
  * This folder's train.py with the library's readers beside it (`shardio/` in the same tarball):
  * the job runs it on the stock PyTorch image, no image of your own. The metric lines the readers
  * print (samples/s, data_wait, loss) are published by default, and the checkpoints are resumed.
@@ -17,8 +20,7 @@ export function customModelCode(): TrainingCode {
     program: 'train.py',
     includeReaders: true,
     savesCheckpoints: true,
-    // The CDK app beside the script is not training code.
-    exclude: ['*.ts', '*.js', 'cdk.json', 'cdk.out', '__pycache__'],
+    // The CDK app beside the script (node_modules, cdk.out, *.ts, cdk.json, package.json ...) is left out by default.
   });
 }
 

@@ -5,7 +5,11 @@ the channel's records through `channel_data_loader` (split over the loader worke
 the loader's position in each checkpoint (a spot interruption resumes at the record it reached), and
 `interval_line` every --log_interval steps: the samples/s, data_wait and loss the job's metric
 definitions publish for the dashboard and the diagnosis. One GPU (or the CPU): see
-container/train.py for several GPUs and hosts."""
+container/train.py for several GPUs and hosts.
+
+Outside a job, `--data` reads a packed dataset from a folder, a file:// URL or s3://bucket/prefix/
+(`data_loader`) instead of the job's channel, with the same checkpoints and lines:
+`python train.py --data ./packed --checkpoint_dir ./checkpoints --model_dir ./model`."""
 import argparse
 import os
 import signal
@@ -14,9 +18,10 @@ import time
 import torch
 from torchvision.models import VisionTransformer
 
-from shardio import ThroughputMeter, channel_manifest, input_channels, interval_line
+from shardio import ThroughputMeter, channel_manifest, input_channels, interval_line, placement_from_env
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
-from shardio.dataset import channel_data_loader
+from shardio.dataset import channel_data_loader, data_loader
+from shardio.location import open_location
 from shardio.images import CpuTrainTransform, normalize
 
 parser = argparse.ArgumentParser()
@@ -26,13 +31,19 @@ for name, kind, default in [("epochs", int, 10), ("max_steps", int, 0), ("batch_
 parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"))
 parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"))
 parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
+parser.add_argument("--data", default=None, help="a packed dataset's folder, file:// URL or s3:// prefix instead of the train channel")
 args, _ = parser.parse_known_args()  # the toolkit passes every hyperparameter; num_workers is shardio's
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-index = "index" if "index" in input_channels(args.input_dir) else None
-loader = channel_data_loader("train", args.batch_size, transform=CpuTrainTransform(args.image_size), index_channel=index,
-                             input_dir=args.input_dir, resumable=True)
-classes = channel_manifest("train", index_channel=index, input_dir=args.input_dir).classes
+if args.data:
+    loader = data_loader(args.data, args.batch_size, transform=CpuTrainTransform(args.image_size), input_dir=args.input_dir,
+                         resumable=True)
+    classes = open_location(args.data, placement_from_env(), 0).manifest.classes
+else:
+    index = "index" if "index" in input_channels(args.input_dir) else None
+    loader = channel_data_loader("train", args.batch_size, transform=CpuTrainTransform(args.image_size), index_channel=index,
+                                 input_dir=args.input_dir, resumable=True)
+    classes = channel_manifest("train", index_channel=index, input_dir=args.input_dir).classes
 model = VisionTransformer(image_size=args.image_size, patch_size=8, num_layers=args.depth, num_heads=6, hidden_dim=384,
                           mlp_dim=1536, num_classes=classes).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)

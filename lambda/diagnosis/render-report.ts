@@ -32,7 +32,9 @@ export function renderMarkdown(diagnosis: Diagnosis): string {
       + `${dataWaitMean !== undefined ? `waiting for data ${round(dataWaitMean * 100)} % of the time` : 'data wait not reported'}`);
   }
   for (const finding of diagnosis.findings) {
-    lines.push('', `## ${VERDICT_TITLES[finding.verdict]}`, '', finding.summary);
+    // The verdict's own finding is the title and the summary above: its details follow them, once.
+    const isVerdict = finding.verdict === diagnosis.verdict && finding.summary === diagnosis.summary;
+    if (!isVerdict) lines.push('', `## ${VERDICT_TITLES[finding.verdict]}`, '', finding.summary);
     if (finding.idleGpuSeconds > 0) lines.push('', `About ${round(finding.idleGpuSeconds / 3600)} GPU-hours idle.`);
     if (finding.advice.length) lines.push('', '**What to change**', '', ...finding.advice.map((a) => `- ${a}`));
     if (finding.evidence.length) lines.push('', '**Evidence**', '', ...finding.evidence.map((e) => `- ${e}`));

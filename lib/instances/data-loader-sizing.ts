@@ -5,9 +5,9 @@ import type { Size } from 'aws-cdk-lib';
  */
 export interface DataLoaderSizingOptions {
   /**
-   * Training processes per instance (one per GPU or Trainium device with torchrun / DDP).
+   * Training processes per instance (one per GPU, or per NeuronCore on Trainium, with torchrun / DDP).
    *
-   * @default - the instance's accelerator count, or 1 when it has none
+   * @default - `defaultProcessesPerInstance`: one per GPU or NeuronCore, or 1 when the instance has none
    */
   readonly processesPerInstance?: number;
 

@@ -16,9 +16,9 @@ export interface TrainingCluster {
   readonly instanceCount?: number;
 
   /**
-   * Training processes per instance (one per GPU or Trainium device with torchrun / DDP).
+   * Training processes per instance (one per GPU, or per NeuronCore on Trainium, with torchrun / DDP).
    *
-   * @default - one per GPU or Trainium device, or 1 when the instance has none
+   * @default - one per GPU or NeuronCore, or 1 when the instance has none
    */
   readonly processesPerInstance?: number;
 

@@ -1,6 +1,7 @@
 import { SizeRoundingBehavior } from 'aws-cdk-lib';
 import type { DataLoaderSizing, DataLoaderSizingOptions } from './data-loader-sizing';
 import { DEFAULT_MEMORY_PER_WORKER } from './private/loader-memory';
+import { defaultNeuronCores } from './private/neuron-cores';
 import { ValidationError } from '../private/errors';
 
 /**
@@ -35,6 +36,15 @@ export interface TrainingInstanceSpec {
    * @default 0
    */
   readonly trainiumDevices?: number;
+  /**
+   * NeuronCores of the Trainium devices as the Neuron runtime exposes them (logical NeuronCores),
+   * one training process each by default.
+   *
+   * @default - Neuron's defaults: 2 per Trainium device on trn1 and trn1n, 4 per Trainium2 device
+   * on trn2 (8 physical cores paired by LNC=2); one per device on other families; 0 without Trainium
+   * @see https://awsdocs-neuron.readthedocs-hosted.com/en/latest/frameworks/torch/torch-neuronx/programming-guide/training/pytorch-neuron-programming-guide.html
+   */
+  readonly neuronCores?: number;
   /**
    * Local NVMe instance storage in GB. SageMaker puts File-mode data, checkpoints and outputs
    * there and ignores `VolumeSizeInGB`.
@@ -104,6 +114,10 @@ export class TrainingInstance {
 
   // Generated from test/fixtures/instances/instances.json (EC2 DescribeInstanceTypes via karpenter's
   // instance-type docs; sources in the README there); test/instances/training-instance.test.ts checks it against that file.
+  // The Trainium types' NeuronCores (the processes they run) are Neuron's defaults, private/neuron-cores.ts:
+  // 32 on trn1.32xlarge and trn1n.32xlarge, 64 on trn2.48xlarge, 2 on trn1.2xlarge
+  // (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/training/best-practices.html, and the PyTorch NeuronX
+  // developer guide linked there).
   // @catalog-begin
   /** ml.p3.2xlarge: 8 vCPUs, 61 GiB, 1 × NVIDIA Tesla V100, EBS only. */
   public static readonly P3_2XLARGE = TrainingInstance.catalog('ml.p3.2xlarge', { vcpus: 8, memoryGiB: 61, gpus: 1, gpuModel: 'NVIDIA Tesla V100', gpuMemoryGiB: 16, networkGbps: 2.5 });
@@ -209,6 +223,8 @@ export class TrainingInstance {
   public readonly gpuMemoryGiB?: number;
   /** AWS Trainium devices (0 for GPU types). */
   public readonly trainiumDevices: number;
+  /** NeuronCores of the Trainium devices, as Neuron exposes them by default (0 for GPU types). */
+  public readonly neuronCores: number;
   /** Local NVMe storage in GB; undefined when the instance uses EBS. */
   public readonly localNvmeGB?: number;
   /** Baseline network bandwidth in Gbit/s, when known. */
@@ -225,14 +241,23 @@ export class TrainingInstance {
     this.gpuModel = spec.gpuModel;
     this.gpuMemoryGiB = spec.gpuMemoryGiB;
     this.trainiumDevices = spec.trainiumDevices ?? 0;
+    this.neuronCores = spec.neuronCores ?? defaultNeuronCores(instanceType, this.trainiumDevices);
     this.localNvmeGB = spec.localNvmeGB;
     this.networkGbps = spec.networkGbps;
     this.efaInterfaces = spec.efaInterfaces ?? 0;
   }
 
-  /** GPUs plus Trainium devices: the number of training processes one instance usually runs. */
+  /** GPUs plus Trainium devices. */
   public get acceleratorCount(): number {
     return this.gpus + this.trainiumDevices;
+  }
+
+  /**
+   * The training processes one instance runs by default: one per GPU, or one per NeuronCore on
+   * Trainium (Neuron's default), at least 1.
+   */
+  public get defaultProcessesPerInstance(): number {
+    return Math.max(1, this.gpus > 0 ? this.gpus : this.neuronCores);
   }
 
   /**
@@ -259,7 +284,7 @@ export class TrainingInstance {
    * DALI threads follow the same CPU rule; they share the process's memory, so no memory cap.
    */
   public sizeDataLoaders(options: DataLoaderSizingOptions = {}): DataLoaderSizing {
-    const processes = options.processesPerInstance ?? Math.max(1, this.acceleratorCount);
+    const processes = options.processesPerInstance ?? this.defaultProcessesPerInstance;
     if (!Number.isInteger(processes) || processes < 1 || processes > this.vcpus) {
       throw new ValidationError('InvalidProcessesPerInstance',
         `processesPerInstance must be an integer between 1 and the ${this.vcpus} vCPUs of ${this.instanceType}, got ${processes}`);
@@ -296,7 +321,8 @@ function validateSpec(instanceType: string, spec: TrainingInstanceSpec): void {
       `instanceType must look like 'ml.<family>.<size>' (e.g. 'ml.p4d.24xlarge'), got '${instanceType}'`);
   }
   const counts: Array<[string, number | undefined]> = [
-    ['vcpus', spec.vcpus], ['gpus', spec.gpus], ['trainiumDevices', spec.trainiumDevices], ['efaInterfaces', spec.efaInterfaces],
+    ['vcpus', spec.vcpus], ['gpus', spec.gpus], ['trainiumDevices', spec.trainiumDevices], ['neuronCores', spec.neuronCores],
+    ['efaInterfaces', spec.efaInterfaces],
   ];
   for (const [name, value] of counts) {
     if (value !== undefined && (!Number.isInteger(value) || value < (name === 'vcpus' ? 1 : 0))) {

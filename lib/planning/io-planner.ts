@@ -51,7 +51,7 @@ export interface IoPlanProps {
   readonly reusedAcrossJobs?: boolean;
 
   /**
-   * Samples each GPU (or Trainium device) consumes per second at full speed, e.g. 1350 for ResNet-50
+   * Samples each training process (a GPU, or a NeuronCore on Trainium) consumes per second at full speed, e.g. 1350 for ResNet-50
    * on a V100. Enables the read rate, training time, decoding and network checks.
    *
    * @default - unknown: those checks are skipped

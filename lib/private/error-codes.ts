@@ -147,6 +147,7 @@ export const WARNING_CODES = {
   jobOutsideCacheSubnet: { subject: 'TrainingJob', meaning: 'a job in another subnet than its cache, paying cross-AZ traffic' },
   cachesInSeveralSubnets: { subject: 'TrainingJob', meaning: 'channels reading file systems in several subnets, so some reads cross zones' },
   missingVpcEndpoint: { subject: 'TrainingJob', meaning: 'code that calls an AWS service its isolated subnets have no endpoint for' },
+  largeTrainingCode: { subject: 'TrainingCode', meaning: 'a code tarball over 50 MiB, uploaded at every change and downloaded by every instance' },
   packageInstallInIsolatedNetwork: { subject: 'TrainingJob', meaning: 'a requirements.txt that isolated subnets cannot install from PyPI' },
   cacheThroughputBelowReadRate: { subject: 'LustreDatasetCache', meaning: 'a cache slower than the read rate it is given' },
   sourceKeyNotGranted: { subject: 'LustreDatasetCache', meaning: 'a source bucket KMS key from outside the stack, whose policy cannot be made to let FSx decrypt' },

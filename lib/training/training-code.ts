@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { ILocalBundling} from 'aws-cdk-lib';
-import { AssetHashType, BundlingOutput, DockerImage, FileSystem, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, AssetHashType, BundlingOutput, DockerImage, FileSystem, IgnoreStrategy, Stack, Token } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3_assets from 'aws-cdk-lib/aws-s3-assets';
@@ -38,11 +38,24 @@ export interface TrainingCodeOptions {
 
   /**
    * Glob patterns of files and folders left out of the tarball, as for CDK assets
-   * (e.g. `__pycache__`, `*.pyc`, `data/**`).
+   * (e.g. `data/**`, `*.ckpt`), besides what is never training code: `node_modules`, `cdk.out`,
+   * `.git`, virtual environments (`.venv`, `venv`), `__pycache__` and `*.pyc`, the CDK app's
+   * `*.ts` (and `*.d.ts`) and `*.js`, `cdk.json`, `cdk.context.json`, `package*.json` and
+   * `tsconfig*.json`. Ship one of those with `include`.
    *
-   * @default - every file of the directory is shipped
+   * @default - only what is never training code is left out
    */
   readonly exclude?: string[];
+
+  /**
+   * Glob patterns of files and folders shipped although the defaults leave them out (e.g.
+   * `*.js` for JavaScript the training code runs, or `venv`). `exclude` still leaves out what
+   * it matches.
+   *
+   * @default - none: `node_modules`, `cdk.out`, `.git`, virtual environments, compiled Python
+   * and the CDK app's own files are left out
+   */
+  readonly include?: string[];
 
   /**
    * The metrics the code prints to its log, which a job running it publishes unless the job sets
@@ -144,13 +157,25 @@ export abstract class TrainingCode {
   public abstract _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig;
 
   /**
-   * The local directory of the code, read for what it needs from the network; undefined when the code is in S3.
+   * The local files the code ships, read for what they need from the network; undefined when the code is in S3.
    *
    * @internal
    */
-  public _sourceDirectory(): string | undefined {
+  public _sourceFiles(): TrainingCodeFiles | undefined {
     return undefined;
   }
+}
+
+/**
+ * The files of a local code directory that its tarball ships.
+ *
+ * @internal
+ */
+export interface TrainingCodeFiles {
+  /** The absolute path of the directory. */
+  readonly directory: string;
+  /** Sorted POSIX paths relative to `directory`. */
+  readonly files: string[];
 }
 
 /**
@@ -176,6 +201,19 @@ const TARBALL_NAME = 'sourcedir.tar.gz';
 /** What Python compiles next to the sources: it differs per machine and is never shipped. */
 const COMPILED_PYTHON = ['__pycache__', '*.pyc'];
 
+/**
+ * What `fromAsset` leaves out unless `include` names it: a CDK app's folder (the usual place
+ * of the script) holds its dependencies, its output and its own sources, none of it training
+ * code; shipped, they made a 73 MB tarball of 2,329 files for a 5 kB script.
+ */
+const NOT_TRAINING_CODE = [
+  'node_modules', 'cdk.out', '.git', '.venv', 'venv', ...COMPILED_PYTHON,
+  '*.ts', '*.js', 'cdk.json', 'cdk.context.json', 'package*.json', 'tsconfig*.json',
+];
+
+/** Above this, a code tarball is likely to hold data or dependencies: uploaded at every change, downloaded by every instance. */
+const LARGE_CODE_BYTES = 50 * 1024 * 1024;
+
 /** The readers' folder in the tarball, where `import shardio` finds them (the script's folder is on sys.path). */
 const READERS_FOLDER = 'shardio';
 
@@ -189,14 +227,16 @@ class AssetTrainingCode extends TrainingCode {
   public readonly metricDefinitions: MetricDefinition[];
   public readonly savesCheckpoints: boolean;
   private readonly directory: string;
+  /** The defaults, then `include` as negated patterns, then `exclude`: the last pattern that matches decides. */
   private readonly exclude: string[];
   /** `container/shardio` of this package, shipped as `shardio/`; undefined without `includeReaders`. */
   private readonly readers?: string;
+  private listedFiles?: string[];
 
   constructor(directory: string, private readonly options: TrainingCodeOptions) {
     super();
     this.directory = path.resolve(directory);
-    this.exclude = options.exclude ?? [];
+    this.exclude = [...NOT_TRAINING_CODE, ...(options.include ?? []).map((pattern) => `!${pattern}`), ...(options.exclude ?? [])];
     this.readers = options.includeReaders ? containerDirectory('readers') : undefined;
     this.metricDefinitions = options.metricDefinitions ?? (this.readers ? READER_METRICS : []);
     this.savesCheckpoints = options.savesCheckpoints ?? false;
@@ -208,13 +248,19 @@ class AssetTrainingCode extends TrainingCode {
     }
   }
 
-  public _sourceDirectory(): string | undefined {
-    return this.directory;
+  public _sourceFiles(): TrainingCodeFiles | undefined {
+    return { directory: this.directory, files: this.ownFiles() };
   }
 
   public _bind(scope: Construct, grantee: iam.IGrantable): TrainingCodeConfig {
     const stack = Stack.of(scope);
-    const key = this.readers ? [this.directory, this.exclude, READERS_FOLDER] : [this.directory, this.exclude];
+    const largeWarning = largeCodeWarning(this.directory, this.ownFiles());
+    if (largeWarning) {
+      Annotations.of(scope).addWarningV2('cdk-training-io:largeTrainingCode', largeWarning);
+    }
+    // The user's patterns name the asset, as before the defaults existed: the same code keeps its construct id.
+    const userPatterns = this.options.include?.length ? [this.options.exclude ?? [], this.options.include] : [this.options.exclude ?? []];
+    const key = this.readers ? [this.directory, ...userPatterns, READERS_FOLDER] : [this.directory, ...userPatterns];
     const id = `TrainingIoCode${crypto.createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16)}`;
     const asset = (stack.node.tryFindChild(id) as s3_assets.Asset | undefined) ?? new s3_assets.Asset(stack, id, {
       path: this.directory,
@@ -239,12 +285,18 @@ class AssetTrainingCode extends TrainingCode {
       .digest('hex');
   }
 
+  /** The directory's files that are shipped, listed once. */
+  private ownFiles(): string[] {
+    this.listedFiles ??= listFiles(this.directory, this.exclude);
+    return this.listedFiles;
+  }
+
   /** The directory's files and, with the readers, theirs under `shardio/` in place of any the directory has. */
   private tarballSources(): TarballSource[] {
     if (!this.readers) {
-      return [{ directory: this.directory, files: listFiles(this.directory, this.exclude) }];
+      return [{ directory: this.directory, files: this.ownFiles() }];
     }
-    const ownFiles = listFiles(this.directory, this.exclude).filter((file) => !file.startsWith(`${READERS_FOLDER}/`));
+    const ownFiles = this.ownFiles().filter((file) => !file.startsWith(`${READERS_FOLDER}/`));
     const readerFiles = listFiles(this.readers, COMPILED_PYTHON);
     return [
       { directory: this.directory, files: ownFiles },
@@ -341,6 +393,34 @@ function listFiles(directory: string, exclude: string[]): string[] {
   return files.sort(byCodePoint);
 }
 
+/**
+ * A warning when the shipped files pass {@link LARGE_CODE_BYTES}, naming the largest folders
+ * (first level of the directory) that made them so; undefined below.
+ */
+function largeCodeWarning(directory: string, files: string[]): string | undefined {
+  const bytesByFolder = new Map<string, number>();
+  let total = 0;
+  for (const file of files) {
+    const size = fs.lstatSync(path.join(directory, file)).size;
+    total += size;
+    const slash = file.indexOf('/');
+    const folder = slash < 0 ? '(files at the top)' : `${file.slice(0, slash)}/`;
+    bytesByFolder.set(folder, (bytesByFolder.get(folder) ?? 0) + size);
+  }
+  if (total <= LARGE_CODE_BYTES) {
+    return undefined;
+  }
+  const largest = [...bytesByFolder].sort((a, b) => b[1] - a[1]).slice(0, 3)
+    .map(([folder, bytes]) => `${folder} ${megabytes(bytes)}`).join(', ');
+  return `the training code in '${directory}' ships ${megabytes(total)} in ${files.length} files (largest: ${largest}), `
+    + `over ${megabytes(LARGE_CODE_BYTES)}: it is uploaded at every change and downloaded by every instance before training; `
+    + 'leave data, checkpoints and dependencies out with exclude (read data from a channel, install packages in the image)';
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 function validateDirectory(directory: string): void {
   if (!fs.existsSync(directory) || !fs.statSync(directory).isDirectory()) {
     throw new ValidationError('TrainingCodeDirectoryNotFound', `directory must be an existing directory, got '${directory}'`);
@@ -366,7 +446,8 @@ function validateProgramInDirectory(directory: string, program: string, exclude:
     throw new ValidationError('TrainingProgramNotFound', `program '${program}' must be a file in directory '${directory}', but ${programPath} is not`);
   }
   if (IgnoreStrategy.fromCopyOptions({ exclude }, directory).ignores(programPath)) {
-    throw new ValidationError('TrainingProgramExcluded', `program '${program}' is matched by exclude [${exclude.join(', ')}] and would not be shipped`);
+    throw new ValidationError('TrainingProgramExcluded', `program '${program}' is matched by exclude [${exclude.join(', ')}] and would not be shipped: `
+      + 'ship it with include');
   }
 }
 

@@ -54,7 +54,7 @@ export enum TrainingLauncher {
   /** Once per instance, as `python <program>`: the program starts its own processes, if any. */
   SCRIPT = 'script',
   /**
-   * With `torchrun`, one process per GPU or Trainium device on every instance, rendezvous set up
+   * With `torchrun`, one process per GPU or NeuronCore on every instance, rendezvous set up
    * (PyTorch 1.13.1 and later; the `sagemaker_torch_distributed_enabled` hyperparameter, as the
    * SageMaker Python SDK's `distribution={"torch_distributed": {"enabled": True}}` sets it).
    */
@@ -118,7 +118,7 @@ export interface TrainingJobOptions {
   /**
    * Training processes per instance, for data-loader sizing.
    *
-   * @default - one per GPU or Trainium device
+   * @default - one per GPU, or per NeuronCore on Trainium (`TrainingInstance.defaultProcessesPerInstance`)
    */
   readonly processesPerInstance?: number;
 
@@ -573,9 +573,9 @@ export class TrainingJob extends sfn.TaskStateBase implements iam.IGrantable, ec
 
   /** Warns of AWS APIs the code calls that the shared network has no interface endpoint for (its subnets are isolated). */
   private warnMissingEndpoints(shared: TrainingNetwork, codeSource: TrainingCode | undefined): void {
-    const codeDirectory = codeSource?._sourceDirectory();
-    if (!codeDirectory) return;
-    for (const warning of missingEndpointWarnings(codeDirectory, shared.interfaceEndpoints)) {
+    const codeFiles = codeSource?._sourceFiles();
+    if (!codeFiles) return;
+    for (const warning of missingEndpointWarnings(codeFiles, shared.interfaceEndpoints)) {
       Annotations.of(this).addWarningV2(`cdk-training-io:${warning.code}`, warning.message);
     }
   }

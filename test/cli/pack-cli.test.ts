@@ -24,6 +24,17 @@ function readManifest(outDir: string): Manifest {
 }
 
 describe('training-io pack and verify', () => {
+  test('pack --help and docs/cli.md say that a file the image check refuses fails the run, not only one --resize cannot decode', async () => {
+    // GIVEN
+    const { stdout } = await runCli('pack', '--help');
+    const page = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'cli.md'), 'utf8');
+    // THEN: with folder labels every file is checked, whatever the preprocessing
+    for (const text of [stdout, page]) {
+      expect(text).not.toMatch(/(un|not )decodable with `?--resize/);
+      expect(text.replace(/\s+/g, ' ')).toMatch(/refused by the image check of `?--content images/);
+    }
+  });
+
   test('pack then verify: both exit 0, and the summary gives files, shards, records and no failures', async () => {
     // GIVEN
     const source = sourceFolder(12);

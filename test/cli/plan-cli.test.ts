@@ -40,6 +40,7 @@ describe('training-io plan', () => {
     ['10GiB', 10 * 2 ** 30],
     ['2TB', 2e12],
     ['1.5 TiB', 1.5 * 2 ** 40],
+    ['140B', 140],
   ])('--bytes %s is %d bytes', async (raw, bytes) => {
     // WHEN
     const { stdout } = await run('plan', '--objects', '1000', '--bytes', raw, '--instance', 'ml.p3dn.24xlarge', '--json');
@@ -104,9 +105,12 @@ describe('training-io plan', () => {
     [['--objects', '10', '--bytes', '1GB', '--mean-size', '1MB', '--instance', 'ml.p3dn.24xlarge'], /give --bytes .* one of them/],
     [['--objects', '0', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge'], /--objects must be a whole number ≥ 1, got '0'/],
     [['--objects=-5', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge'], /--objects must be a whole number ≥ 1, got '-5'/],
-    [['--objects', '10', '--bytes', '0', '--instance', 'ml.p3dn.24xlarge'], /--bytes must be at least 1 byte, got '0'/],
+    [['--objects', '10', '--bytes', '0GB', '--instance', 'ml.p3dn.24xlarge'], /--bytes must be at least 1 byte, got '0GB'/],
     [['--objects', '10', '--bytes', '10 parsecs', '--instance', 'ml.p3dn.24xlarge'], /--bytes must be a size such as 64MiB, 100MB or 1048576 \(bytes\), got '10 parsecs'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.bogus.xlarge'], /--instance must be a catalogued SageMaker training instance type .* got 'ml\.bogus\.xlarge'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p4dd.24xlarge'], /got 'ml\.p4dd\.24xlarge': did you mean 'ml\.p4d\.24xlarge'\?$/],
+    [['--objects', '10', '--bytes', '140', '--instance', 'ml.p3dn.24xlarge'], /^training-io: --bytes needs a unit, got '140': write 140GB or 140GiB \(or 140B for bytes\)$/],
+    [['--objects', '10', '--mean-size', '5', '--instance', 'ml.p3dn.24xlarge'], /--mean-size needs a unit, got '5': write 5GB or 5GiB/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--count', '0'], /--count must be a whole number between 1 and 10000, got '0'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--epochs', '0'], /--epochs must be a whole number ≥ 1, got '0'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--format', 'parquet'], /--format must be one of files, tfrecord, recordio, got 'parquet'/],

@@ -61,6 +61,15 @@ describe('training-io CLI', () => {
     expect(stdout).toMatch(/ml\.p3dn\.24xlarge .* 8 +11 +11\n/);
   });
 
+  test('instances runs one process per NeuronCore on Trainium, as Neuron does by default, and sizes the workers for them', async () => {
+    const { stdout } = await run('instances');
+    // 128 vCPUs / 32 NeuronCores − 1 = 3 workers; 192 / 64 − 1 = 2; 8 / 2 − 1 = 3
+    expect(stdout).toMatch(/^ml\.trn1\.32xlarge .* 32 +3 +3$/m);
+    expect(stdout).toMatch(/^ml\.trn1n\.32xlarge .* 32 +3 +3$/m);
+    expect(stdout).toMatch(/^ml\.trn2\.48xlarge .* 64 +2 +2$/m);
+    expect(stdout).toMatch(/^ml\.trn1\.2xlarge .* 2 +3 +3$/m);
+  });
+
   test('instances --processes 1 sizes for one process per instance and skips types with fewer vCPUs', async () => {
     const { stdout } = await run('instances', '--processes', '1');
     // g4dn.12xlarge: 48 vCPUs, one process → 47 by CPU; 192 GiB / 2 GiB = 96 by memory

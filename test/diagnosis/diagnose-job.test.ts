@@ -98,6 +98,17 @@ describe('job diagnosis: recorded metric sets', () => {
     expect(markdown).toContain('## FSx for Lustre cache');
   });
 
+  test.each(['input-bound', 'healthy'] as const)('the %s report says its verdict and its summary once', (kind) => {
+    // GIVEN
+    const diagnosis = diagnoseJob(recorded(kind));
+    // WHEN
+    const markdown = renderMarkdown(diagnosis);
+    // THEN
+    const title = /^# Training job \S+: (.*)$/m.exec(markdown)![1];
+    expect(markdown.split(title)).toHaveLength(2);
+    expect(markdown.split(diagnosis.summary)).toHaveLength(2);
+  });
+
   test('the diagnosis is plain JSON: it survives a round trip unchanged', () => {
     const diagnosis = diagnoseJob(recorded('healthy'));
     expect(JSON.parse(JSON.stringify(diagnosis))).toEqual(diagnosis);

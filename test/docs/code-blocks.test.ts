@@ -147,3 +147,19 @@ describe('code blocks of the README and docs/', () => {
     expect(errors).toEqual([expect.stringMatching(/^wrong\.md:4: .*no_such_name/)]);
   }, 120_000);
 });
+
+describe('one way to start an epoch', () => {
+  test('the docs, the examples and the readers\' docstrings call loader.set_epoch, never loader.dataset.set_epoch', () => {
+    // GIVEN: every user page, the examples' scripts and the readers (whose own delegation is self.dataset / self.loader.dataset)
+    const examples = fs.readdirSync(path.join(REPO_ROOT, 'examples'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.py') || file.endsWith('.md')).map((file) => path.join('examples', file));
+    const readers = fs.readdirSync(path.join(REPO_ROOT, 'container', 'shardio')).filter((file) => file.endsWith('.py'))
+      .map((file) => path.join('container', 'shardio', file));
+    // WHEN
+    const uses = [...userPages(), ...examples, ...readers].flatMap((file) => fs.readFileSync(path.join(REPO_ROOT, file), 'utf8').split('\n')
+      .map((line, i) => ({ where: `${file}:${i + 1}`, line }))
+      .filter(({ line }) => /(?<!self\.|self\.loader\.)\bloader\.dataset\.set_epoch/.test(line) || /\bloader\.dataset\.set_epoch\(e\)/.test(line)));
+    // THEN
+    expect(uses.map(({ where, line }) => `${where}: ${line.trim()}`)).toEqual([]);
+  });
+});

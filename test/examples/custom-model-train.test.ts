@@ -50,11 +50,15 @@ function jobFolders(dataset: string): { input: string; model: string; checkpoint
 
 /** `python train.py <hyperparameters>` in the code folder, as the toolkit runs it; its stdout. */
 function train(code: string, job: { input: string; model: string; checkpoints: string }, ...hyperparameters: string[]): string {
-  const run = spawnSync(PYTHON, ['-E', '-s', '-B', 'train.py', '--checkpoint_dir', job.checkpoints, ...hyperparameters], {
+  return runTrainPy(code, { SM_INPUT_DIR: job.input, SM_MODEL_DIR: job.model }, '--checkpoint_dir', job.checkpoints, ...hyperparameters);
+}
+
+function runTrainPy(code: string, env: Record<string, string>, ...args: string[]): string {
+  const run = spawnSync(PYTHON, ['-E', '-s', '-B', 'train.py', ...args], {
     cwd: code,
     encoding: 'utf8',
     timeout: 600_000,
-    env: { ...process.env, SM_INPUT_DIR: job.input, SM_MODEL_DIR: job.model },
+    env: { ...process.env, ...env },
   });
   if (run.error) throw run.error;
   if (run.status !== 0) throw new Error(`train.py exited with ${run.status ?? run.signal}:\n${run.stdout}${run.stderr}`);
@@ -98,5 +102,27 @@ describe('examples/custom-model/train.py on the CPU', () => {
     expect(second).toMatch(/^done at step=8$/m);
     expect(loaderPosition(job.checkpoints, 8)).toMatchObject({ epoch: 1, yielded: [7, 7], sample_in_epoch: FILES });
     expect(fs.statSync(path.join(job.model, 'model.pt')).size).toBeGreaterThan(0);
+  }, 900_000);
+
+  test('with --data, outside a job, trains on a packed folder and resumes at the record it reached', async () => {
+    // GIVEN: no /opt/ml folders; the worker count a job would pass as a hyperparameter, through the toolkit's variable
+    const work = folder('custom-model-data');
+    jpegSourceFolder(path.join(work, 'source'), FILES, CLASSES);
+    await packWithCli(path.join(work, 'source'), path.join(work, 'dataset'), 'tfrecord', 3);
+    const code = stagedCode();
+    const env = { SM_INPUT_DIR: path.join(work, 'no-job'), SM_HP_NUM_WORKERS: '2' };
+    const args = ['--data', path.join(work, 'dataset'), '--checkpoint_dir', path.join(work, 'checkpoints'), '--model_dir', path.join(work, 'model'),
+      '--epochs', '2', '--image_size', '32', '--batch_size', '4', '--depth', '2', '--log_interval', '2', '--checkpoint_interval', '3'];
+
+    // WHEN
+    const first = runTrainPy(code, env, ...args, '--max_steps', '6');
+    const second = runTrainPy(code, env, ...args);
+
+    // THEN
+    expect([...first.matchAll(INTERVAL_LINE)].map((m) => [Number(m[1]), Number(m[2])])).toEqual([[0, 2], [0, 4], [1, 6]]);
+    expect(second).toMatch(/^resumed step=6 at record 8 of epoch 1$/m);
+    expect(second).toMatch(/^done at step=8$/m);
+    expect(loaderPosition(path.join(work, 'checkpoints'), 8)).toMatchObject({ epoch: 1, yielded: [7, 7], sample_in_epoch: FILES });
+    expect(fs.statSync(path.join(work, 'model', 'model.pt')).size).toBeGreaterThan(0);
   }, 900_000);
 });

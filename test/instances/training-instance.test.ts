@@ -172,6 +172,21 @@ describe('TrainingInstance', () => {
     });
   });
 
+  describe('NeuronCores', () => {
+    test.each<[TrainingInstance, number]>([
+      [TrainingInstance.TRN1_2XLARGE, 2], [TrainingInstance.TRN1_32XLARGE, 32], [TrainingInstance.TRN1N_32XLARGE, 32],
+      [TrainingInstance.TRN2_48XLARGE, 64], [TrainingInstance.P4D_24XLARGE, 0],
+    ])('%s has Neuron\'s default NeuronCores: %d', (instance, cores) => {
+      expect(instance.neuronCores).toBe(cores);
+    });
+
+    test('of() takes the NeuronCores of a family the catalog does not know, else one process per Trainium device', () => {
+      expect(TrainingInstance.of('ml.trn9.48xlarge', { vcpus: 192, memoryGiB: 2048, trainiumDevices: 16, neuronCores: 128 }).defaultProcessesPerInstance).toBe(128);
+      expect(TrainingInstance.of('ml.trn9.48xlarge', { vcpus: 192, memoryGiB: 2048, trainiumDevices: 16 }).defaultProcessesPerInstance).toBe(16);
+      expect(() => TrainingInstance.of('ml.trn9.48xlarge', { vcpus: 192, memoryGiB: 2048, trainiumDevices: 16, neuronCores: 1.5 })).toThrow(/InvalidInstanceSpec.*neuronCores/);
+    });
+  });
+
   describe('sizeDataLoaders', () => {
     test.each<[string, TrainingInstance, DataLoaderSizingOptions, DataLoaderSizing]>([
       // 96 vCPUs / 8 GPUs = 12 per rank, minus the rank itself; memory 768 / 8 / 2 GiB = 48 is no limit
@@ -180,8 +195,12 @@ describe('TrainingInstance', () => {
       ['g4dn.12xlarge, one process per GPU', TrainingInstance.G4DN_12XLARGE, {}, { processesPerInstance: 4, vcpusPerProcess: 12, loaderWorkers: 11, daliThreads: 11, limitedByMemory: false }],
       // 4 / 1 = 4 → 3; memory 16 / 2 = 8
       ['g5.xlarge, one GPU', TrainingInstance.G5_XLARGE, {}, { processesPerInstance: 1, vcpusPerProcess: 4, loaderWorkers: 3, daliThreads: 3, limitedByMemory: false }],
-      // 128 vCPUs / 16 Trainium devices = 8 → 7; memory 512 / 16 / 2 = 16
-      ['trn1.32xlarge, one process per Trainium device', TrainingInstance.TRN1_32XLARGE, {}, { processesPerInstance: 16, vcpusPerProcess: 8, loaderWorkers: 7, daliThreads: 7, limitedByMemory: false }],
+      // 128 vCPUs / 32 NeuronCores (2 per Trainium, Neuron's default) = 4 → 3; memory 512 / 32 / 2 = 8
+      ['trn1.32xlarge, one process per NeuronCore', TrainingInstance.TRN1_32XLARGE, {}, { processesPerInstance: 32, vcpusPerProcess: 4, loaderWorkers: 3, daliThreads: 3, limitedByMemory: false }],
+      // 192 vCPUs / 64 logical NeuronCores (4 per Trainium2 at LNC=2) = 3 → 2; memory 2048 / 64 / 2 = 16
+      ['trn2.48xlarge, one process per logical NeuronCore', TrainingInstance.TRN2_48XLARGE, {}, { processesPerInstance: 64, vcpusPerProcess: 3, loaderWorkers: 2, daliThreads: 2, limitedByMemory: false }],
+      // 8 vCPUs / 2 NeuronCores = 4 → 3; memory 32 / 2 / 2 = 8
+      ['trn1.2xlarge, one process per NeuronCore', TrainingInstance.TRN1_2XLARGE, {}, { processesPerInstance: 2, vcpusPerProcess: 4, loaderWorkers: 3, daliThreads: 3, limitedByMemory: false }],
       // a single process on 96 vCPUs → 95; memory 1152 / 2 = 576
       ['p4d.24xlarge with processesPerInstance 1', TrainingInstance.P4D_24XLARGE, { processesPerInstance: 1 }, { processesPerInstance: 1, vcpusPerProcess: 96, loaderWorkers: 95, daliThreads: 95, limitedByMemory: false }],
       // CPU allows 63, memory 16 GiB / 2 GiB = 8

@@ -218,7 +218,8 @@ describe('installed from the tarball, offline', () => {
     const versions = PACKAGE_JSON.devDependencies;
     installOffline(app, packed.filename, {
       dependencies: { 'aws-cdk-lib': versions['aws-cdk-lib'], 'constructs': versions.constructs, 'cdk-nag': versions['cdk-nag'] },
-      devDependencies: { 'aws-cdk': versions['aws-cdk'], 'typescript': versions.typescript },
+      // @types/node: the custom-model example's `npm install --save-dev @types/node`
+      devDependencies: { 'aws-cdk': versions['aws-cdk'], 'typescript': versions.typescript, '@types/node': versions['@types/node'] },
     });
   }, BUILD_TIMEOUT);
 
@@ -251,6 +252,32 @@ describe('installed from the tarball, offline', () => {
     const stacks = synthesizedStacks(outdir);
     expect(stacks.length).toBeGreaterThan(0);
     expect(stacks.flatMap(apiModelProblems)).toEqual([]);
+    synthesized.push(outdir);
+  }, BUILD_TIMEOUT);
+
+  test('the custom-model example, copied into the app\'s own folder as examples/README.md says, ships its train.py and the readers only', () => {
+    // GIVEN: examples/README.md's copy, run in the app's folder beside node_modules; the tarball the app was
+    // installed from is not in a user's app
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'examples', 'README.md'), 'utf8');
+    const copy = 'cp node_modules/cdk-training-io/examples/custom-model/{*.ts,train.py} .';
+    expect(readme).toContain(copy);
+    expect(readme).toContain('npm install --save-dev @types/node');
+    fs.renameSync(path.join(app, packed.filename), path.join(work, `installed-${packed.filename}`));
+    run('bash', ['-c', copy], { cwd: app });
+    for (const [file, text] of Object.entries(readmeAppFiles())) fs.writeFileSync(path.join(app, file), text);
+    // WHEN
+    const outdir = path.join(app, 'cdk.out');
+    run('npx', ['--offline', 'cdk', 'synth', '--output', outdir, '--no-notices', '--quiet'], { cwd: app });
+    // THEN: no warning (no missingVpcEndpoint from node_modules' code), and a code tarball under 1 MB of train.py and shardio/
+    expect(validationViolations(outdir)).toEqual([]);
+    expect(annotations(outdir)).toEqual([]);
+    expect(assetProblems(outdir)).toEqual([]);
+    const codeTarballs = fs.readdirSync(outdir).filter((name) => name.endsWith('.tar.gz')).map((name) => path.join(outdir, name));
+    expect(codeTarballs).toHaveLength(1);
+    expect(fs.statSync(codeTarballs[0]).size).toBeLessThan(1024 * 1024);
+    const entries = run('tar', ['-tzf', codeTarballs[0]], { cwd: app }).stdout.trim().split('\n');
+    expect(entries.filter((entry) => !entry.startsWith('shardio/'))).toEqual(['train.py']);
+    expect(entries).toContain('shardio/__init__.py');
     synthesized.push(outdir);
   }, BUILD_TIMEOUT);
 

@@ -243,7 +243,7 @@ describe('IoPlanner', () => {
       ['1 × ml.g5.2xlarge: 1 × 1 × 7', cluster(TrainingInstance.G5_2XLARGE), 7],
       ['2 × ml.p3dn.24xlarge: 2 × 8 × 11', cluster(TrainingInstance.P3DN_24XLARGE, 2), 176],
       ['4 × ml.g4dn.12xlarge: 4 × 4 × 11', cluster(TrainingInstance.G4DN_12XLARGE, 4), 176],
-      ['2 × ml.trn1.32xlarge: 2 × 16 × 7', cluster(TrainingInstance.TRN1_32XLARGE, 2), 224],
+      ['2 × ml.trn1.32xlarge, a process per NeuronCore: 2 × 32 × 3', cluster(TrainingInstance.TRN1_32XLARGE, 2), 192],
       ['given workers: 2 × 8 × 4', cluster(TrainingInstance.P3DN_24XLARGE, 2, { loaderWorkers: 4 }), 64],
       ['no workers: each process reads for itself, 2 × 8 × 1', cluster(TrainingInstance.P3DN_24XLARGE, 2, { loaderWorkers: 0 }), 16],
       ['one process per instance: 2 × 1 × 95', cluster(TrainingInstance.P3DN_24XLARGE, 2, { processesPerInstance: 1 }), 190],
@@ -460,6 +460,22 @@ describe('IoPlanner', () => {
       // THEN
       expect(warningCodes(result)).toContain('cpuBoundDecoding');
     });
+  });
+
+  test('no reason cites a path the package does not ship (bench/, test/): every catalogued instance, files and shards, with and without a GPU rate', () => {
+    // GIVEN
+    const cited: string[] = [];
+    for (const instance of TrainingInstance.all()) {
+      for (const dataset of [files(1_000_000, 1.2e12), files(2000, 100e9, { format: DatasetFormat.TFRECORD, recordCount: 1_000_000 }), files(1_000_000, 5e9)]) {
+        for (const extra of [{}, { samplesPerSecondPerDevice: 2000 }, { reusedAcrossJobs: true, epochs: 90 }]) {
+          // WHEN
+          const text = JSON.stringify(plan(dataset, cluster(instance, 2), extra));
+          // THEN
+          cited.push(...(text.match(/\b(?:bench|test)\/[\w./-]*/g) ?? []).map((path) => `${instance.instanceType}: ${path}`));
+        }
+      }
+    }
+    expect([...new Set(cited)]).toEqual([]);
   });
 
   describe('start-up and read rate', () => {

@@ -80,7 +80,9 @@ class ResumableLoaderTest(unittest.TestCase):
             current = loader(source=ShardDirectory(dataset.root))
             with self.assertRaisesRegex(ValueError, rf"saved reading dataset version {dataset.first} but this loader reads {SECOND}: "
                                                     r".* twice and others never\. Pin the version the job started on "
-                                                    rf"\(SHARDIO_DATASET_MANIFEST=versions/{dataset.first}/manifest.json or "
+                                                    rf"\(data_loader\(\.\.\., version=\"{dataset.first}\"\) or channel_data_loader\(\.\.\., "
+                                                    rf"manifest=\"versions/{dataset.first}/manifest.json\"\); in a job "
+                                                    rf"SHARDIO_DATASET_MANIFEST=versions/{dataset.first}/manifest.json, or train.py's "
                                                     rf"--dataset_manifest versions/{dataset.first}/manifest.json; .*start the epoch over"):
                 current.load_state_dict(state)
             # At an epoch's start no record was counted: any version will do.
@@ -157,6 +159,27 @@ class TrainResumeTest(unittest.TestCase):
                 part = interrupted[epoch * files:(epoch + 1) * files]
                 self.assertEqual(sorted(part), sorted(uninterrupted[epoch * files:(epoch + 1) * files]))
                 self.assertEqual(len(set(part)), files)
+
+    def test_with_data_a_packed_folder_outside_a_job_it_trains_stops_and_resumes_at_the_record_it_reached(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            # No SageMaker folders: --input_dir is empty, the dataset a folder (--data) and a file:// URL (--validation_data).
+            empty = os.path.join(root, "no-job")
+            os.mkdir(empty)
+            checkpoints, records = os.path.join(root, "checkpoints"), os.path.join(root, "records")
+            data = ("--data", str(packed()["tfrecord"]), "--validation_data", f"file://{packed()['recordio']}", "--num_workers", "2",
+                    "--checkpoint_dir", checkpoints, "--record_log", records)
+            first = self.run_train(empty, *data, "--max_steps", "7")
+            self.assertIn("done steps=7", first)
+            self.assertRegex(first, r"(?m)^epoch=0 step=6 samples/s=[0-9.]+ data_wait=[0-9.]+ loss=[0-9.]+$")
+            second = self.run_train(empty, *data)
+            self.assertIn("step=7 at record 28 of epoch 0", second)
+            self.assertEqual([int(epoch) for epoch in VALIDATION_LINE.findall(second)], [0, 1])
+            files = packed()["files"]
+            with open(f"{records}.rank-0", encoding="utf-8") as handle:
+                names = [name for line in handle for name in line.split()]
+            self.assertEqual(len(names), 2 * files)
+            for epoch in range(2):
+                self.assertEqual(len(set(names[epoch * files:(epoch + 1) * files])), files)
 
     def test_resumed_after_a_newer_version_was_published_it_reads_the_version_it_started_on(self) -> None:
         with tempfile.TemporaryDirectory() as root:

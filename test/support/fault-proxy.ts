@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { stopAfterAll } from './left-running';
 
 /** A request as it reaches the proxy. */
 export interface ProxiedRequest {
@@ -55,7 +56,14 @@ function errorBody(code: string, message: string): string {
 }
 
 /** Starts a fault proxy on a free loopback port, forwarding to `targetPort` on 127.0.0.1. */
-export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
+export function startFaultProxy(targetPort: number): Promise<FaultProxy> {
+  // Closed after the test file's tests, also where the hook that started it timed out (./left-running.ts).
+  const start = startProxy(targetPort);
+  void stopAfterAll(start.then((proxy) => ({ stop: () => proxy.close() })));
+  return start;
+}
+
+async function startProxy(targetPort: number): Promise<FaultProxy> {
   let target = targetPort;
   let pendingResets = 0;
   let pendingSlowDowns = 0;

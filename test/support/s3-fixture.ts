@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { FaultProxy} from './fault-proxy';
 import { startFaultProxy } from './fault-proxy';
+import { stopAfterAll } from './left-running';
 import type { S3TestServer} from './s3-server';
 import { s3TestClient, startS3Server } from './s3-server';
 
@@ -17,8 +18,15 @@ export interface S3Fixture {
   stop(): Promise<void>;
 }
 
-/** Starts the server and the proxy; call `reset` after each test and `stop` after all. */
-export async function startS3Fixture(): Promise<S3Fixture> {
+/**
+ * Starts the server and the proxy; call `reset` after each test and `stop` after all (stopped after
+ * the file's tests anyway, also where the hook that started them timed out: ./left-running.ts).
+ */
+export function startS3Fixture(): Promise<S3Fixture> {
+  return stopAfterAll(startFixture());
+}
+
+async function startFixture(): Promise<S3Fixture> {
   const server = await startS3Server();
   const client = s3TestClient(server);
   const proxy = await startFaultProxy(server.port);

@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3ServerKind} from './s3-server-kind';
+import { stopAfterAll } from './left-running';
 import { chooseS3Server, DEBIAN_PYTHON, SWIFT_INSTALL_HINT } from './s3-server-kind';
 
 /** A server script beside this file; from dist/test/support/ (a compiled bench), the one in the source tree. */
@@ -52,8 +53,13 @@ export interface S3TestServer {
  * Starts the server `chooseS3Server` picks in a process of its own, on a free loopback port, with
  * its data in a fresh temporary folder. Swift: its proxy (s3api + tempauth), account, container and
  * object servers in one Python process. Throws, naming the fix, when Swift was asked for and cannot be had.
+ * Stopped after the test file's tests, also where the hook that started it timed out (./left-running.ts).
  */
-export async function startS3Server(): Promise<S3TestServer> {
+export function startS3Server(): Promise<S3TestServer> {
+  return stopAfterAll(startServer());
+}
+
+async function startServer(): Promise<S3TestServer> {
   const { kind, name } = await chooseS3Server();
   const dir = fs.mkdtempSync(path.join(xattrCapableTemp(), 'cdk-training-io-s3-'));
   let child: ChildProcess | undefined;

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { App, DockerImage, Lazy, Stack } from 'aws-cdk-lib';
-import { Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -223,6 +223,74 @@ describe('TrainingCode.fromAsset', () => {
 
   test.each(['', '../train.py', '/abs/train.py', 'lib/../../train.py'])('rejects program %p', (program) => {
     expect(() => TrainingCode.fromAsset(FIXTURE, { program })).toThrow(/InvalidTrainingProgram/);
+  });
+
+  test('leaves out by default what is never training code: a CDK app\'s dependencies, output, sources and settings, a repository, virtual environments', () => {
+    // GIVEN: train.py in a CDK app's folder, as the custom-model example is copied
+    const source = copyFixture();
+    const write = (file: string, text = 'x') => {
+      fs.mkdirSync(path.dirname(path.join(source, file)), { recursive: true });
+      fs.writeFileSync(path.join(source, file), text);
+    };
+    for (const file of ['node_modules/aws-cdk-lib/index.js', 'node_modules/x/client.py', 'cdk.out/manifest.json', '.git/HEAD', '.venv/lib/site.py',
+      'venv/bin/python', 'lib/__pycache__/util.cpython-312.pyc', 'app.ts', 'stack.ts', 'stack.d.ts', 'app.js', 'cdk.json', 'cdk.context.json',
+      'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.dev.json']) write(file);
+    write('config.yaml');
+
+    // WHEN
+    const tarball = synthTarball(TrainingCode.fromAsset(source, { program: 'train.py' }));
+
+    // THEN
+    expect(entryNames(tarball)).toEqual(['config.yaml', 'lib/util.py', 'train.py']);
+  });
+
+  test('include ships what the defaults leave out, and exclude still leaves out what it matches', () => {
+    // GIVEN
+    const source = copyFixture();
+    fs.writeFileSync(path.join(source, 'hook.js'), 'x');
+    fs.writeFileSync(path.join(source, 'stack.ts'), 'x');
+    fs.mkdirSync(path.join(source, 'venv'));
+    fs.writeFileSync(path.join(source, 'venv', 'keep.py'), 'x');
+    fs.writeFileSync(path.join(source, 'venv', 'drop.py'), 'x');
+
+    // WHEN
+    const tarball = synthTarball(TrainingCode.fromAsset(source, { program: 'train.py', include: ['*.js', 'venv'], exclude: ['drop.py'] }));
+
+    // THEN
+    expect(entryNames(tarball)).toEqual(['hook.js', 'lib/util.py', 'train.py', 'venv/keep.py']);
+  });
+
+  test('a program the defaults leave out is refused, and shipped with include', () => {
+    // GIVEN
+    const source = copyFixture();
+    fs.writeFileSync(path.join(source, 'train.js'), 'x');
+
+    // THEN
+    expect(() => TrainingCode.fromAsset(source, { program: 'train.js' })).toThrow(/TrainingProgramExcluded.*train\.js.*include/);
+    expect(entryNames(synthTarball(TrainingCode.fromAsset(source, { program: 'train.js', include: ['train.js'] })))).toContain('train.js');
+  });
+
+  test('warns above 50 MiB of code, naming the largest folders, and not below', () => {
+    // GIVEN: 51 MiB of data in data/ (sparse files: no disk written), 1 MiB in weights/
+    const source = copyFixture();
+    fs.mkdirSync(path.join(source, 'data'));
+    fs.mkdirSync(path.join(source, 'weights'));
+    fs.writeFileSync(path.join(source, 'data', 'train.bin'), '');
+    fs.truncateSync(path.join(source, 'data', 'train.bin'), 51 * 1024 * 1024);
+    fs.writeFileSync(path.join(source, 'weights', 'w.bin'), Buffer.alloc(1024 * 1024));
+    const envOf = (code: TrainingCode) => {
+      const env = makeStack();
+      bind(code, env);
+      return Annotations.fromStack(env.stack);
+    };
+
+    // WHEN
+    const large = envOf(TrainingCode.fromAsset(source, { program: 'train.py' }));
+    const small = envOf(TrainingCode.fromAsset(source, { program: 'train.py', exclude: ['data'] }));
+
+    // THEN
+    large.hasWarning('/Stack/Job', Match.stringLikeRegexp('ships 52\\.0 MiB in 4 files \\(largest: data/ 51\\.0 MiB, weights/ 1\\.0 MiB, .*exclude.*largeTrainingCode'));
+    small.hasNoWarning('/Stack/Job', Match.stringLikeRegexp('largeTrainingCode'));
   });
 
   test('skips the program checks for a token', () => {

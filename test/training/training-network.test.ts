@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import type { Stack } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -106,6 +106,46 @@ describe('TrainingNetwork', () => {
     const code = TrainingCode.fromAsset(codeDirectory({ 'train.py': "boto3.resource(service_name='dynamodb')\n" }), { program: 'train.py' });
     newJob(stack, 'Job', { container: TrainingContainer.pytorch(), code });
     Annotations.fromStack(stack).hasWarning('/Stack/Job', Match.stringLikeRegexp('calls dynamodb.*vpc of your own'));
+  });
+
+  test('reads only the files the code ships: a node_modules beside the script calls nothing', () => {
+    // GIVEN: a CDK app's folder, whose dependencies' Python calls services
+    const directory = codeDirectory({ 'train.py': 'print(1)\n' });
+    fs.mkdirSync(path.join(directory, 'node_modules', 'aws-cdk-lib'), { recursive: true });
+    fs.writeFileSync(path.join(directory, 'node_modules', 'aws-cdk-lib', 'handler.py'), "boto3.client('ecs')\n");
+    const code = TrainingCode.fromAsset(directory, { program: 'train.py' });
+
+    const { stack } = trainingTestStack();
+
+    // WHEN
+    newJob(stack, 'Job', { container: TrainingContainer.pytorch(), code });
+
+    // THEN
+    Annotations.fromStack(stack).hasNoWarning('/Stack/Job', Match.stringLikeRegexp('missingVpcEndpoint'));
+  });
+
+  test('with env.account, the default VPC asks for the zones lookup, and the context entry docs/constructs.md shows settles it offline', () => {
+    // GIVEN: the entry the docs show, and a stack of that account and Region
+    const page = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'constructs.md'), 'utf8');
+    const entry = JSON.parse(/^```json\n(\{ "availability-zones:[^\n]*\})\n```$/m.exec(page)![1]) as Record<string, string[]>;
+    const [key] = Object.keys(entry);
+    const [, account, region] = /^availability-zones:account=(\d+):region=([\w-]+)$/.exec(key)!;
+    const synthesized = (context: Record<string, unknown>) => {
+      const app = new App({ context });
+      const stack = new Stack(app, 'Stack', { env: { account, region } });
+      newJob(stack, 'Job');
+      return { assembly: app.synth(), stack };
+    };
+
+    // WHEN
+    const offline = synthesized({});
+    const recorded = synthesized(entry);
+
+    // THEN: without the entry the CLI would have to call the account; with it, nothing is missing and the subnets use its zones
+    expect((offline.assembly.manifest.missing ?? []).map((missing) => missing.key)).toEqual([key]);
+    expect(recorded.assembly.manifest.missing ?? []).toEqual([]);
+    const zones = Object.values(Template.fromStack(recorded.stack).findResources('AWS::EC2::Subnet')).map((subnet) => subnet.Properties.AvailabilityZone);
+    expect([...new Set(zones)].sort()).toEqual(entry[key].slice(0, 2));
   });
 
   test('does not warn once the endpoint is there', () => {

@@ -24,10 +24,10 @@ const RESNET50_AMP: Resnet50Throughput[] = [
   { model: 'H200', step: 'compiled', samplesPerSecond: 5531, source: 'measured on one H200: torch.compile reduce-overhead, bf16, batch 64' },
   // The same machine's bench/container-gpu ceiling row: eager, fp16 AMP, channels-last, batch 64
   // (25.3 ms a step alone ≈ 2,530; the bench's ceiling 2,177–2,330, the highest here).
-  { model: 'H200', step: 'eager', samplesPerSecond: 2330, source: 'measured by bench/container-gpu on one H200 (eager, batch 64)' },
+  { model: 'H200', step: 'eager', samplesPerSecond: 2330, source: 'measured on one H200 (eager, batch 64; docs/gpu-loaders.md)' },
   // The lower of two H100 80GB machines (3,284 and 3,695; batch 64, channels-last), measured by
   // bench/container-gpu as the container's Trainer fed batches already on the GPU (2026-11).
-  { model: 'H100', step: 'eager', samplesPerSecond: 3284, source: 'measured by bench/container-gpu (eager, batch 64)' },
+  { model: 'H100', step: 'eager', samplesPerSecond: 3284, source: 'measured on an H100 80GB (eager, batch 64; docs/gpu-loaders.md)' },
   // NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training
   // performance: NVIDIA DGX A100 (8x A100 80GB)", 1 GPU, mixed precision (pytorch-21.03 NGC
   // container: before torch.compile, so eager).

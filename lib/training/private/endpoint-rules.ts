@@ -1,5 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
+import type { TrainingCodeFiles } from '../training-code';
 import { TrainingEndpoint } from '../training-network';
 
 /** A synth-time warning: its id after `cdk-training-io:` and what to do. */
@@ -18,17 +19,18 @@ const CLIENT_CALL = /\b(?:client|resource)\(\s*(?:service_name\s*=\s*)?['"]([a-z
 const MAX_SOURCE_BYTES = 1024 * 1024;
 
 /**
- * What training code in `directory` is likely to reach for and an isolated network without these
+ * What the shipped training code is likely to reach for and an isolated network without these
  * endpoints cannot give it: AWS APIs its Python files create boto3 clients for, and PyPI when a
- * requirements.txt makes the toolkit run pip install. Either hangs until it times out.
+ * requirements.txt makes the toolkit run pip install. Either hangs until it times out. Only the
+ * files the tarball ships are read: a `node_modules` beside the script is not code the job runs.
  */
-export function missingEndpointWarnings(directory: string, endpoints: TrainingEndpoint[]): EndpointWarning[] {
+export function missingEndpointWarnings(code: TrainingCodeFiles, endpoints: TrainingEndpoint[]): EndpointWarning[] {
   const warnings: EndpointWarning[] = [];
   const present = new Set(endpoints);
   const callers = new Map<string, string>();
-  for (const file of pythonFiles(directory)) {
-    for (const match of fs.readFileSync(file, 'utf8').matchAll(CLIENT_CALL)) {
-      if (!callers.has(match[1])) callers.set(match[1], path.relative(directory, file));
+  for (const file of pythonFiles(code)) {
+    for (const match of fs.readFileSync(path.join(code.directory, file), 'utf8').matchAll(CLIENT_CALL)) {
+      if (!callers.has(match[1])) callers.set(match[1], file);
     }
   }
   for (const [service, file] of callers) {
@@ -43,7 +45,7 @@ export function missingEndpointWarnings(directory: string, endpoints: TrainingEn
         : 'run the job in a vpc of your own with a route to it (NAT or its interface endpoint)'),
     });
   }
-  if (fs.existsSync(path.join(directory, 'requirements.txt'))) {
+  if (code.files.includes('requirements.txt')) {
     warnings.push({
       code: 'packageInstallInIsolatedNetwork',
       message: 'the training code has a requirements.txt, which the toolkit installs with pip before training, but the job\'s ' +
@@ -59,13 +61,10 @@ function enumMember(endpoint: TrainingEndpoint): string {
   return Object.entries(TrainingEndpoint).find(([, value]) => value === endpoint)![0];
 }
 
-function* pythonFiles(directory: string): Generator<string> {
-  for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
-    const full = path.join(directory, entry.name);
-    if (entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== '__pycache__') {
-      yield* pythonFiles(full);
-    } else if (entry.isFile() && entry.name.endsWith('.py') && fs.statSync(full).size <= MAX_SOURCE_BYTES) {
-      yield full;
-    }
-  }
+/** The shipped Python files, small enough to be code rather than data. */
+function pythonFiles(code: TrainingCodeFiles): string[] {
+  return code.files.filter((file) => {
+    const stats = fs.lstatSync(path.join(code.directory, file));
+    return file.endsWith('.py') && stats.isFile() && stats.size <= MAX_SOURCE_BYTES;
+  });
 }
