@@ -1,7 +1,7 @@
 import { GlobalRecordIoIndex, parseMxnetIndex } from './formats';
 import type { ShardFormatName } from './formats/shard-format';
-import type { PackingSink } from './io/storage';
-import { sortByKeyInCodePointOrder } from './planning/key-order';
+import type { PackingSink } from '../io/storage';
+import { sortByKeyInCodePointOrder } from '../io/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
 import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';

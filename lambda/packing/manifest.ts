@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
-import { sortByKeyInCodePointOrder } from './planning/key-order';
+import { sortByKeyInCodePointOrder } from '../io/key-order';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 import { samePreprocessing } from './preprocess/preprocessing-settings';
 
@@ -132,13 +132,6 @@ export function checkTotals(manifest: Manifest): string | undefined {
 /** Deterministic bytes: keys in a fixed order, two-space indent, trailing newline. */
 export function serializeManifest(manifest: Manifest): Buffer {
   return Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-}
-
-/** The base64 big-endian form S3 uses for CRC32C checksums. */
-export function crc32cBase64(crc: number): string {
-  const bytes = Buffer.alloc(4);
-  bytes.writeUInt32BE(crc >>> 0);
-  return bytes.toString('base64');
 }
 
 const FINGERPRINT_BATCH_LINES = 4096;

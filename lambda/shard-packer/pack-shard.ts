@@ -1,7 +1,7 @@
 import { shardFormat } from '../packing/formats';
 import type { ShardFormatName } from '../packing/formats/shard-format';
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
-import type { PackingSink, PackingSource } from '../packing/io/storage';
+import type { PackingSink, PackingSource } from '../io/storage';
 import { writeShard } from '../packing/shard-writer';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
 import { versionOfKey, VersionLayout } from '../packing/dataset-layout';

@@ -1,7 +1,7 @@
 import { newVersionId, VersionLayout } from '../packing/dataset-layout';
 import { shardFormat } from '../packing/formats';
-import type { PackingSink, PackingSource } from '../packing/io/storage';
-import { listAll } from '../packing/io/storage';
+import type { PackingSink, PackingSource } from '../io/storage';
+import { listAll } from '../io/storage';
 import type { PackRequest } from '../packing/manifest';
 import { effectiveSizing, isUpToDate, sourceFingerprint } from '../packing/manifest';
 import { readMembers, serializeMembers } from '../packing/members';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { finalizeDataset } from '../../lambda/packing/finalize';
-import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import type { ManifestShard } from '../../lambda/packing/manifest';
 import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { listFiles, temporaryFolders } from '../support/local-files';

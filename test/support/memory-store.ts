@@ -1,5 +1,5 @@
-import type { ListedFile, ObjectWriter, PackingSink, PackingSource } from '../../lambda/packing/io/storage';
-import { ObjectNotFoundError } from '../../lambda/packing/io/storage';
+import type { ListedFile, ObjectWriter, PackingSink, PackingSource } from '../../lambda/io/storage';
+import { ObjectNotFoundError } from '../../lambda/io/storage';
 
 /**
  * An in-memory dataset store for the publishing protocol's fault-injection and property tests

@@ -1,9 +1,9 @@
-import type { ListedFile } from '../io/storage';
+import type { ListedFile } from '../../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
 import { effectiveSizing } from '../manifest';
 import type { ManifestPreprocessing } from '../preprocess/image-preprocessing';
 import { describePreprocessing, samePreprocessing } from '../preprocess/preprocessing-settings';
-import { sortByKeyInCodePointOrder } from './key-order';
+import { sortByKeyInCodePointOrder } from '../../io/key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { MIN_TARGET_SHARD_BYTES, planShards } from './plan-shards';
 import type { PlannedRecord, PlannedShard, PlanOptions } from './plan-types';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { ListedFile } from '../../../lambda/packing/io/storage';
+import type { ListedFile } from '../../../lambda/io/storage';
 import type { Manifest, ManifestShard } from '../../../lambda/packing/manifest';
 import type { PreviousVersion } from '../../../lambda/packing/planning/incremental-plan';
 import { planIncremental } from '../../../lambda/packing/planning/incremental-plan';

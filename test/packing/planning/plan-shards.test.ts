@@ -1,4 +1,4 @@
-import { compareCodePointOrder } from '../../../lambda/packing/planning/key-order';
+import { compareCodePointOrder } from '../../../lambda/io/key-order';
 import { planShards, PlanError, SHARD_CEILING_BYTES } from '../../../lambda/packing/planning/plan-shards';
 import type { PlanOptions, ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';
 import { SeededRandom } from '../../../lambda/packing/planning/seeded-random';

@@ -5,7 +5,7 @@ import {
   HeadObjectCommand, PutObjectCommand, ServerSideEncryption, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
-import { crc32cBase64 } from '../manifest';
+import { crc32cBase64 } from './s3-checksum';
 import type { S3Location } from './s3-location';
 import { getObjectBytes, listPages, listPageSize } from './s3-location';
 import type { S3RetryOptions} from './s3-retry';
@@ -13,7 +13,7 @@ import { isS3NotFound, s3ErrorCode, s3ErrorStatus, withS3Retry } from './s3-retr
 import { normalizePrefix, s3Uri } from './s3-uri';
 import type { ObjectWriter, PackingSink } from './storage';
 import { ObjectNotFoundError } from './storage';
-import { MIB } from '../../../lib/contract/units';
+import { MIB } from '../../lib/contract/units';
 
 /** S3's smallest part (all but the last) and largest part. */
 const MIN_PART_BYTES = 5 * MIB;

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { sortStringsInCodePointOrder } from '../planning/key-order';
+import { sortStringsInCodePointOrder } from './key-order';
 import { alignedStagingBuffer, openFileWriter } from './file-writer';
 import type { ListedFile, ObjectWriter, PackingSink, PackingSource, ScratchBuffer } from './storage';
 import { ObjectNotFoundError } from './storage';
