@@ -75,11 +75,17 @@ export interface ManifestSizing {
   readonly targetShardBytes: number | null;
   readonly shardCount: number | null;
   readonly consumers: number;
-  /** False when an incremental repack could not keep the count a multiple of the consumers without tiny shards. */
+  /**
+   * Whether the version's shard count is a multiple of the consumers: false when an incremental repack could not
+   * keep it so without tiny shards, or shards that held only failures were left out.
+   */
   readonly multipleOfConsumers: boolean;
   /** Shards reused from earlier versions, by reference. */
   readonly reusedShards: number;
 }
+
+/** The sizing a run plans: finalize.ts alone adds `multipleOfConsumers`, counted on the version's final shard list. */
+export type PlannedSizing = Omit<ManifestSizing, 'multipleOfConsumers'>;
 
 /**
  * The sizing a run records: the effective target (the default applied) unless an exact count was

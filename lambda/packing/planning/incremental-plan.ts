@@ -26,7 +26,6 @@ export interface IncrementalPlan {
   readonly reused: ManifestShard[];
   /** Shards to write; indexes and names continue after the reused ones. */
   readonly shards: PlannedShard[];
-  readonly multipleOfConsumers: boolean;
 }
 
 /** Why a repack cannot be incremental: everything is packed again. */
@@ -87,7 +86,7 @@ export function planIncremental(
   const pending = sorted.filter((file) => !covered.has(file.key));
   const totalBytes = sorted.reduce((sum, file) => sum + file.size, 0);
   const base = { kind: 'incremental' as const, seed: options.seed, labelMap, totalFiles: sorted.length, totalBytes, reused };
-  if (pending.length === 0) return { ...base, shards: [], multipleOfConsumers: reused.length % consumers === 0 };
+  if (pending.length === 0) return { ...base, shards: [] };
 
   const planOptions = { seed: options.seed, targetShardBytes: options.targetShardBytes, labels: 'none' as const, recordBytes: options.recordBytes };
   const needed = planShards(pending, planOptions).shards.length;
@@ -104,7 +103,7 @@ export function planIncremental(
     bytes: shard.bytes,
     records: shard.records.map((record) => ({ ...record, label: labelOf ? labelOf.get(record.key)! : -1, recordId: firstRecordId + record.recordId })),
   }));
-  return { ...base, shards, multipleOfConsumers: total % consumers === 0 };
+  return { ...base, shards };
 }
 
 function changedSetting(

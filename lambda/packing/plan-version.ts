@@ -1,0 +1,90 @@
+import type { ListedFile, PackingSink } from '../io/storage';
+import type { ShardFormatName } from './formats/shard-format';
+import type { ManifestShard, PlannedSizing } from './manifest';
+import { effectiveSizing, isUpToDate } from './manifest';
+import { readMembers } from './members';
+import type { IncrementalPlan } from './planning/incremental-plan';
+import { planIncremental } from './planning/incremental-plan';
+import type { LabelMode, RecordBytes } from './planning/plan-types';
+import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
+import type { CurrentVersion } from './publish';
+
+/** What a run is asked to make: the CLI's pack options and the planner Lambda's settings alike. */
+export interface VersionRequest {
+  readonly sourceUri: string;
+  readonly format: ShardFormatName;
+  readonly seed: number;
+  readonly targetShardBytes?: number;
+  readonly shardCount?: number;
+  readonly consumers?: number;
+  /** Default `folder`. */
+  readonly labels?: LabelMode;
+  readonly recordBytes?: RecordBytes;
+  /** The image preprocessing as the manifest records it (what the packers will do); undefined for none. */
+  readonly preprocessing?: ManifestPreprocessing;
+  /** Pack every file again, even when the current version is up to date. */
+  readonly fullRepack?: boolean;
+}
+
+/** The source's listing, as the runner holds it. */
+export interface VersionListing {
+  /** Every listed file, when the runner holds them in memory; undefined for a listing too large to hold (no incremental plan then). */
+  readonly files?: readonly ListedFile[];
+  /** The listing's fingerprint (sourceFingerprint): asked for only when there is a current version to compare with. */
+  fingerprint(): string;
+}
+
+/** The current version already matches the source and the settings: nothing to write. */
+export interface UpToDate {
+  readonly kind: 'up-to-date';
+  readonly current: CurrentVersion;
+}
+
+/** A new version, every file packed again: the runner plans the whole listing its way. */
+export interface FullVersion {
+  readonly kind: 'full';
+  /** Why every file is packed again although a version exists; empty for the first version. */
+  readonly reason: string;
+  readonly sizing: PlannedSizing;
+  readonly reused: ManifestShard[];
+}
+
+/** A new version that keeps the current one's unchanged shards and writes new ones for the rest. */
+export interface IncrementalVersion {
+  readonly kind: 'incremental';
+  readonly reason: '';
+  readonly sizing: PlannedSizing;
+  /** Shards of earlier versions kept by reference, before the new ones. */
+  readonly reused: ManifestShard[];
+  /** The new shards, their labels and the totals of the whole listing. */
+  readonly plan: IncrementalPlan;
+}
+
+export type VersionPlan = UpToDate | FullVersion | IncrementalVersion;
+
+/**
+ * Decides what a packing run makes, for the CLI's pack (packDataset) and the planner Lambda
+ * alike: nothing when the current version was packed from this very listing with these settings,
+ * else a new version, incremental on the current one when it can be (planIncremental says when it
+ * cannot), else packed in full with the reason. A listing not held in memory is packed in full: the
+ * incremental plan compares every listed file with the current version's member lists.
+ */
+export async function planVersion(
+  sink: Pick<PackingSink, 'get'>, current: CurrentVersion | undefined, listing: VersionListing, request: VersionRequest,
+): Promise<VersionPlan> {
+  const sizing = effectiveSizing(request.targetShardBytes, request.shardCount, request.consumers);
+  const labels = request.labels ?? 'folder';
+  const full = (reason: string): FullVersion => ({ kind: 'full', reason, sizing: { ...sizing, reusedShards: 0 }, reused: [] });
+  if (!current) return full('');
+  if (request.fullRepack) return full('a full repack was asked for');
+  const packed = { sourceUri: request.sourceUri, format: request.format, seed: request.seed, ...sizing, labelled: labels === 'folder', preprocessing: request.preprocessing };
+  if (isUpToDate(current.manifest, packed, listing.fingerprint())) return { kind: 'up-to-date', current };
+  if (!listing.files) return full('the listing is too large to hold in memory, which an incremental repack needs');
+
+  const plan = planIncremental(listing.files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, {
+    format: request.format, seed: request.seed, targetShardBytes: request.targetShardBytes, shardCount: request.shardCount,
+    consumers: request.consumers, labels, recordBytes: request.recordBytes, preprocessing: request.preprocessing,
+  });
+  if (plan.kind === 'full') return full(plan.reason);
+  return { kind: 'incremental', reason: '', sizing: { ...sizing, reusedShards: plan.reused.length }, reused: plan.reused, plan };
+}
