@@ -5,21 +5,14 @@ import { effectiveSizing, isUpToDate } from './manifest';
 import { readMembers } from './members';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
-import type { LabelMode, RecordBytes } from './planning/plan-types';
+import type { PlanOptions } from './planning/plan-types';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 import type { CurrentVersion } from './publish';
 
 /** What a run is asked to make: the CLI's pack options and the planner Lambda's settings alike. */
-export interface VersionRequest {
+export interface VersionRequest extends PlanOptions {
   readonly sourceUri: string;
   readonly format: ShardFormatName;
-  readonly seed: number;
-  readonly targetShardBytes?: number;
-  readonly shardCount?: number;
-  readonly consumers?: number;
-  /** Default `folder`. */
-  readonly labels?: LabelMode;
-  readonly recordBytes?: RecordBytes;
   /** The image preprocessing as the manifest records it (what the packers will do); undefined for none. */
   readonly preprocessing?: ManifestPreprocessing;
   /** Pack every file again, even when the current version is up to date. */
