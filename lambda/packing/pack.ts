@@ -13,7 +13,7 @@ import type { Manifest, ManifestShard } from './manifest';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planVersion } from './plan-version';
-import type { LabelMode, PlannedShard } from './planning/plan-types';
+import type { LabelMode, PlannedShard, PlanOptions } from './planning/plan-types';
 import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { RecordContent } from './image-check/record-content';
@@ -141,16 +141,16 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   try {
     for await (const batch of options.source.list()) collector.add(batch);
     const held = collector.takeInMemory();
-    // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
-    let fullPlan: ListingPlan | undefined;
-    const planInFull = () => fullPlan ??= planListing(collector, {
+    const planOptions: PlanOptions = {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
       consumers: options.consumers, labels: options.labels, recordBytes,
-    }, PLAN_LIMITS, undefined, held);
+    };
+    // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
+    let fullPlan: ListingPlan | undefined;
+    const planInFull = () => fullPlan ??= planListing(collector, planOptions, PLAN_LIMITS, undefined, held);
     const listing = { files: held, fingerprint: () => (held ? collector.fingerprintOf(held) : planInFull().fingerprint()) };
     const version = await planVersion(options.sink, current, listing, {
-      sourceUri: options.source.uri, format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes,
-      shardCount: options.shardCount, consumers: options.consumers, labels: options.labels, recordBytes, preprocessing, fullRepack: options.fullRepack,
+      ...planOptions, sourceUri: options.source.uri, format: options.format, preprocessing, fullRepack: options.fullRepack,
     });
     if (version.kind === 'up-to-date') {
       return { manifest: version.current.manifest, currentVersion: version.current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };

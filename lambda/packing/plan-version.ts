@@ -1,6 +1,6 @@
 import type { ListedFile, PackingSink } from '../io/storage';
 import type { ShardFormatName } from './formats/shard-format';
-import type { ManifestShard, PlannedSizing } from './manifest';
+import type { ManifestShard, PackRequest, PlannedSizing } from './manifest';
 import { effectiveSizing, isUpToDate } from './manifest';
 import { readMembers } from './members';
 import type { IncrementalPlan } from './planning/incremental-plan';
@@ -66,18 +66,14 @@ export async function planVersion(
   sink: Pick<PackingSink, 'get'>, current: CurrentVersion | undefined, listing: VersionListing, request: VersionRequest,
 ): Promise<VersionPlan> {
   const sizing = effectiveSizing(request.targetShardBytes, request.shardCount, request.consumers);
-  const labels = request.labels ?? 'folder';
   const full = (reason: string): FullVersion => ({ kind: 'full', reason, sizing: { ...sizing, reusedShards: 0 }, reused: [] });
   if (!current) return full('');
   if (request.fullRepack) return full('a full repack was asked for');
-  const packed = { sourceUri: request.sourceUri, format: request.format, seed: request.seed, ...sizing, labelled: labels === 'folder', preprocessing: request.preprocessing };
+  const packed: PackRequest = { ...request, ...sizing, labelled: (request.labels ?? 'folder') === 'folder' };
   if (isUpToDate(current.manifest, packed, listing.fingerprint())) return { kind: 'up-to-date', current };
   if (!listing.files) return full('the listing is too large to hold in memory, which an incremental repack needs');
 
-  const plan = planIncremental(listing.files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, {
-    format: request.format, seed: request.seed, targetShardBytes: request.targetShardBytes, shardCount: request.shardCount,
-    consumers: request.consumers, labels, recordBytes: request.recordBytes, preprocessing: request.preprocessing,
-  });
+  const plan = planIncremental(listing.files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, request);
   if (plan.kind === 'full') return full(plan.reason);
   return { kind: 'incremental', reason: '', sizing: { ...sizing, reusedShards: plan.reused.length }, reused: plan.reused, plan };
 }
