@@ -11,6 +11,7 @@ import {
   CacheSource, InputMode, LustreDatasetCache, ReadRate, S3DataDistribution, ShardedDataset, ShardFormat, TrainingChannel,
   TrainingContainer, TrainingInstance, TrainingJob, TrainingPipeline,
 } from '../lib';
+import type { IShardedDataset } from '../lib';
 import { createLogGroup } from '../lib/private/log-group';
 import { acknowledge } from '../lib/private/nag';
 import { createSecureBucket } from '../lib/private/secure-bucket';
@@ -50,7 +51,7 @@ export const SCENARIOS = Object.values(Scenario);
  */
 export const DEFAULT_SCENARIO = Scenario.NVME;
 
-/** Where the scenarios without a ShardedDataset find a dataset packed beforehand (`training-io pack ... s3://<bucket>/packed/`). */
+/** Where the dataset is packed: by the stack's ShardedDataset, or beforehand for the scenarios without one (`training-io pack ... s3://<bucket>/packed/`). */
 const PACKED_PREFIX = 'packed/';
 
 /**
@@ -119,19 +120,18 @@ export class ReferenceTrainingStack extends Stack {
     }).map(([id, service]) => vpc.addInterfaceEndpoint(id, { service, privateDnsEnabled: true, open: false })) : [];
     // The PyTorch container runs the library's reference code (TrainingCode.reference()) by default.
     const common = { vpc, container: TrainingContainer.pytorch() };
+    // The scenarios that pack in the stack: the raw images into 64 MiB TFRecord shards beside them.
+    const packing = {
+      sourceBucket: datasets, sourcePrefix: 'raw/', destinationBucket: datasets, destinationPrefix: PACKED_PREFIX,
+      format: ShardFormat.TFRECORD, targetShardSize: Size.mebibytes(64), seed: 42,
+    };
 
     if (props.scenario === Scenario.PIPELINE || governance) {
       const pipelineCluster = { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 };
       this.dataset = new ShardedDataset(this, 'Packing', {
-        sourceBucket: datasets,
-        sourcePrefix: 'raw/',
-        destinationBucket: datasets,
-        destinationPrefix: 'packed/',
-        format: ShardFormat.TFRECORD,
-        targetShardSize: Size.mebibytes(64),
+        ...packing,
         // The shard count is a multiple of the readers: 2 instances × 8 GPU processes × 11 loader workers.
         cluster: pipelineCluster,
-        seed: 42,
         ...(governance ? { encryptionKey: governance.key, vpc } : {}),
       });
       this.pipeline = new TrainingPipeline(this, 'Pipeline', {
@@ -165,17 +165,19 @@ export class ReferenceTrainingStack extends Stack {
     }
 
     const packedByCli = () => ShardedDataset.fromAttributes(this, 'PackedByCli', { destinationBucket: datasets, destinationPrefix: PACKED_PREFIX });
+    // Each instance's pipe streams its own part of the shards (ShardedByS3Key), shuffled anew each epoch.
+    const shardedPipe = (dataset: IShardedDataset) => TrainingChannel.fromShards('train', dataset, {
+      inputMode: InputMode.PIPE,
+      distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
+      shuffleSeed: 42,
+    });
     switch (props.scenario) {
       case Scenario.PIPE:
         this.job = new TrainingJob(this, 'Train', {
           ...common,
           instance: TrainingInstance.G4DN_12XLARGE,
           instanceCount: 4,
-          channels: [TrainingChannel.fromShards('train', packedByCli(), {
-            inputMode: InputMode.PIPE,
-            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
-            shuffleSeed: 42,
-          })],
+          channels: [shardedPipe(packedByCli())],
           hyperparameters: { epochs: '3' },
         });
         break;
@@ -202,25 +204,15 @@ export class ReferenceTrainingStack extends Stack {
         // 4 × 4 GPU processes × 11 sized loader workers: the shard count is a multiple of these 176 readers.
         const cluster = { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4 };
         this.dataset = new ShardedDataset(this, 'Packing', {
-          sourceBucket: datasets,
-          sourcePrefix: 'raw/',
-          destinationBucket: datasets,
-          destinationPrefix: 'packed/',
-          format: ShardFormat.TFRECORD,
-          targetShardSize: Size.mebibytes(64),
+          ...packing,
           cluster,
-          seed: 42,
           // Four T4s per instance outrun what 11 loader workers decode from full-size JPEGs: resize once, at pack time.
           imagePreprocessing: { shorterSidePixels: 256, longerSidePixels: 512 },
         });
         this.job = new TrainingJob(this, 'Train', {
           ...common,
           ...cluster,
-          channels: [TrainingChannel.fromShards('train', this.dataset, {
-            inputMode: InputMode.PIPE,
-            distribution: S3DataDistribution.SHARDED_BY_S3_KEY,
-            shuffleSeed: 42,
-          })],
+          channels: [shardedPipe(this.dataset)],
           hyperparameters: { epochs: '3' },
         });
         break;
