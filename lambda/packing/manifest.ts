@@ -3,7 +3,6 @@ import { DEFAULT_SHARD_BYTES as DEFAULT_TARGET_SHARD_BYTES } from '../../lib/con
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
-import { samePreprocessing } from './preprocess/preprocessing-settings';
 
 /** One shard as written. */
 export interface ManifestShard {
@@ -98,29 +97,6 @@ export function effectiveSizing(targetShardBytes: number | undefined, shardCount
     shardCount: shardCount ?? null,
     consumers: consumers ?? 1,
   };
-}
-
-/** What a run is asked to make, compared with a version to tell whether it is up to date. */
-export interface PackRequest {
-  readonly sourceUri: string;
-  readonly format: ShardFormatName;
-  readonly seed: number;
-  readonly targetShardBytes: number | null;
-  readonly shardCount: number | null;
-  readonly consumers: number;
-  readonly labelled: boolean;
-  /** The preprocessing as the manifest would record it; undefined for none. */
-  readonly preprocessing?: ManifestPreprocessing;
-}
-
-/** The version was packed from this very listing (its fingerprint) with these settings: nothing to do. */
-export function isUpToDate(manifest: Manifest, request: PackRequest, fingerprint: string): boolean {
-  return manifest.source.fingerprint === fingerprint && manifest.source.uri === request.sourceUri
-    && manifest.format === request.format && manifest.seed === request.seed
-    && manifest.sizing.targetShardBytes === request.targetShardBytes && manifest.sizing.shardCount === request.shardCount
-    && manifest.sizing.consumers === request.consumers
-    && (Object.keys(manifest.labels).length > 0) === request.labelled
-    && samePreprocessing(manifest.preprocessing, request.preprocessing);
 }
 
 /** Every source object must be a record or a listed failure. */

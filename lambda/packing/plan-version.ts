@@ -1,12 +1,13 @@
 import type { ListedFile, PackingSink } from '../io/storage';
 import type { ShardFormatName } from './formats/shard-format';
-import type { ManifestShard, PackRequest, PlannedSizing } from './manifest';
-import { effectiveSizing, isUpToDate } from './manifest';
+import type { Manifest, ManifestShard, PlannedSizing } from './manifest';
+import { effectiveSizing } from './manifest';
 import { readMembers } from './members';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
 import type { PlanOptions } from './planning/plan-types';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
+import { describePreprocessing, samePreprocessing } from './preprocess/preprocessing-settings';
 import type { CurrentVersion } from './publish';
 
 /** What a run is asked to make: the CLI's pack options and the planner Lambda's settings alike. */
@@ -57,10 +58,11 @@ export type VersionPlan = UpToDate | FullVersion | IncrementalVersion;
 
 /**
  * Decides what a packing run makes, for the CLI's pack (packDataset) and the planner Lambda
- * alike: nothing when the current version was packed from this very listing with these settings,
- * else a new version, incremental on the current one when it can be (planIncremental says when it
- * cannot), else packed in full with the reason. A listing not held in memory is packed in full: the
- * incremental plan compares every listed file with the current version's member lists.
+ * alike: nothing when the current version was packed from this very listing (its fingerprint) with
+ * these settings; else a new version, incremental on the current one when the settings are its
+ * own (planIncremental reuses its unchanged shards), else packed in full with the reason. A shard
+ * count asked for exactly, and a listing not held in memory (the incremental plan compares every
+ * listed file with the current version's member lists), are packed in full too.
  */
 export async function planVersion(
   sink: Pick<PackingSink, 'get'>, current: CurrentVersion | undefined, listing: VersionListing, request: VersionRequest,
@@ -69,11 +71,32 @@ export async function planVersion(
   const full = (reason: string): FullVersion => ({ kind: 'full', reason, sizing: { ...sizing, reusedShards: 0 }, reused: [] });
   if (!current) return full('');
   if (request.fullRepack) return full('a full repack was asked for');
-  const packed: PackRequest = { ...request, ...sizing, labelled: (request.labels ?? 'folder') === 'folder' };
-  if (isUpToDate(current.manifest, packed, listing.fingerprint())) return { kind: 'up-to-date', current };
+  const manifest = current.manifest;
+  const changed = changedSetting(manifest, request, sizing);
+  if (!changed && manifest.source.uri === request.sourceUri && manifest.source.fingerprint === listing.fingerprint()) {
+    return { kind: 'up-to-date', current };
+  }
+  if (changed) return full(changed);
+  if (sizing.shardCount !== null) return full('an exact shard count was asked for');
   if (!listing.files) return full('the listing is too large to hold in memory, which an incremental repack needs');
 
-  const plan = planIncremental(listing.files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, request);
+  const plan = planIncremental(listing.files, { manifest, members: await readMembers(sink, manifest.shards) }, request);
   if (plan.kind === 'full') return full(plan.reason);
   return { kind: 'incremental', reason: '', sizing: { ...sizing, reusedShards: plan.reused.length }, reused: plan.reused, plan };
+}
+
+/** The first setting the version was packed with that the request changes, said for people; undefined when none does. */
+function changedSetting(manifest: Manifest, request: VersionRequest, sizing: ReturnType<typeof effectiveSizing>): string | undefined {
+  if (manifest.format !== request.format) return `the format changed (${manifest.format} → ${request.format})`;
+  if (!samePreprocessing(manifest.preprocessing, request.preprocessing)) {
+    return `the image preprocessing changed from ${describePreprocessing(manifest.preprocessing)} to ${describePreprocessing(request.preprocessing)}`;
+  }
+  if (manifest.seed !== request.seed) return `the seed changed (${manifest.seed} → ${request.seed})`;
+  if (manifest.sizing.shardCount !== sizing.shardCount) {
+    return sizing.shardCount === null ? 'the previous version was packed to an exact shard count' : 'an exact shard count was asked for';
+  }
+  if (manifest.sizing.consumers !== sizing.consumers) return `the consumers changed (${manifest.sizing.consumers} → ${sizing.consumers})`;
+  if (manifest.sizing.targetShardBytes !== sizing.targetShardBytes) return 'the target shard size changed';
+  if ((Object.keys(manifest.labels).length > 0) !== ((request.labels ?? 'folder') === 'folder')) return 'the labelling changed';
+  return undefined;
 }

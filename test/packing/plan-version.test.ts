@@ -91,16 +91,45 @@ describe('planVersion', () => {
     expect(plan.plan.shards.flatMap((shard) => shard.records).length + plan.reused.reduce((sum, shard) => sum + shard.records, 0)).toBe(630);
   });
 
-  test('a changed setting: full, saying which', async () => {
-    // GIVEN
+  test('a changed setting, or a shard count asked for exactly: full, saying which, without reading the member lists', async () => {
+    // GIVEN: a member list lost, which only an incremental plan reads
     const { source, sink, request, current } = await packedOnce();
     const { listing } = await heldListing(source);
+    await sink.delete(current.manifest.shards[0].membersKey);
+    const changes: Array<[Partial<VersionRequest>, string]> = [
+      [{ seed: 4 }, 'the seed changed (3 → 4)'],
+      [{ format: 'recordio' }, 'the format changed (tfrecord → recordio)'],
+      [{ shardCount: 4 }, 'an exact shard count was asked for'],
+      [{ consumers: 4 }, 'the consumers changed (2 → 4)'],
+      [{ targetShardBytes: 2 * MIB }, 'the target shard size changed'],
+      [{ labels: 'none' }, 'the labelling changed'],
+    ];
 
     // WHEN
-    const plan = await planVersion(sink, current, listing, { ...request, seed: 4 });
+    const plans = await Promise.all(changes.map(([change]) => planVersion(sink, current, listing, { ...request, ...change })));
 
     // THEN
-    expect(plan).toMatchObject({ kind: 'full', reason: 'the seed changed (3 → 4)', sizing: { reusedShards: 0 }, reused: [] });
+    expect(plans.map((plan) => plan.kind === 'up-to-date' ? plan.kind : plan.reason)).toEqual(changes.map(([, reason]) => reason));
+    for (const plan of plans) expect(plan).toMatchObject({ kind: 'full', sizing: { reusedShards: 0 }, reused: [] });
+  });
+
+  test('packed to an exact shard count: up to date while nothing changes, then full, however few files were added', async () => {
+    // GIVEN
+    const { sourceDir, source, sink, request } = await packedOnce();
+    const exact = { ...request, shardCount: 4 };
+    await packDataset({ source, sink, format: 'tfrecord', seed: 3, shardCount: 4, consumers: 2 });
+    const current = (await currentVersion(sink))!;
+
+    // WHEN
+    const same = await planVersion(sink, current, (await heldListing(source)).listing, exact);
+    writeFiles(sourceDir, files(600, 2));
+    const grown = await planVersion(sink, current, (await heldListing(source)).listing, exact);
+    const target = await planVersion(sink, current, (await heldListing(source)).listing, request);
+
+    // THEN
+    expect(same).toEqual({ kind: 'up-to-date', current });
+    expect(grown).toMatchObject({ kind: 'full', reason: 'an exact shard count was asked for', sizing: { targetShardBytes: null, shardCount: 4 } });
+    expect(target).toMatchObject({ kind: 'full', reason: 'the previous version was packed to an exact shard count', sizing: { targetShardBytes: MIB, shardCount: null } });
   });
 
   test('a listing not held in memory: up to date when its fingerprint matches, else full, as no incremental plan can be made', async () => {

@@ -51,7 +51,7 @@ test('after any number of appends, the only shards under half the target are the
 
     batches.slice(1).forEach((sizes, append) => {
       add(sizes);
-      const plan = planIncremental(files, version, { seed: SEED, targetShardBytes, consumers, labels: 'none', format: 'tfrecord' });
+      const plan = planIncremental(files, version, { seed: SEED, targetShardBytes, consumers, labels: 'none' });
       if (plan.kind !== 'incremental') throw new Error(`append ${append}: ${plan.reason}`);
       const next = versionOf(append + 2, plan.reused, version, plan.shards, sizing);
       const written = new Set(next.manifest.shards.slice(plan.reused.length).map((shard) => shard.key));
