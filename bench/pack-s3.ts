@@ -15,9 +15,9 @@ import { parseArgs } from 'node:util';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client } from '../bin/cli/s3-storage';
-import { signedGetFor } from '../lambda/packing/io/s3-signed-get';
-import { S3Sink } from '../lambda/packing/io/s3-sink';
-import { S3Source } from '../lambda/packing/io/s3-source';
+import { signedGetFor } from '../lambda/io/s3-signed-get';
+import { S3Sink } from '../lambda/io/s3-sink';
+import { S3Source } from '../lambda/io/s3-source';
 import { packDataset } from '../lambda/packing/pack';
 import { createTestBucket, putTestObjects, startS3Server } from '../test/support/s3-server';
 

@@ -49,7 +49,7 @@ export const SCENARIOS = Object.values(Scenario);
  */
 export const DEFAULT_SCENARIO = Scenario.NVME;
 
-/** Where the scenarios without a ShardedDataset find a dataset packed beforehand (`training-io pack ... s3://<bucket>/packed/`). */
+/** Where the dataset is packed: by the stack's ShardedDataset, or beforehand for the scenarios without one (`training-io pack ... s3://<bucket>/packed/`). */
 const PACKED_PREFIX = 'packed/';
 
 /**

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { didYouMean } from './cli/did-you-mean';
 import { floorOf, nodeFloorProblem } from './cli/node-floor';
 import { UsageError } from './cli/usage-error';
-import { redactSecrets } from '../lambda/packing/io/redact-secrets';
+import { redactSecrets } from '../lambda/io/redact-secrets';
 
 const USAGE = `training-io: the command line of cdk-training-io
 

@@ -3,7 +3,7 @@ import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { S3ClientFlags } from './dataset-location';
 import { checkS3Flags } from './dataset-location';
-import { timeoutHandlerOptions } from '../../lambda/packing/io/s3-timeouts';
+import { timeoutHandlerOptions } from '../../lambda/io/s3-timeouts';
 import { UsageError } from './usage-error';
 
 /**

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from './usage-error';
-import { isPathInside, resolveExistingPath } from '../../lambda/packing/io/real-path';
-import { normalizePrefix, s3Uri } from '../../lambda/packing/io/s3-uri';
+import { isPathInside, resolveExistingPath } from '../../lambda/io/real-path';
+import { normalizePrefix, s3Uri } from '../../lambda/io/s3-uri';
 
 /** A folder on this machine, or an S3 prefix, as given on the command line. */
 export type DatasetLocation =

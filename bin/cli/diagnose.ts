@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { redactSecrets } from '../../lambda/packing/io/redact-secrets';
+import { redactSecrets } from '../../lambda/io/redact-secrets';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
 import type { InstanceHardware} from '../../lambda/diagnosis/collect-metrics';

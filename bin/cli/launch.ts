@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { redactSecrets } from '../../lambda/packing/io/redact-secrets';
+import { redactSecrets } from '../../lambda/io/redact-secrets';
 import { randomBytes } from 'node:crypto';
 import type { CreateTrainingJobRequest, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';

@@ -3,10 +3,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DatasetLocation, S3ClientFlags } from './dataset-location';
 import { UsageError } from './usage-error';
-import { engineS3Client } from '../../lambda/packing/io/s3-client';
-import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3Source } from '../../lambda/packing/io/s3-source';
+import { engineS3Client } from '../../lambda/io/s3-client';
+import type { S3InventoryLocation } from '../../lambda/io/s3-inventory';
+import { S3Sink } from '../../lambda/io/s3-sink';
+import { S3Source } from '../../lambda/io/s3-source';
 
 type S3DatasetLocation = Extract<DatasetLocation, { kind: 's3' }>;
 

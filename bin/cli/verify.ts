@@ -1,6 +1,6 @@
 import { checkS3Flags, describeLocation, parseLocation } from './dataset-location';
 import { parseCommandArgs, UsageError } from './usage-error';
-import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
 import { verifyDataset } from '../../lambda/packing/verify';
 

@@ -10,7 +10,7 @@ start, not a body cut or stalled mid-transfer, which is where a long shard GET f
 Throttling (SlowDown, a 503) is waited out rather than counted: S3 asks for seconds of back-off
 while it scales a prefix, so such answers are tried again until THROTTLE_PATIENCE seconds have passed
 (botocore's standard mode waits as long); other transient errors are tried `attempts` times. Every
-wait is the same rule as the Node engine's (lambda/packing/io/s3-retry.ts): full jitter, a uniform draw below
+wait is the same rule as the Node engine's (lambda/io/s3-retry.ts): full jitter, a uniform draw below
 min(5 s, 0.1 s × 2^(n-1)) before the n-th retry (AWS's "Exponential Backoff And Jitter").
 Every message goes through errors.redact: botocore's name the endpoint URL, credentials and all.
 """

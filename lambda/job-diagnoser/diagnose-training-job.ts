@@ -2,7 +2,7 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
-import type { S3RetryOptions } from '../packing/io/s3-retry';
+import type { S3RetryOptions } from '../io/s3-retry';
 import { collectJobMetrics } from '../diagnosis/collect-metrics';
 import type { JobDiagnoserResult } from './contract';
 import type { Diagnosis } from '../diagnosis/diagnosis';

@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { engineS3Client } from '../packing/io/s3-client';
+import { engineS3Client } from '../io/s3-client';
 import type { JobDiagnoserEvent, JobDiagnoserResult } from './contract';
 import { readDiagnoserSettings } from './diagnoser-settings';
 import { diagnoseTrainingJob } from './diagnose-training-job';

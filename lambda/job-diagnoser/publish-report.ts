@@ -1,9 +1,9 @@
 import type { EventBridgeClient} from '@aws-sdk/client-eventbridge';
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { s3Uri } from '../packing/io/s3-uri';
-import type { S3RetryOptions } from '../packing/io/s3-retry';
-import { S3Sink } from '../packing/io/s3-sink';
+import { s3Uri } from '../io/s3-uri';
+import type { S3RetryOptions } from '../io/s3-retry';
+import { S3Sink } from '../io/s3-sink';
 import type { DiagnosisEventDetail, JobDiagnoserResult } from './contract';
 import { DIAGNOSIS_EVENT } from './contract';
 import type { Diagnosis } from '../diagnosis/diagnosis';

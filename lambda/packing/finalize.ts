@@ -1,8 +1,8 @@
 import { GlobalRecordIoIndex, parseMxnetIndex } from './formats';
 import type { ShardFormatName } from './formats/shard-format';
-import type { PackingSink } from './io/storage';
-import { sortByKeyInCodePointOrder } from './planning/key-order';
-import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing } from './manifest';
+import type { PackingSink } from '../io/storage';
+import { sortByKeyInCodePointOrder } from '../io/key-order';
+import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing, PlannedSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
 import { INDEX_FOLDER, isConfinedKey, MEMBERS_FOLDER, SHARDS_FOLDER, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
 import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
@@ -22,7 +22,8 @@ export interface FinalizeInput {
   readonly seed: number;
   readonly source: Manifest['source'];
   readonly labels: Record<string, number>;
-  readonly sizing: ManifestSizing;
+  /** As planned: `multipleOfConsumers` is counted here, on the shards the version ends up with. */
+  readonly sizing: PlannedSizing;
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
   readonly shards: ManifestShard[];
   readonly failures: ManifestFailure[];
@@ -119,8 +120,7 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     labels: input.labels,
     classes: Object.keys(input.labels).length,
     records: shards.reduce((sum, shard) => sum + shard.records, 0),
-    sizing: shards.length === input.shards.length ? input.sizing
-      : { ...input.sizing, multipleOfConsumers: input.sizing.multipleOfConsumers && shards.length % input.sizing.consumers === 0 },
+    sizing: sizingOf(input.sizing, shards),
     shards,
     ...(input.format === 'recordio' ? { globalIndexKey: layout.globalIndexKey } : {}),
     failures,
@@ -143,6 +143,12 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     ]));
   }
   return manifest;
+}
+
+/** The planned sizing, with whether the shards the version ends up with are a multiple of the consumers (the key order of earlier manifests). */
+function sizingOf(planned: PlannedSizing, shards: readonly ManifestShard[]): ManifestSizing {
+  const { targetShardBytes, shardCount, consumers, reusedShards } = planned;
+  return { targetShardBytes, shardCount, consumers, multipleOfConsumers: shards.length % consumers === 0, reusedShards };
 }
 
 /**

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { targetShardBytesOf } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
-import { sortByKeyInCodePointOrder } from './planning/key-order';
+import { sortByKeyInCodePointOrder } from '../io/key-order';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
-import { samePreprocessing } from './preprocess/preprocessing-settings';
 
 /** One shard as written. */
 export interface ManifestShard {
@@ -75,11 +74,17 @@ export interface ManifestSizing {
   readonly targetShardBytes: number | null;
   readonly shardCount: number | null;
   readonly consumers: number;
-  /** False when an incremental repack could not keep the count a multiple of the consumers without tiny shards. */
+  /**
+   * Whether the version's shard count is a multiple of the consumers: false when an incremental repack could not
+   * keep it so without tiny shards, or shards that held only failures were left out.
+   */
   readonly multipleOfConsumers: boolean;
   /** Shards reused from earlier versions, by reference. */
   readonly reusedShards: number;
 }
+
+/** The sizing a run plans: finalize.ts alone adds `multipleOfConsumers`, counted on the version's final shard list. */
+export type PlannedSizing = Omit<ManifestSizing, 'multipleOfConsumers'>;
 
 /**
  * The sizing a run records: the effective target (the default applied) unless an exact count was
@@ -92,29 +97,6 @@ export function effectiveSizing(targetShardBytes: number | undefined, shardCount
     shardCount: shardCount ?? null,
     consumers: consumers ?? 1,
   };
-}
-
-/** What a run is asked to make, compared with a version to tell whether it is up to date. */
-export interface PackRequest {
-  readonly sourceUri: string;
-  readonly format: ShardFormatName;
-  readonly seed: number;
-  readonly targetShardBytes: number | null;
-  readonly shardCount: number | null;
-  readonly consumers: number;
-  readonly labelled: boolean;
-  /** The preprocessing as the manifest would record it; undefined for none. */
-  readonly preprocessing?: ManifestPreprocessing;
-}
-
-/** The version was packed from this very listing (its fingerprint) with these settings: nothing to do. */
-export function isUpToDate(manifest: Manifest, request: PackRequest, fingerprint: string): boolean {
-  return manifest.source.fingerprint === fingerprint && manifest.source.uri === request.sourceUri
-    && manifest.format === request.format && manifest.seed === request.seed
-    && manifest.sizing.targetShardBytes === request.targetShardBytes && manifest.sizing.shardCount === request.shardCount
-    && manifest.sizing.consumers === request.consumers
-    && (Object.keys(manifest.labels).length > 0) === request.labelled
-    && samePreprocessing(manifest.preprocessing, request.preprocessing);
 }
 
 /** Every source object must be a record or a listed failure. */
@@ -132,13 +114,6 @@ export function checkTotals(manifest: Manifest): string | undefined {
 /** Deterministic bytes: keys in a fixed order, two-space indent, trailing newline. */
 export function serializeManifest(manifest: Manifest): Buffer {
   return Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-}
-
-/** The base64 big-endian form S3 uses for CRC32C checksums. */
-export function crc32cBase64(crc: number): string {
-  const bytes = Buffer.alloc(4);
-  bytes.writeUInt32BE(crc >>> 0);
-  return bytes.toString('base64');
 }
 
 const FINGERPRINT_BATCH_LINES = 4096;

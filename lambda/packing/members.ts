@@ -1,5 +1,5 @@
-import type { PackingSink } from './io/storage';
-import { isObjectNotFound } from './io/storage';
+import type { PackingSink } from '../io/storage';
+import { isObjectNotFound } from '../io/storage';
 import { mapLimited } from './limited';
 import type { ManifestShard } from './manifest';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';

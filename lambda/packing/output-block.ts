@@ -1,6 +1,6 @@
 import { crc32c, crc32cCombine, crc32cOfRange } from './formats/crc32c';
 import type { Encoded } from './formats/encoded';
-import type { ObjectWriter } from './io/storage';
+import type { ObjectWriter } from '../io/storage';
 
 /**
  * Gathers framed records into a block and writes it when full: one CRC32C call and one write per

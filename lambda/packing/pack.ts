@@ -3,19 +3,17 @@ import { newVersionId, VersionLayout } from './dataset-layout';
 import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
-import { storeDidNotAnswer } from './io/s3-no-answer';
-import type { PackingSink, PackingSource } from './io/storage';
+import { storeDidNotAnswer } from '../io/s3-no-answer';
+import type { PackingSink, PackingSource } from '../io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import { ListingCollector } from './listing/listing-collector';
 import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
-import type { Manifest, ManifestShard, PackRequest } from './manifest';
-import { effectiveSizing, isUpToDate } from './manifest';
-import { readMembers } from './members';
+import type { Manifest, ManifestShard } from './manifest';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
-import { planIncremental } from './planning/incremental-plan';
-import type { LabelMode, PlannedShard } from './planning/plan-types';
+import { planVersion } from './plan-version';
+import type { LabelMode, PlannedShard, PlanOptions } from './planning/plan-types';
 import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { RecordContent } from './image-check/record-content';
@@ -121,7 +119,7 @@ export interface PackProgress {
 
 /**
  * Packs a source into a new version of the dataset and publishes it (ARCHITECTURE.md "Dataset
- * layout"): list → plan (incremental on the current version when it can be, else full) → write the
+ * layout"): list → plan (planVersion: up to date, incremental on the current version, or full) → write the
  * new shards, a few at once, each with bounded read-ahead, into the version's folder → finalize
  * (indexes, manifest, checks, the atomic publish) → prune old versions. First of all, root copies
  * left behind the newest claim by a run that stopped after its claim are repaired. Nothing of a
@@ -142,41 +140,25 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
-    const sizing = effectiveSizing(options.targetShardBytes, options.shardCount, options.consumers);
-    const request: PackRequest = {
-      sourceUri: options.source.uri, format: options.format, seed: options.seed, ...sizing, labelled: (options.labels ?? 'folder') === 'folder', preprocessing,
-    };
     const held = collector.takeInMemory();
-    if (held && current && !options.fullRepack && isUpToDate(current.manifest, request, collector.fingerprintOf(held))) {
-      return { manifest: current.manifest, currentVersion: current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
-    }
-    let fullRepackReason: string | undefined;
-    let incremental: IncrementalPlan | undefined;
-    if (current && !options.fullRepack) {
-      if (!held) {
-        fullRepackReason = 'the listing is too large to hold in memory, which an incremental repack needs';
-      } else {
-        const plan = planIncremental(held, { manifest: current.manifest, members: await readMembers(options.sink, current.manifest.shards) }, {
-          format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-          consumers: options.consumers, labels: options.labels, recordBytes, preprocessing,
-        });
-        if (plan.kind === 'full') fullRepackReason = plan.reason;
-        else incremental = plan;
-      }
-    } else if (current) {
-      fullRepackReason = 'a full repack was asked for';
-    }
-    const plan: ListingPlan = incremental ? incrementalListingPlan(incremental, () => collector.fingerprintOf(held!)) : planListing(collector, {
+    const planOptions: PlanOptions = {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
       consumers: options.consumers, labels: options.labels, recordBytes,
-    }, PLAN_LIMITS, undefined, held);
-    if (!held && current && !options.fullRepack && isUpToDate(current.manifest, request, plan.fingerprint())) {
-      return { manifest: current.manifest, currentVersion: current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
+    };
+    // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
+    let fullPlan: ListingPlan | undefined;
+    const planInFull = () => fullPlan ??= planListing(collector, planOptions, PLAN_LIMITS, undefined, held);
+    const listing = { files: held, fingerprint: () => (held ? collector.fingerprintOf(held) : planInFull().fingerprint()) };
+    const version = await planVersion(options.sink, current, listing, {
+      ...planOptions, sourceUri: options.source.uri, format: options.format, preprocessing, fullRepack: options.fullRepack,
+    });
+    if (version.kind === 'up-to-date') {
+      return { manifest: version.current.manifest, currentVersion: version.current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
     }
+    const plan = version.kind === 'incremental' ? incrementalListingPlan(version.plan, () => collector.fingerprintOf(held!)) : planInFull();
     const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
     try {
       const results = await writeShards(plan, options, format, layout, checkImages);
-      const reused = incremental?.reused ?? [];
       const written = results.shards.map((result) => rebase(result.shard, layout));
       const { manifest, prune, currentVersion: newest } = await finalizeDataset({
         sink: options.sink,
@@ -186,12 +168,8 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         seed: plan.seed,
         source: { uri: options.source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint: results.fingerprint },
         labels: plan.labelMap,
-        sizing: {
-          ...sizing,
-          multipleOfConsumers: incremental ? incremental.multipleOfConsumers : plan.shardCount % sizing.consumers === 0,
-          reusedShards: reused.length,
-        },
-        shards: [...reused, ...written],
+        sizing: version.sizing,
+        shards: [...version.reused, ...written],
         failures: results.shards.flatMap((r) => r.failures),
         allowMissing: options.allowMissing,
         retentionMs: (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000,
@@ -199,7 +177,8 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         preprocessing,
       });
       return {
-        manifest, currentVersion: newest, upToDate: false, fullRepackReason, shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
+        manifest, currentVersion: newest, upToDate: false, fullRepackReason: version.reason || undefined,
+        shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
       };
     } catch (error) {
       // At the claim or after it, the version may be published: nothing of it is deleted (the next publish prunes a loser's folder).

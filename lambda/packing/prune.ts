@@ -1,6 +1,6 @@
 import { PLAN_ROOT, versionOfKey, VERSIONS_PREFIX, VersionLayout, versionSequence } from './dataset-layout';
-import type { PackingSink } from './io/storage';
-import { isObjectNotFound } from './io/storage';
+import type { PackingSink } from '../io/storage';
+import { isObjectNotFound } from '../io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import type { Manifest } from './manifest';
 import type { ClaimedVersion } from './publish';

@@ -1,5 +1,5 @@
-import type { PackingSink } from './io/storage';
-import { isObjectNotFound } from './io/storage';
+import type { PackingSink } from '../io/storage';
+import { isObjectNotFound } from '../io/storage';
 import type { Manifest } from './manifest';
 import { MANIFEST_FORMAT_VERSION } from './manifest';
 import { claimKey, claimSequence, MANIFEST_KEY, PUBLISHED_PREFIX, VersionLayout } from './dataset-layout';

@@ -1,12 +1,12 @@
 import { types } from 'node:util';
 import type { ShardFormat } from './formats/shard-format';
 import type { Encoded } from './formats/encoded';
-import type { ObjectWriter, PackingSink, PackingSource } from './io/storage';
-import { ScratchBuffer } from './io/storage';
-import { isUnreadableInput } from './io/unreadable-input';
+import type { ObjectWriter, PackingSink, PackingSource } from '../io/storage';
+import { ScratchBuffer } from '../io/storage';
+import { isUnreadableInput } from '../io/unreadable-input';
 import type { ManifestFailure, ManifestShard } from './manifest';
 import { INDEX_FOLDER, membersKeyInVersion, SHARDS_FOLDER } from './dataset-layout';
-import { crc32cBase64 } from './manifest';
+import { crc32cBase64 } from '../io/s3-checksum';
 import { serializeMembers } from './members';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';

@@ -4,10 +4,11 @@ import type {
 import {
   decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, unpackImageRecord,
 } from './formats';
-import type { PackingSink } from './io/storage';
-import { isObjectNotFound } from './io/storage';
+import type { PackingSink } from '../io/storage';
+import { isObjectNotFound } from '../io/storage';
 import type { Manifest, ManifestShard } from './manifest';
-import { checkTotals, crc32cBase64, MANIFEST_FORMAT_VERSION } from './manifest';
+import { checkTotals, MANIFEST_FORMAT_VERSION } from './manifest';
+import { crc32cBase64 } from '../io/s3-checksum';
 import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';

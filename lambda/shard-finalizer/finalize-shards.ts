@@ -1,8 +1,8 @@
 import { versionSequence, VersionLayout } from '../packing/dataset-layout';
 import { finalizeDataset } from '../packing/finalize';
 import { DELETES_AT_ONCE, mapLimited } from '../packing/limited';
-import type { PackingSink } from '../packing/io/storage';
-import { isObjectNotFound } from '../packing/io/storage';
+import type { PackingSink } from '../io/storage';
+import { isObjectNotFound } from '../io/storage';
 import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
 import { AfterClaimError, manifestIfPublished, syncRootCopiesToNewest, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';

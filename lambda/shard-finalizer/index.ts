@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PACKER_METRICS } from '../../lib/contract/metric-names';
-import { engineS3Client } from '../packing/io/s3-client';
-import { S3Sink } from '../packing/io/s3-sink';
+import { engineS3Client } from '../io/s3-client';
+import { S3Sink } from '../io/s3-sink';
 import { readAllowMissing, readLocation, readRetentionDays } from '../handler-kit/dataset-settings';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 import { finalizeShards, parseFinalizerEvent } from './finalize-shards';

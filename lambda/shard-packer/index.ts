@@ -1,10 +1,10 @@
 import * as os from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { engineS3Client } from '../packing/io/s3-client';
-import type { S3RetryOptions } from '../packing/io/s3-retry';
-import { S3Sink } from '../packing/io/s3-sink';
-import { S3Source } from '../packing/io/s3-source';
+import { engineS3Client } from '../io/s3-client';
+import type { S3RetryOptions } from '../io/s3-retry';
+import { S3Sink } from '../io/s3-sink';
+import { S3Source } from '../io/s3-source';
 import { readFormat, readImagePreprocessing, readLocation, readReadConcurrency, readRecordContent } from '../handler-kit/dataset-settings';
 import { checksImages } from '../packing/image-check/record-content';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';

@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { engineS3Client } from '../packing/io/s3-client';
-import { S3Sink } from '../packing/io/s3-sink';
-import { S3Source } from '../packing/io/s3-source';
+import { engineS3Client } from '../io/s3-client';
+import { S3Sink } from '../io/s3-sink';
+import { S3Source } from '../io/s3-source';
 import type { ShardPlannerEvent, ShardPlannerResult } from './contract';
 import { readInventory, readLocation, readPlanSettings } from '../handler-kit/dataset-settings';
 import { booleanField, eventObject } from '../handler-kit/handler-input';

@@ -1,12 +1,11 @@
 import { newVersionId, VersionLayout } from '../packing/dataset-layout';
 import { shardFormat } from '../packing/formats';
-import type { PackingSink, PackingSource } from '../packing/io/storage';
-import { listAll } from '../packing/io/storage';
-import type { PackRequest } from '../packing/manifest';
-import { effectiveSizing, isUpToDate, sourceFingerprint } from '../packing/manifest';
-import { readMembers, serializeMembers } from '../packing/members';
+import type { PackingSink, PackingSource } from '../io/storage';
+import { listAll } from '../io/storage';
+import { sourceFingerprint } from '../packing/manifest';
+import { serializeMembers } from '../packing/members';
 import { mapLimited } from '../packing/limited';
-import { planIncremental } from '../packing/planning/incremental-plan';
+import { planVersion } from '../packing/plan-version';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
 import { BUNDLED_SHARP } from '../packing/preprocess/bundled-sharp';
@@ -56,15 +55,17 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const current = await currentVersion(sink);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);
-  const sizing = effectiveSizing(settings.targetShardBytes, settings.shardCount, settings.consumers);
   // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
   const preprocessing = settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP);
-  const request: PackRequest = {
-    sourceUri: source.uri, format: settings.format, seed: settings.seed, ...sizing, labelled: settings.labels === 'folder',
-    ...(preprocessing ? { preprocessing } : {}),
+  const planOptions = {
+    seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
+    consumers: settings.consumers, labels: settings.labels, recordBytes,
   };
-  if (current && !options.force && isUpToDate(current.manifest, request, fingerprint)) {
-    const manifest = current.manifest;
+  const version = await planVersion(sink, current, { files, fingerprint: () => fingerprint }, {
+    ...planOptions, sourceUri: source.uri, format: settings.format, preprocessing, fullRepack: options.force,
+  });
+  if (version.kind === 'up-to-date') {
+    const manifest = version.current.manifest;
     return {
       upToDate: true, datasetVersion: manifest.datasetVersion, fullRepackReason: '', tasksBucket: destination.bucket,
       tasksKey: `${destination.prefix}${new RunFiles(new VersionLayout(manifest.datasetVersion)).tasksKey}`,
@@ -72,18 +73,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     };
   }
 
-  const planOptions = {
-    seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
-    consumers: settings.consumers, labels: settings.labels, recordBytes,
-  };
-  const incremental = current && !options.force
-    ? planIncremental(files, { manifest: current.manifest, members: await readMembers(sink, current.manifest.shards) }, { ...planOptions, format: settings.format, preprocessing })
-    : undefined;
-  const fullRepackReason = !current ? '' : options.force ? 'a full repack was asked for' : incremental?.kind === 'full' ? incremental.reason : '';
-  const plan: ShardPlan & { readonly multipleOfConsumers?: boolean } = incremental?.kind === 'incremental'
-    ? { ...incremental, shards: incremental.shards }
-    : planShards(files, planOptions);
-  const reused = incremental?.kind === 'incremental' ? incremental.reused : [];
+  const plan: ShardPlan = version.kind === 'incremental' ? version.plan : planShards(files, planOptions);
   const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
   const run = new RunFiles(layout);
   const summary: PlanSummary = {
@@ -94,12 +84,8 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     seed: plan.seed,
     source: { uri: source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint },
     labels: plan.labelMap,
-    sizing: {
-      ...sizing,
-      multipleOfConsumers: plan.multipleOfConsumers ?? (plan.shards.length % settings.consumers === 0),
-      reusedShards: reused.length,
-    },
-    reused,
+    sizing: version.sizing,
+    reused: version.reused,
     shardCount: plan.shards.length,
     // What the packers do to each image: the finalizer records it in the manifest, the next run's up-to-date check compares it.
     ...(preprocessing ? { preprocessing } : {}),
@@ -112,11 +98,11 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   return {
     upToDate: false,
     datasetVersion: layout.id,
-    fullRepackReason,
+    fullRepackReason: version.reason,
     tasksBucket: destination.bucket,
     tasksKey: `${destination.prefix}${run.tasksKey}`,
     shardCount: summary.shardCount,
-    reusedShards: reused.length,
+    reusedShards: version.reused.length,
     source: summary.source,
     classes: Object.keys(summary.labels).length,
     seed: summary.seed,

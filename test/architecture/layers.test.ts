@@ -9,6 +9,8 @@ const LIB_GRAPH = valueGraph(LIB);
 
 /** The engines: they know nothing of Lambda, and the handlers and the CLI call them. */
 const ENGINES = ['lambda/packing/', 'lambda/diagnosis/'];
+/** Storage I/O (S3 and local folders), under the engines: packing, the diagnoser and the CLI use it. */
+const IO = 'lambda/io/';
 /** The handler folders: `lambda/<handler>/index.ts`, each an adapter around an engine. */
 const HANDLERS = fs.readdirSync(path.join(__dirname, '..', '..', 'lambda'))
   .filter((name) => fs.existsSync(path.join(__dirname, '..', '..', 'lambda', name, 'index.ts')))
@@ -108,10 +110,23 @@ describe('layers', () => {
 });
 
 describe('engines and adapters', () => {
-  test('bin/ imports the engines, never a handler folder', () => {
+  test('bin/ imports the engines and storage I/O, never a handler folder', () => {
     const crossing = sourceFiles('bin').flatMap((file) => importsOf(file)
-      .filter((edge) => edge.target.startsWith('lambda/') && !ENGINES.some((engine) => edge.target.startsWith(engine)))
+      .filter((edge) => edge.target.startsWith('lambda/') && ![...ENGINES, IO].some((layer) => edge.target.startsWith(layer)))
       .map((edge) => `${file} → ${edge.target}`));
+    expect(crossing).toEqual([]);
+  });
+
+  test('storage I/O (lambda/io) imports nothing of lambda/ outside itself (no engine, no handler) and of lib/ only the contract', () => {
+    // GIVEN
+    const files = sourceFiles(IO.replace(/\/$/, ''));
+    // WHEN
+    const crossing = files.flatMap((file) => importsOf(file)
+      .filter((edge) => (edge.target.startsWith('lambda/') && !edge.target.startsWith(IO))
+        || (edge.target.startsWith('lib/') && !edge.target.startsWith('lib/contract/')))
+      .map((edge) => `${file} → ${edge.target}`));
+    // THEN
+    expect(files).toEqual(expect.arrayContaining(['lambda/io/s3-sink.ts', 'lambda/io/key-order.ts', 'lambda/io/s3-checksum.ts']));
     expect(crossing).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
-import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { datasetObjects, expectSameObjects, withoutVersionIds } from '../support/dataset-objects';
 
 const folder = temporaryFolders();

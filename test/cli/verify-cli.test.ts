@@ -19,11 +19,11 @@ function readManifest(outDir: string, key = MANIFEST_KEY): Manifest {
   return JSON.parse(fs.readFileSync(path.join(outDir, key), 'utf8')) as Manifest;
 }
 
-/** A packed dataset of two shards, and the key of its first shard's member list. */
+/** A packed dataset (to a target size: a rerun with new files is incremental), and the key of its first shard's member list. */
 async function packed(): Promise<{ source: string; output: string; membersKey: string }> {
   const source = sourceFolder();
   const output = folder('out');
-  expect((await runCli('pack', '--content', 'any', source, output, '--shards', '2')).code).toBe(0);
+  expect((await runCli('pack', '--content', 'any', source, output)).code).toBe(0);
   return { source, output, membersKey: readManifest(output).shards[0].membersKey };
 }
 
@@ -36,13 +36,13 @@ describe('training-io verify checks every member list', () => {
 
     // WHEN
     const verified = await runCli('verify', output);
-    const repack = runCli('pack', '--content', 'any', source, output, '--shards', '2');
+    const repack = runCli('pack', '--content', 'any', source, output);
 
     // THEN
     expect(verified.code).toBe(1);
     expect(verified.stdout).toMatch(new RegExp(`^problem: ${membersKey}: cannot be read \\(.*ENOENT.*\\); .*a full repack \\(--full\\) rewrites it$`, 'm'));
     await expect(repack).rejects.toThrow(new RegExp(`member list ${membersKey} of the current version is missing .*repack everything with --full`));
-    expect((await runCli('pack', '--content', 'any', source, output, '--shards', '2', '--full')).code).toBe(0);
+    expect((await runCli('pack', '--content', 'any', source, output, '--full')).code).toBe(0);
     expect((await runCli('verify', output)).code).toBe(0);
   });
 
@@ -58,7 +58,7 @@ describe('training-io verify checks every member list', () => {
     // THEN
     expect(verified.code).toBe(1);
     expect(verified.stdout).toMatch(new RegExp(`^problem: ${membersKey} line 1: expected \\[key, size, label, recordId, modified\\], got this is not a member list; .*--full`, 'm'));
-    await expect(runCli('pack', '--content', 'any', source, output, '--shards', '2')).rejects.toThrow(new RegExp(`member list ${membersKey} line 1: .*--full`));
+    await expect(runCli('pack', '--content', 'any', source, output)).rejects.toThrow(new RegExp(`member list ${membersKey} line 1: .*--full`));
   });
 
   test('a member list that lost a line no longer accounts for its shard: verify exits 1 giving both counts', async () => {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
 import { TrainingCode } from '../../lib';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { packDataset } from '../../lambda/packing/pack';
 import { fixtureJpegs, jpegWithComment } from '../support/jpeg-dataset';
 import { temporaryFolders, writeFiles } from '../support/local-files';

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { packDataset } from '../../lambda/packing/pack';
 import type { FaultProxy } from '../support/fault-proxy';
 import { startFaultProxy } from '../support/fault-proxy';

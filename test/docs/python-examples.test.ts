@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { packDataset } from '../../lambda/packing/pack';
 import { jpegSourceFolder } from '../support/jpeg-dataset';
 import { listFiles, temporaryFolders, writeFiles } from '../support/local-files';

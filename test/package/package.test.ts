@@ -126,7 +126,7 @@ describe('npm package', () => {
       'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'API.md', '.jsii',
       'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/private/assets.js',
       'dist/bin/training-io.js', 'dist/lambda/packing/pack.js', 'dist/lambda/packing/parallel/local-shard-worker.js',
-      'dist/lambda/diagnosis/diagnose-job.js', 'dist/lib/contract/shard-limits.js',
+      'dist/lambda/diagnosis/diagnose-job.js', 'dist/lambda/io/s3-sink.js', 'dist/lib/contract/shard-limits.js',
       ...HANDLERS.flatMap((handler) => [`lambda/dist/${handler}/index.js`, `lambda/dist/${handler}/crc32.linux-x64-gnu.node`]),
       'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile', 'container/pyproject.toml',
       // The readers' wheel builds from the package's container/: setup.py keeps its build out of the folder, py.typed types it.
@@ -146,7 +146,7 @@ describe('npm package', () => {
       || /^(test|bench|scripts|bin|lib)\//.test(file)
       || /^dist\/(bench|test|examples)\//.test(file)
       || /^dist\/bin\/(app|reference-stack)\./.test(file)
-      || (/^dist\/lambda\//.test(file) && !/^dist\/lambda\/(packing|diagnosis)\//.test(file))
+      || (/^dist\/lambda\//.test(file) && !/^dist\/lambda\/(packing|diagnosis|io)\//.test(file))
       || (/^lambda\//.test(file) && !/^lambda\/dist\//.test(file))
       || /(__pycache__|\.pyc$|tsbuildinfo|tsconfig)/.test(file)
       || /^container\/(build\/|[^/]+\.egg-info\/)/.test(file));

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { finalizeDataset } from '../../lambda/packing/finalize';
-import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
-import type { ManifestShard } from '../../lambda/packing/manifest';
+import { LocalDirectorySink } from '../../lambda/io/local-directory';
+import type { ManifestFailure, ManifestShard } from '../../lambda/packing/manifest';
 import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { listFiles, temporaryFolders } from '../support/local-files';
 
@@ -24,12 +24,13 @@ async function shardWithIndex(sink: LocalDirectorySink, i: number, n: number, re
   return { key, indexKey, membersKey, records, bytes: records * 100, crc32c: 'AAAAAA==', firstRecordId: firstId, lastRecordId: firstId + records - 1 };
 }
 
-function finalize(sink: LocalDirectorySink, shards: ManifestShard[]) {
-  const objects = shards.reduce((sum, shard) => sum + shard.records, 0);
+/** Finalizes the shards (and listed failures, then published all the same) for `consumers` consumers. */
+function finalize(sink: LocalDirectorySink, shards: ManifestShard[], consumers = 1, failures: ManifestFailure[] = []) {
+  const objects = shards.reduce((sum, shard) => sum + shard.records, 0) + failures.length;
   return finalizeDataset({
     sink, datasetVersion: VERSION.id, previousVersion: null, format: 'recordio', seed: 1,
     source: { uri: 'file:///src/', objects, bytes: objects * 100, fingerprint: 'f' }, labels: {},
-    sizing: { targetShardBytes: null, shardCount: shards.length, consumers: 1, multipleOfConsumers: true, reusedShards: 0 }, shards, failures: [],
+    sizing: { targetShardBytes: null, shardCount: shards.length, consumers, reusedShards: 0 }, shards, failures, allowMissing: failures.length > 0,
     retentionMs: 7 * 86_400_000,
   });
 }
@@ -77,5 +78,25 @@ describe('finalizeDataset, RecordIO', () => {
     // WHEN / THEN
     await expect(finalize(sink, shards)).rejects.toThrow(/not publishing v00000001-0123abcd: 1 listed object\(s\) missing, e\.g\. file:.*members\/part-00003-of-00005\.jsonl/);
     expect(listFiles(dir).filter((key) => key.startsWith('published/') || key === MANIFEST_KEY)).toEqual([]);
+  });
+});
+
+describe('finalizeDataset, the sizing', () => {
+  test.each([
+    { shards: 4, failed: [], kept: 4, multipleOfConsumers: true },
+    { shards: 4, failed: [3], kept: 3, multipleOfConsumers: false },
+    { shards: 5, failed: [4], kept: 4, multipleOfConsumers: true },
+  ])('multipleOfConsumers is counted on the shards the version keeps, 2 consumers: $shards shards, those of failures only ($failed) left out', async (run) => {
+    // GIVEN: shards of 2 records, but those whose only input was a listed failure
+    const sink = new LocalDirectorySink(folder('finalize-sizing'));
+    const shards = await Promise.all(Array.from({ length: run.shards }, (_, i) => shardWithIndex(sink, i, run.shards, run.failed.includes(i) ? 0 : 2, 2 * i)));
+    const failures = run.failed.map((i) => ({ key: `c/unreadable-${i}.jpg`, reason: 'truncated' }));
+
+    // WHEN
+    const { manifest } = await finalize(sink, shards, 2, failures);
+
+    // THEN
+    expect(manifest.shards).toHaveLength(run.kept);
+    expect(manifest.sizing).toEqual({ targetShardBytes: null, shardCount: run.shards, consumers: 2, multipleOfConsumers: run.multipleOfConsumers, reusedShards: 0 });
   });
 });

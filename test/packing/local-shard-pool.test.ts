@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { shardFormat } from '../../lambda/packing/formats';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { planShards } from '../../lambda/packing/planning/plan-shards';
 import { writeShard } from '../../lambda/packing/shard-writer';
-import { listAll } from '../../lambda/packing/io/storage';
+import { listAll } from '../../lambda/io/storage';
 import { seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 
 const folder = temporaryFolders();

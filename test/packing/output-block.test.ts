@@ -1,7 +1,7 @@
 import { crc32c } from '@node-rs/crc32';
 import { encodedBytes, encodedToBuffer } from '../../lambda/packing/formats/encoded';
 import { frameTfRecord } from '../../lambda/packing/formats/tfrecord';
-import type { ObjectWriter } from '../../lambda/packing/io/storage';
+import type { ObjectWriter } from '../../lambda/io/storage';
 import { OutputBlock } from '../../lambda/packing/output-block';
 import { seededBytes } from '../support/local-files';
 

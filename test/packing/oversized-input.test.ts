@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import type { PackingSource } from '../../lambda/packing/io/storage';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
+import type { PackingSource } from '../../lambda/io/storage';
 import { packDataset } from '../../lambda/packing/pack';
 import { VersionLayout } from '../../lambda/packing/dataset-layout';
 import { verifyDataset } from '../../lambda/packing/verify';

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import { readRecordIo, recordioFormat, unpackImageRecord } from '../../lambda/packing/formats';
-import { LocalDirectorySink } from '../../lambda/packing/io/local-directory';
-import type { ListedFile, PackingSource } from '../../lambda/packing/io/storage';
-import { listAll } from '../../lambda/packing/io/storage';
+import { LocalDirectorySink } from '../../lambda/io/local-directory';
+import type { ListedFile, PackingSource } from '../../lambda/io/storage';
+import { listAll } from '../../lambda/io/storage';
 import { packDataset } from '../../lambda/packing/pack';
 import { PLAN_LIMITS } from '../../lambda/packing/planning/grouped-plan';
 import { planShards } from '../../lambda/packing/planning/plan-shards';

@@ -6,9 +6,9 @@ import {
   decodeExample, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, RECORDIO_MAGIC, recordioFormat, shardFormat, unpackImageRecord,
 } from '../../lambda/packing/formats';
 import type { ShardFormatName } from '../../lambda/packing/formats/shard-format';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import type { ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/packing/io/storage';
-import { listAll } from '../../lambda/packing/io/storage';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
+import type { ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/io/storage';
+import { listAll } from '../../lambda/io/storage';
 import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import type { PackOptions } from '../../lambda/packing/pack';

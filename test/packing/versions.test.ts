@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readTfRecords, decodeExample } from '../../lambda/packing/formats';
 import { claimKey, MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import type { Manifest } from '../../lambda/packing/manifest';
 import type { PackOptions } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';

@@ -4,8 +4,8 @@ import { readPlanSettings, readRecordContent, readImagePreprocessing } from '../
 import type { ShardTask } from '../../lambda/handler-kit/plan-layout';
 import { RunFiles } from '../../lambda/handler-kit/plan-layout';
 import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3Source } from '../../lambda/packing/io/s3-source';
+import { S3Sink } from '../../lambda/io/s3-sink';
+import { S3Source } from '../../lambda/io/s3-source';
 import type { Manifest } from '../../lambda/packing/manifest';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard } from '../../lambda/shard-packer/pack-shard';

@@ -5,7 +5,7 @@ import { readPlanSettings } from '../../lambda/handler-kit/dataset-settings';
 import type { ShardTask } from '../../lambda/handler-kit/plan-layout';
 import { RunFiles } from '../../lambda/handler-kit/plan-layout';
 import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { BUNDLED_SHARP } from '../../lambda/packing/preprocess/bundled-sharp';
 import { finalizeShards } from '../../lambda/shard-finalizer/finalize-shards';
 import { packShard } from '../../lambda/shard-packer/pack-shard';

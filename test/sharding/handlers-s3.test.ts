@@ -5,9 +5,9 @@ import {
   DeleteObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand
 } from '@aws-sdk/client-s3';
 import { readTfRecords } from '../../lambda/packing/formats/tfrecord';
-import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3Source } from '../../lambda/packing/io/s3-source';
+import type { S3RetryOptions } from '../../lambda/io/s3-retry';
+import { S3Sink } from '../../lambda/io/s3-sink';
+import { S3Source } from '../../lambda/io/s3-source';
 import type { Manifest} from '../../lambda/packing/manifest';
 import { claimSequence, MANIFEST_KEY, PLAN_ROOT, versionOfKey, VersionLayout, versionSequence } from '../../lambda/packing/dataset-layout';
 import { datasetObjects, expectSameObjects } from '../support/dataset-objects';

@@ -1,9 +1,9 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import { S3StorageError } from '../../lambda/packing/io/s3-retry';
-import { isObjectNotFound } from '../../lambda/packing/io/storage';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
+import { S3StorageError } from '../../lambda/io/s3-retry';
+import { isObjectNotFound } from '../../lambda/io/storage';
 import { sourceFingerprint } from '../../lambda/packing/manifest';
 import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { parseMembers } from '../../lambda/packing/members';

@@ -2,7 +2,7 @@ import { BUNDLED_SHARP } from '../../lambda/packing/preprocess/bundled-sharp';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { VersionLayout } from '../../lambda/packing/dataset-layout';
 import { readImagePreprocessing, readPlanSettings } from '../../lambda/handler-kit/dataset-settings';
 import type { PlanSummary } from '../../lambda/handler-kit/plan-layout';

@@ -2,7 +2,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
+import { S3Sink } from '../../lambda/io/s3-sink';
 import type { Manifest } from '../../lambda/packing/manifest';
 import { claimSequence, MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { SeededRandom } from '../../lambda/packing/planning/seeded-random';

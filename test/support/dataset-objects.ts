@@ -1,5 +1,5 @@
 import { MANIFEST_KEY, VERSIONS_PREFIX } from '../../lambda/packing/dataset-layout';
-import type { PackingSink } from '../../lambda/packing/io/storage';
+import type { PackingSink } from '../../lambda/io/storage';
 import type { Manifest } from '../../lambda/packing/manifest';
 
 /**

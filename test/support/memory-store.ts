@@ -1,7 +1,7 @@
 import { crc32c } from '@node-rs/crc32';
-import { crc32cBase64 } from '../../lambda/packing/manifest';
-import type { ListedFile, ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/packing/io/storage';
-import { ObjectNotFoundError } from '../../lambda/packing/io/storage';
+import { crc32cBase64 } from '../../lambda/io/s3-checksum';
+import type { ListedFile, ObjectWriter, PackingSink, PackingSource, StoredObject } from '../../lambda/io/storage';
+import { ObjectNotFoundError } from '../../lambda/io/storage';
 
 /**
  * An in-memory dataset store for the publishing protocol's fault-injection and property tests

@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { engineS3Client } from '../../lambda/packing/io/s3-client';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3Source } from '../../lambda/packing/io/s3-source';
+import { engineS3Client } from '../../lambda/io/s3-client';
+import { S3Sink } from '../../lambda/io/s3-sink';
+import { S3Source } from '../../lambda/io/s3-source';
 import { packDataset } from '../../lambda/packing/pack';
 import { seededBytes } from './local-files';
 import type { S3TestServer } from './s3-server';

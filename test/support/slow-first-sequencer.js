@@ -13,7 +13,7 @@ const SLOWEST_SUITES = [
   'test/pipeline/training-pipeline-state-machine.execution.test.ts',
   'test/container/container-python.test.ts',
   'test/cli/publish-protocol-cli.test.ts',
-  'test/packing/s3-storage.test.ts',
+  'test/io/s3-storage.test.ts',
   'test/sharding/handlers-s3.test.ts',
   'test/sharding/packing-state-machine.execution.test.ts',
   'test/docs/code-blocks.test.ts',

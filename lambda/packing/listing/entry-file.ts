@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { ListedFile } from '../io/storage';
+import type { ListedFile } from '../../io/storage';
 
 /**
  * Listed files on local disk, for listings too large to hold: per file a u32 (little-endian) byte

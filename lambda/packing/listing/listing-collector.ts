@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ListedFile } from '../io/storage';
+import type { ListedFile } from '../../io/storage';
 import { FingerprintHasher, sourceFingerprint } from '../manifest';
-import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../planning/key-order';
+import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../../io/key-order';
 import { checkFile } from '../planning/plan-shards';
 import type { RecordBytes } from '../planning/plan-types';
 import { EntryFileWriter, readEntryFile } from './entry-file';

@@ -1,4 +1,4 @@
-import type { ListedFile } from '../io/storage';
+import type { ListedFile } from '../../io/storage';
 import { FingerprintHasher } from '../manifest';
 import type { PlanLimits } from '../planning/grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from '../planning/grouped-plan';

@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LocalShardWorkerData, WorkerMessage, WorkerRequest } from './local-shard-pool';
 import { shardFormat } from '../formats';
-import { LocalDirectorySink, LocalDirectorySource } from '../io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../io/local-directory';
 import { writeShardWithMembers } from '../shard-writer';
 import { fromShardMessage } from './shard-message';
 

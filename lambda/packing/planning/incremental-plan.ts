@@ -1,9 +1,6 @@
-import type { ListedFile } from '../io/storage';
+import type { ListedFile } from '../../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
-import { effectiveSizing } from '../manifest';
-import type { ManifestPreprocessing } from '../preprocess/image-preprocessing';
-import { describePreprocessing, samePreprocessing } from '../preprocess/preprocessing-settings';
-import { sortByKeyInCodePointOrder } from './key-order';
+import { sortByKeyInCodePointOrder } from '../../io/key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { planShards } from './plan-shards';
 import { MIN_SHARD_BYTES } from '../../../lib/contract/shard-limits';
@@ -27,7 +24,6 @@ export interface IncrementalPlan {
   readonly reused: ManifestShard[];
   /** Shards to write; indexes and names continue after the reused ones. */
   readonly shards: PlannedShard[];
-  readonly multipleOfConsumers: boolean;
 }
 
 /** Why a repack cannot be incremental: everything is packed again. */
@@ -46,15 +42,12 @@ export interface FullRepack {
  * of the consumers unless that would make shards under 1 MiB. The record set is the source's:
  * every listed file exactly once.
  *
- * A full repack is needed when the format, image preprocessing, seed, labelling, class set or shard options changed.
+ * The settings must be the previous version's (planVersion checks them, and asks for a full repack
+ * when they changed); a changed class set makes it full too.
  */
-export function planIncremental(
-  files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions & { readonly format: string; readonly preprocessing?: ManifestPreprocessing },
-): IncrementalPlan | FullRepack {
+export function planIncremental(files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions): IncrementalPlan | FullRepack {
   const { manifest } = previous;
   const consumers = options.consumers ?? 1;
-  const changed = changedSetting(manifest, options, consumers);
-  if (changed) return { kind: 'full', reason: changed };
   const sorted = sortByKeyInCodePointOrder([...files]);
   const labelMap = (options.labels ?? 'folder') === 'folder' ? labelByFolder(sorted).labelMap : {};
   if (JSON.stringify(labelMap) !== JSON.stringify(manifest.labels)) return { kind: 'full', reason: 'the set of classes changed' };
@@ -88,7 +81,7 @@ export function planIncremental(
   const pending = sorted.filter((file) => !covered.has(file.key));
   const totalBytes = sorted.reduce((sum, file) => sum + file.size, 0);
   const base = { kind: 'incremental' as const, seed: options.seed, labelMap, totalFiles: sorted.length, totalBytes, reused };
-  if (pending.length === 0) return { ...base, shards: [], multipleOfConsumers: reused.length % consumers === 0 };
+  if (pending.length === 0) return { ...base, shards: [] };
 
   const planOptions = { seed: options.seed, targetShardBytes: options.targetShardBytes, labels: 'none' as const, recordBytes: options.recordBytes };
   const needed = planShards(pending, planOptions).shards.length;
@@ -105,26 +98,7 @@ export function planIncremental(
     bytes: shard.bytes,
     records: shard.records.map((record) => ({ ...record, label: labelOf ? labelOf.get(record.key)! : -1, recordId: firstRecordId + record.recordId })),
   }));
-  return { ...base, shards, multipleOfConsumers: total % consumers === 0 };
-}
-
-function changedSetting(
-  manifest: Manifest, options: PlanOptions & { readonly format: string; readonly preprocessing?: ManifestPreprocessing }, consumers: number,
-): string | undefined {
-  if (manifest.format !== options.format) return `the format changed (${manifest.format} → ${options.format})`;
-  if (!samePreprocessing(manifest.preprocessing, options.preprocessing)) {
-    return `the image preprocessing changed from ${describePreprocessing(manifest.preprocessing)} to ${describePreprocessing(options.preprocessing)}`;
-  }
-  if (manifest.seed !== options.seed) return `the seed changed (${manifest.seed} → ${options.seed})`;
-  if (options.shardCount !== undefined) return 'an exact shard count was asked for';
-  if (manifest.sizing.shardCount !== null) return 'the previous version was packed to an exact shard count';
-  if (manifest.sizing.consumers !== consumers) return `the consumers changed (${manifest.sizing.consumers} → ${consumers})`;
-  if (manifest.sizing.targetShardBytes !== effectiveSizing(options.targetShardBytes, options.shardCount, consumers).targetShardBytes) {
-    return 'the target shard size changed';
-  }
-  const labelled = Object.keys(manifest.labels).length > 0;
-  if (labelled !== ((options.labels ?? 'folder') === 'folder')) return 'the labelling changed';
-  return undefined;
+  return { ...base, shards };
 }
 
 function labelsOf(files: readonly ListedFile[], labelMap: Record<string, number>): Map<string, number> {

@@ -1,4 +1,4 @@
-import { compareCodePointOrder } from './key-order';
+import { compareCodePointOrder } from '../../io/key-order';
 import { PlanError } from './plan-error';
 import type { SourceFile } from './plan-types';
 

@@ -1,6 +1,6 @@
 import type { PlanLimits } from './grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from './grouped-plan';
-import { sortByKeyInCodePointOrder } from './key-order';
+import { sortByKeyInCodePointOrder } from '../../io/key-order';
 import { labelByFolder, labelsByMap } from './label-map';
 import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as fc from 'fast-check';
-import { LocalDirectorySink, LocalDirectorySource } from '../../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../../lambda/io/local-directory';
 import type { PackOptions } from '../../../lambda/packing/pack';
 import { packDataset } from '../../../lambda/packing/pack';
 import { temporaryFolders, writeFiles } from '../../support/local-files';

@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ListedFile } from '../../../lambda/packing/io/storage';
+import type { ListedFile } from '../../../lambda/io/storage';
 import { EntryFileWriter, readEntryFile } from '../../../lambda/packing/listing/entry-file';
 import { ListingCollector } from '../../../lambda/packing/listing/listing-collector';
 import { planListing } from '../../../lambda/packing/listing/plan-listing';
 import { sourceFingerprint } from '../../../lambda/packing/manifest';
 import type { PlanLimits } from '../../../lambda/packing/planning/grouped-plan';
-import { compareCodePointOrder } from '../../../lambda/packing/planning/key-order';
+import { compareCodePointOrder } from '../../../lambda/io/key-order';
 import { planShards } from '../../../lambda/packing/planning/plan-shards';
 import type { PlanOptions } from '../../../lambda/packing/planning/plan-types';
 import { temporaryFolders } from '../../support/local-files';

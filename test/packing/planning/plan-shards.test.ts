@@ -1,4 +1,4 @@
-import { compareCodePointOrder } from '../../../lambda/packing/planning/key-order';
+import { compareCodePointOrder } from '../../../lambda/io/key-order';
 import { planShards, PlanError } from '../../../lambda/packing/planning/plan-shards';
 import { MAX_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import type { PlanOptions, ShardPlan, SourceFile } from '../../../lambda/packing/planning/plan-types';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LocalDirectorySink, LocalDirectorySource } from '../../../lambda/packing/io/local-directory';
-import { S3Source } from '../../../lambda/packing/io/s3-source';
+import { LocalDirectorySink, LocalDirectorySource } from '../../../lambda/io/local-directory';
+import { S3Source } from '../../../lambda/io/s3-source';
 import { packDataset } from '../../../lambda/packing/pack';
 import { datasetObjects, expectSameObjects } from '../../support/dataset-objects';
 import { temporaryFolders, writeFiles } from '../../support/local-files';

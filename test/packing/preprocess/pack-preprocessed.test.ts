@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LocalDirectorySink, LocalDirectorySource } from '../../../lambda/packing/io/local-directory';
+import { LocalDirectorySink, LocalDirectorySource } from '../../../lambda/io/local-directory';
 import type { PackOptions } from '../../../lambda/packing/pack';
 import { packDataset } from '../../../lambda/packing/pack';
 import { LocalShardPool } from '../../../lambda/packing/parallel/local-shard-pool';

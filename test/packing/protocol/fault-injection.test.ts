@@ -1,5 +1,5 @@
 import { VersionLayout } from '../../../lambda/packing/dataset-layout';
-import type { PackingSink } from '../../../lambda/packing/io/storage';
+import type { PackingSink } from '../../../lambda/io/storage';
 import { AfterClaimError } from '../../../lambda/packing/publish';
 import { RunFiles } from '../../../lambda/handler-kit/plan-layout';
 import type { ShardTask } from '../../../lambda/handler-kit/plan-layout';

@@ -1,5 +1,5 @@
 import { VersionLayout } from '../../../lambda/packing/dataset-layout';
-import type { PackingSink } from '../../../lambda/packing/io/storage';
+import type { PackingSink } from '../../../lambda/io/storage';
 import type { PackResult } from '../../../lambda/packing/pack';
 import { MemoryStore } from '../../support/memory-store';
 import { addFiles, pack, ProtocolModel, sourceWith } from './protocol-invariants';

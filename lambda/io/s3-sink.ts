@@ -5,15 +5,15 @@ import {
   HeadObjectCommand, PutObjectCommand, ServerSideEncryption, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
-import { crc32cBase64 } from '../manifest';
+import { crc32cBase64 } from './s3-checksum';
 import type { S3Location } from './s3-location';
-import { getObjectBytes, listPages, listPageSize } from './s3-location';
+import { getObjectBytes, listPages, S3Prefix } from './s3-location';
 import type { S3RetryOptions} from './s3-retry';
 import { isS3NotFound, s3ErrorCode, s3ErrorStatus, withS3Retry } from './s3-retry';
-import { normalizePrefix, s3Uri } from './s3-uri';
+import { s3Uri } from './s3-uri';
 import type { ObjectWriter, PackingSink, StoredObject } from './storage';
 import { ObjectNotFoundError } from './storage';
-import { MIB } from '../../../lib/contract/units';
+import { MIB } from '../../lib/contract/units';
 
 /** S3's smallest part (all but the last) and largest part. */
 const MIN_PART_BYTES = 5 * MIB;
@@ -35,23 +35,13 @@ export interface S3SinkOptions extends S3Location {
  * upload completes. Every object carries a CRC32C computed here with the native `crc32c`, so the
  * SDK never computes its own (its JavaScript CRC32C is slow).
  */
-export class S3Sink implements PackingSink {
-  public readonly uri: string;
-  private readonly client: S3Client;
-  private readonly bucket: string;
-  private readonly prefix: string;
-  private readonly retry: S3RetryOptions | undefined;
-  private readonly pageSize: number;
+export class S3Sink extends S3Prefix implements PackingSink {
   private readonly partSize: number;
   private readonly partConcurrency: number;
   private readonly encryption: { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
 
   constructor(private readonly options: S3SinkOptions) {
-    this.client = options.client;
-    this.bucket = options.bucket;
-    this.prefix = normalizePrefix(options.prefix);
-    this.retry = options.retry;
-    this.pageSize = listPageSize(options.listPageSize);
+    super(options);
     this.partSize = options.partSize ?? 8 * MIB;
     if (!Number.isInteger(this.partSize) || this.partSize < MIN_PART_BYTES || this.partSize > MAX_PART_BYTES) {
       throw new Error(`partSize must be between 5 MiB and 5 GiB (S3's part limits), got ${options.partSize} bytes`);
@@ -61,7 +51,6 @@ export class S3Sink implements PackingSink {
       throw new Error(`partConcurrency must be a positive integer, got ${options.partConcurrency}`);
     }
     this.encryption = options.kmsKeyId ? { ServerSideEncryption: ServerSideEncryption.aws_kms, SSEKMSKeyId: options.kmsKeyId } : {};
-    this.uri = s3Uri(this.bucket, this.prefix);
   }
 
   public scoped(prefix: string): S3Sink {

@@ -1,9 +1,6 @@
-import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Location } from './s3-location';
-import { listPages, listPageSize } from './s3-location';
-import type { S3RetryOptions } from './s3-retry';
+import { listPages, S3Prefix } from './s3-location';
 import { signedGetFor } from './s3-signed-get';
-import { normalizePrefix, s3Uri } from './s3-uri';
 import type { S3InventoryLocation } from './s3-inventory';
 import { listFromInventory } from './s3-inventory';
 import type { ListedFile, PackingSource } from './storage';
@@ -21,23 +18,12 @@ export interface S3SourceOptions extends S3Location {
  * SDK's CPU per object), one object each, in ranges when large, with retries; how many run at once
  * is the shard writer's choice. Everything else goes through the SDK client.
  */
-export class S3Source implements PackingSource {
-  public readonly uri: string;
-  private readonly client: S3Client;
-  private readonly bucket: string;
-  private readonly prefix: string;
-  private readonly retry: S3RetryOptions | undefined;
-  private readonly pageSize: number;
+export class S3Source extends S3Prefix implements PackingSource {
   private readonly inventory: S3InventoryLocation | undefined;
 
   constructor(options: S3SourceOptions) {
-    this.client = options.client;
-    this.bucket = options.bucket;
-    this.prefix = normalizePrefix(options.prefix);
-    this.retry = options.retry;
-    this.pageSize = listPageSize(options.listPageSize);
+    super(options);
     this.inventory = options.inventory;
-    this.uri = s3Uri(this.bucket, this.prefix);
   }
 
   /** A batch per ListObjectsV2 page, or per inventory file. */

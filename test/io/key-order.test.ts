@@ -1,5 +1,5 @@
-import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../../../lambda/packing/planning/key-order';
-import { reordered } from './synthetic-files';
+import { compareCodePointOrder, sortByKeyInCodePointOrder } from '../../lambda/io/key-order';
+import { reordered } from '../packing/planning/synthetic-files';
 
 /** Reference order: the UTF-8 bytes of the keys, compared as bytes (what S3 lists by). */
 function byUtf8Bytes(a: string, b: string): number {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { alignedStagingBuffer, openFileWriter } from '../../lambda/packing/io/file-writer';
+import { alignedStagingBuffer, openFileWriter } from '../../lambda/io/file-writer';
 import { seededBytes, temporaryFolders } from '../support/local-files';
 
 const folder = temporaryFolders();

@@ -2,7 +2,7 @@ import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { S3RetryOptions} from './s3-retry';
 import { withS3Retry } from './s3-retry';
-import { s3Uri } from './s3-uri';
+import { normalizePrefix, s3Uri } from './s3-uri';
 
 /** A bucket and a key prefix: the root of an S3 source or sink. */
 export interface S3Location {
@@ -13,6 +13,27 @@ export interface S3Location {
   readonly retry?: S3RetryOptions;
   /** Keys per ListObjectsV2 page (1–1000, default 1000). */
   readonly listPageSize?: number;
+}
+
+/** An S3Location checked and its prefix normalised: what S3Source and S3Sink are built on. */
+export abstract class S3Prefix {
+  /** `s3://bucket/prefix/`. */
+  public readonly uri: string;
+  protected readonly client: S3Client;
+  protected readonly bucket: string;
+  /** `''` or ends with `/`. */
+  protected readonly prefix: string;
+  protected readonly retry: S3RetryOptions | undefined;
+  protected readonly pageSize: number;
+
+  protected constructor(location: S3Location) {
+    this.client = location.client;
+    this.bucket = location.bucket;
+    this.prefix = normalizePrefix(location.prefix);
+    this.retry = location.retry;
+    this.pageSize = listPageSize(location.listPageSize);
+    this.uri = s3Uri(this.bucket, this.prefix);
+  }
 }
 
 /** Checks a ListObjectsV2 page size: S3 answers at most 1000 keys a page. */

@@ -1,9 +1,9 @@
-import { REDACTED, redactSecrets } from '../../lambda/packing/io/redact-secrets';
-import { withS3Retry } from '../../lambda/packing/io/s3-retry';
+import { REDACTED, redactSecrets } from '../../lambda/io/redact-secrets';
+import { withS3Retry } from '../../lambda/io/s3-retry';
 import { runCli } from '../support/run-cli';
 
 /*
- * Issue 38, point 5: no secret in any message. One redaction (lambda/packing/io/redact-secrets.ts)
+ * Issue 38, point 5: no secret in any message. One redaction (lambda/io/redact-secrets.ts)
  * takes endpoint credentials and presigned query values out of every error that may show a URL.
  */
 

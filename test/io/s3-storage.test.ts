@@ -3,16 +3,16 @@ import {
   GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
-import { engineS3Client } from '../../lambda/packing/io/s3-client';
-import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
-import { RETRY_RULE } from '../../lambda/packing/io/s3-retry';
-import type { S3SinkOptions } from '../../lambda/packing/io/s3-sink';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3Source } from '../../lambda/packing/io/s3-source';
-import { crc32cBase64 } from '../../lambda/packing/manifest';
+import { engineS3Client } from '../../lambda/io/s3-client';
+import type { S3RetryOptions } from '../../lambda/io/s3-retry';
+import { RETRY_RULE } from '../../lambda/io/s3-retry';
+import type { S3SinkOptions } from '../../lambda/io/s3-sink';
+import { S3Sink } from '../../lambda/io/s3-sink';
+import { S3Source } from '../../lambda/io/s3-source';
+import { crc32cBase64 } from '../../lambda/io/s3-checksum';
 import { packDataset } from '../../lambda/packing/pack';
 import { verifyDataset } from '../../lambda/packing/verify';
-import { listAll } from '../../lambda/packing/io/storage';
+import { listAll } from '../../lambda/io/storage';
 import type { FaultProxy } from '../support/fault-proxy';
 import { seededBytes } from '../support/local-files';
 import type { S3Fixture} from '../support/s3-fixture';

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LocalDirectorySource } from '../../lambda/packing/io/local-directory';
-import { listAll, ScratchBuffer } from '../../lambda/packing/io/storage';
-import { isUnreadableInput } from '../../lambda/packing/io/unreadable-input';
-import { compareCodePointOrder } from '../../lambda/packing/planning/key-order';
+import { LocalDirectorySource } from '../../lambda/io/local-directory';
+import { listAll, ScratchBuffer } from '../../lambda/io/storage';
+import { isUnreadableInput } from '../../lambda/io/unreadable-input';
+import { compareCodePointOrder } from '../../lambda/io/key-order';
 import { temporaryFolders, writeFiles } from '../support/local-files';
 
 const folder = temporaryFolders();

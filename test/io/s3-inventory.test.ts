@@ -1,13 +1,13 @@
 import { gzipSync } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import type { S3InventoryLocation } from '../../lambda/packing/io/s3-inventory';
-import type { S3RetryOptions } from '../../lambda/packing/io/s3-retry';
-import { S3Sink } from '../../lambda/packing/io/s3-sink';
-import { S3Source } from '../../lambda/packing/io/s3-source';
+import type { S3InventoryLocation } from '../../lambda/io/s3-inventory';
+import type { S3RetryOptions } from '../../lambda/io/s3-retry';
+import { S3Sink } from '../../lambda/io/s3-sink';
+import { S3Source } from '../../lambda/io/s3-source';
 import { packDataset } from '../../lambda/packing/pack';
 import { withoutVersionIds } from '../support/dataset-objects';
-import { listAll } from '../../lambda/packing/io/storage';
+import { listAll } from '../../lambda/io/storage';
 import { seededBytes } from '../support/local-files';
 import type { S3Fixture} from '../support/s3-fixture';
 import { startS3Fixture } from '../support/s3-fixture';
