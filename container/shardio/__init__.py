@@ -42,12 +42,12 @@ from .metrics import Interval, ThroughputMeter, interval_line, validation_line
 from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
 from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
-from .split import Consumer, Placement, Segment, consumer_of, epoch_slot, split_records, split_shards
+from .split import Consumer, Placement, Segment, consumer_of, consumer_share, epoch_slot, split_records, split_shards
 from .stream import RecordSource, consumer_images, shuffled
 from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
-    "__version__", "BadRecordError", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
+    "__version__", "BadRecordError", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "consumer_share", "crc32c", "DatasetFiles",
     "DatasetManifest", "epoch_slot", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
     "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
     "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset", "open_fifo",

@@ -28,7 +28,7 @@ from .dataset_files import PINNED_MANIFEST_ENV
 from .environment import INPUT_DIR, placement_from_env, sized_workers
 from .layout import version_manifest_key
 from .location import open_location
-from .s3_dataset import DEFAULT_SHARDS_AHEAD
+from .s3_dataset import DEFAULT_SHARDS_AHEAD, S3Options
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
 from .records import ImageRecord
 from .split import Placement, consumer_of
@@ -241,13 +241,12 @@ def channel_data_loader(
     """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
     epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
     `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's."""
-    workers = sized_workers(input_dir) if num_workers is None else num_workers
-    placement = placement or placement_from_env()
-    source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir)
-    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
-                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
-    return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
-                            input_dir=input_dir, resumable=resumable)
+    return _loader(
+        lambda where, workers: open_channel(channel, where, workers, index_channel=index_channel, manifest=manifest,
+                                            input_dir=input_dir),
+        batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
+        shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
+        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
 
 
 def data_loader(
@@ -277,16 +276,40 @@ def data_loader(
     folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
     `sagemaker://<channel>` (location.py), split over this process's ranks and loader workers as
     `channel_data_loader` splits a channel. `version` pins a dataset version by its id; the current
-    one by default. An S3 prefix is cached at `cache_dir` (a folder per dataset under the temporary
-    folder by default), `cache_limit` bytes of shards at most (None: no limit); each GET waits
-    `timeout` seconds at most between reads and is tried `attempts` times on transient errors, and each
-    loader worker fetches `shards_ahead` shards beyond the one it reads."""
+    one by default. An S3 prefix is read as S3Options says (s3_dataset.py): cached at `cache_dir` (a
+    folder per dataset under the temporary folder by default), `cache_limit` bytes of shards at most
+    (None: no limit); each GET waits `timeout` seconds at most between reads and is tried `attempts`
+    times on transient errors, and each loader worker fetches `shards_ahead` shards beyond the one it reads."""
+    s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, shards_ahead=shards_ahead)
+    return _loader(
+        lambda where, workers: open_location(location, where, workers, version=version, index_channel=index_channel,
+                                             input_dir=input_dir, s3=s3),
+        batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
+        shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
+        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+
+
+def _loader(
+    open_source: Callable[[Placement, int], RecordSource],
+    batch_size: int,
+    *,
+    transform: Optional[Callable[[ImageRecord], Any]],
+    collate_fn: Optional[Callable[[list], Any]],
+    num_workers: Optional[int],
+    seed: int,
+    shuffle_buffer: int,
+    drop_last: bool,
+    placement: Optional[Placement],
+    input_dir: str,
+    resumable: bool,
+    on_bad_record: str,
+    max_bad_ratio: float,
+) -> Any:
+    """The loader both public builders end in: one worker count for the split and the DataLoader,
+    the source `open_source(placement, workers)` opens, its dataset and its DataLoader."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
-    source = open_location(location, placement, workers, version=version, index_channel=index_channel, input_dir=input_dir,
-                           cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts,
-                           shards_ahead=shards_ahead)
-    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
-                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+    dataset = ShardDataset(open_source(placement, workers), placement=placement, transform=transform,
+                           shuffle_buffer=shuffle_buffer, seed=seed, on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
                             input_dir=input_dir, resumable=resumable)

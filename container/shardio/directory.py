@@ -18,7 +18,7 @@ from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
-from .split import Consumer, epoch_slot, split_records, split_shards
+from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
 """The buffer a shard is read through: whole records in few system calls."""
@@ -126,27 +126,21 @@ class ShardDirectory:
         shard_file = self.shards[shard]
         return to_image(self.format, record, shard_file.path, shard=shard_file.key or shard_file.path, position=position)
 
+    def share(self, consumer: Consumer, epoch: int, seed: int) -> List[Segment]:
+        """The segments a consumer reads in an epoch, in order (split.py `consumer_share`)."""
+        return consumer_share(self.record_counts(), len(self.shards), consumer, seed, epoch)
+
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
         """The image records of a consumer's part for an epoch (see split.py), in file order."""
-        slot = epoch_slot(consumer, seed, epoch)
-        counts = self.record_counts()
-        if counts is None:
-            for shard in split_shards(len(self.shards), consumer.count, slot):
-                for position, record in enumerate(self.read(shard)):
-                    yield self.image(record, shard, position)
-            return
-        for segment in split_records(counts, consumer.count, slot):
+        for segment in self.share(consumer, epoch, seed):
             for position, record in enumerate(self.read(segment.shard, segment.start, segment.stop), segment.start):
                 yield self.image(record, segment.shard, position)
 
     def part_records(self, consumer: Consumer, epoch: int, seed: int) -> Optional[int]:
         """The records `images` hands a consumer in an epoch; None where a shard's count is unknown."""
-        slot = epoch_slot(consumer, seed, epoch)
-        counts = self.record_counts()
-        if counts is not None:
-            return sum(segment.stop - segment.start for segment in split_records(counts, consumer.count, slot))
-        listed = [self.shards[shard].records for shard in split_shards(len(self.shards), consumer.count, slot)]
-        return None if None in listed else sum(listed)  # type: ignore[arg-type]
+        counts = [self.expected_records(segment.shard) if segment.stop is None else segment.stop - segment.start
+                  for segment in self.share(consumer, epoch, seed)]
+        return None if None in counts else sum(counts)  # type: ignore[arg-type]
 
     def member_key(self, shard_key: str, record_id: int) -> Optional[str]:
         """The input key of record `record_id` of a shard, from its member list where the channel

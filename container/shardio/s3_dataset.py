@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional
 
 from .dataset_files import DatasetFiles, Shard
@@ -20,7 +21,7 @@ from .manifest import DatasetManifest, read_manifest
 from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, S3Objects
 from .shard_cache import ShardCache
-from .split import Consumer, epoch_slot, split_records, split_shards
+from .split import Consumer
 
 DEFAULT_SHARDS_AHEAD = 2
 """Shards each reader fetches beyond the one it reads: enough to hide a GET's latency behind decoding."""
@@ -31,8 +32,26 @@ def default_cache_dir(bucket: str, prefix: str) -> str:
     return os.path.join(tempfile.gettempdir(), "shardio-cache", bucket, *[part for part in prefix.split("/") if part])
 
 
+@dataclass(frozen=True)
+class S3Options:
+    """How an S3 prefix is read: the cache at `cache_dir` (a folder per dataset under the temporary
+    folder by default: `default_cache_dir`) holding `cache_limit` bytes of shards at most (None: no
+    limit); each GET waits `timeout` seconds at most between reads and is tried `attempts` times on
+    transient errors; each reader fetches `shards_ahead` shards beyond the one it reads."""
+
+    cache_dir: Optional[str] = None
+    cache_limit: Optional[int] = None
+    timeout: float = DEFAULT_TIMEOUT
+    attempts: int = DEFAULT_ATTEMPTS
+    shards_ahead: int = DEFAULT_SHARDS_AHEAD
+
+    def __post_init__(self) -> None:
+        if self.shards_ahead < 0:
+            raise ValueError(f"shards_ahead must be at least 0, got {self.shards_ahead}")
+
+
 class S3ShardDirectory(ShardDirectory):
-    """The shards of the dataset at `s3://bucket/prefix`, read through a cache at `cache_dir`."""
+    """The shards of the dataset at `s3://bucket/prefix`, read as `options` say (a cache, GET limits)."""
 
     def __init__(
         self,
@@ -40,20 +59,14 @@ class S3ShardDirectory(ShardDirectory):
         prefix: str,
         *,
         version: Optional[str] = None,
-        cache_dir: Optional[str] = None,
-        cache_limit: Optional[int] = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        attempts: int = DEFAULT_ATTEMPTS,
-        shards_ahead: int = DEFAULT_SHARDS_AHEAD,
+        options: S3Options = S3Options(),
         check_crc: bool = False,
     ) -> None:
-        if shards_ahead < 0:
-            raise ValueError(f"shards_ahead must be at least 0, got {shards_ahead}")
         prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        self.objects = S3Objects(bucket, prefix, timeout=timeout, attempts=attempts)
-        self.cache = ShardCache(cache_dir or default_cache_dir(bucket, prefix), cache_limit)
+        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts)
+        self.cache = ShardCache(options.cache_dir or default_cache_dir(bucket, prefix), options.cache_limit)
         self.cache.remove_orphaned_parts()
-        self.shards_ahead = shards_ahead
+        self.shards_ahead = options.shards_ahead
         self._ahead: Optional[_Ahead] = None
         manifest = self._manifest(version)
         self._listed = {shard.key: shard for shard in manifest.shards}  # a fetched shard's size and CRC, by key
@@ -111,11 +124,7 @@ class S3ShardDirectory(ShardDirectory):
     def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
         """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
         (each process reads one part at a time: a loader worker, or the process without workers)."""
-        slot = epoch_slot(consumer, seed, epoch)
-        counts = self.record_counts()
-        order = (split_shards(len(self.shards), consumer.count, slot) if counts is None
-                 else [segment.shard for segment in split_records(counts, consumer.count, slot)])
-        self._ahead = _Ahead(self, order)
+        self._ahead = _Ahead(self, [segment.shard for segment in self.share(consumer, epoch, seed)])
         try:
             yield from super().images(consumer, epoch, seed)
         finally:

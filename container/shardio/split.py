@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,12 @@ def consumer_of(placement: Placement, worker: int, workers: int, host_sharded: b
 
 @dataclass(frozen=True)
 class Segment:
-    """Records [start, stop) of the shard at `shard` in the shard list."""
+    """Records [start, stop) of the shard at `shard` in the shard list; `stop` None: to the shard's
+    end (a whole shard whose record count is unknown)."""
 
     shard: int
     start: int
-    stop: int
+    stop: Optional[int]
 
 
 def epoch_slot(consumer: Consumer, seed: int, epoch: int) -> int:
@@ -85,3 +86,13 @@ def split_records(counts: Sequence[int], consumers: int, slot: int) -> List[Segm
 def split_shards(shard_count: int, consumers: int, slot: int) -> List[int]:
     """Part `slot` of the shards dealt round-robin: whole shards, when record counts are unknown."""
     return list(range(slot, shard_count, consumers))
+
+
+def consumer_share(counts: Optional[Sequence[int]], shard_count: int, consumer: Consumer, seed: int, epoch: int) -> List[Segment]:
+    """What `consumer` reads in `epoch`, in order: by record where the shards' record `counts` are
+    known, else whole shards (stop None). The one place a consumer's share is decided: the readers
+    and the bad-record budget (`part_records`) both take it from here."""
+    slot = epoch_slot(consumer, seed, epoch)
+    if counts is None:
+        return [Segment(shard, 0, None) for shard in split_shards(shard_count, consumer.count, slot)]
+    return split_records(counts, consumer.count, slot)
