@@ -60,6 +60,7 @@ from shardio import placement_from_env, sized_workers, validation_line
 from shardio.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
 from shardio.dataset import ShardDataset, channel_data_loader, dataset_version_changed, make_data_loader
+from shardio.position import epoch_start
 from shardio.layout import version_manifest_key
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder
 from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
@@ -317,7 +318,7 @@ def restore(args: argparse.Namespace, placement: Placement, device: torch.device
     model.load_state_dict(plain_state_dict(restored["training"]["model"]))  # saved compiled or not
     position = restored["loader"]
     if restart_epoch and position.get("yielded") is not None:
-        position = dict(position, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
+        position = epoch_start(position, position["epoch"])
     exact = getattr(loader, "resumable", False) and position.get("yielded") is not None
     if exact:
         loader.load_state_dict(position)
@@ -342,7 +343,7 @@ class Checkpoints:
         if getattr(self.loader, "resumable", False):
             position = self.loader.state_dict()
             if position["epoch"] != epoch:  # an epoch's end: the next one from its start
-                position.update(epoch=epoch, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
+                position = epoch_start(position, epoch)
         else:  # DALI, Pipe: no position within the epoch
             position = {"epoch": epoch}
         if self.loader_choice is not None:

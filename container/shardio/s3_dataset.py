@@ -21,6 +21,7 @@ from .manifest import DatasetManifest, read_manifest
 from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, S3Objects
 from .shard_cache import ShardCache
+from .order import Resumed, streams_of
 from .split import Consumer
 
 DEFAULT_SHARDS_AHEAD = 2
@@ -121,12 +122,12 @@ class S3ShardDirectory(ShardDirectory):
         key = self.shards[shard].key  # set for every shard of an S3 dataset (its manifest key)
         return self.cache.open(key, self._fetch, buffering=READ_BUFFER)
 
-    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
+    def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
         """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
         (each process reads one part at a time: a loader worker, or the process without workers)."""
-        self._ahead = _Ahead(self, [segment.shard for segment in self.share(consumer, epoch, seed)])
+        self._ahead = _Ahead(self, [stream[0].shard for stream in streams_of(self.share(consumer, epoch, seed, resumed))])
         try:
-            yield from super().images(consumer, epoch, seed)
+            yield from super().images(consumer, epoch, seed, resumed)
         finally:
             self._ahead.close()
             self._ahead = None

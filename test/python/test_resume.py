@@ -63,10 +63,19 @@ class ResumableLoaderTest(unittest.TestCase):
                 resumed.set_epoch(2)
                 self.assertEqual(len([name for batch in resumed for name, _ in batch]), packed()["files"])
 
-    def test_a_position_from_another_worker_count_or_seed_is_refused(self) -> None:
-        state = dict(loader().state_dict(), workers=3, seed=1)
-        with self.assertRaisesRegex(ValueError, r"workers 3 -> 2, seed 1 -> 5"):
-            loader().load_state_dict(state)
+    def test_a_position_saved_mid_epoch_with_another_seed_or_order_is_refused(self) -> None:
+        first = loader()
+        first.set_epoch(0)
+        next(iter(first))
+        state = first.state_dict()
+        with self.assertRaisesRegex(ValueError, r"the record order depends on seed 1 -> 5"):
+            loader().load_state_dict(dict(state, seed=1))
+        # A position of the shardio before the canonical order: no "order", no "runs".
+        old = {key: value for key, value in state.items() if key not in ("order", "runs")}
+        with self.assertRaisesRegex(ValueError, r"saved mid-epoch by a shardio whose record order is the contiguous split "
+                                                r"before the canonical order, not canonical-blocks-1: .*Start the epoch over"):
+            loader().load_state_dict(old)
+        loader().load_state_dict(dict(old, yielded=[0, 0], sample_in_epoch=0))  # an epoch's start: any order will do
 
     def test_a_position_saved_mid_epoch_on_one_dataset_version_is_refused_on_another_naming_both(self) -> None:
         with tempfile.TemporaryDirectory() as root:

@@ -8,8 +8,13 @@ import tempfile
 import unittest
 from unittest import mock
 
-from shardio import Consumer, Placement, Segment, consumer_of, epoch_slot, hyperparameter, input_channels, placement_from_env
-from shardio import shuffled, split_records, split_shards
+from shardio import Consumer, Placement, Segment, consumer_of, consumer_share, hyperparameter, input_channels, placement_from_env
+from shardio import shuffled, split_segments
+
+
+def split_records(counts, consumers, slot):
+    """Part `slot` of the records of whole shards in shard order (the canonical order's split, on a plain one)."""
+    return split_segments([Segment(shard, 0, count) for shard, count in enumerate(counts)], consumers, slot)
 
 
 class SplitTest(unittest.TestCase):
@@ -27,15 +32,13 @@ class SplitTest(unittest.TestCase):
         self.assertEqual(split_records([8, 7, 7], 2, 0), [Segment(0, 0, 8), Segment(1, 0, 3)])
         self.assertEqual(split_records([8, 7, 7], 2, 1), [Segment(1, 3, 7), Segment(2, 0, 7)])
 
-    def test_whole_shards_are_dealt_round_robin(self) -> None:
-        self.assertEqual([split_shards(5, 2, slot) for slot in range(2)], [[0, 2, 4], [1, 3]])
-
-    def test_the_epoch_permutes_the_parts_alike_for_every_consumer(self) -> None:
-        for epoch in range(5):
-            slots = [epoch_slot(Consumer(i, 6), seed=1, epoch=epoch) for i in range(6)]
-            self.assertEqual(sorted(slots), list(range(6)))
-        self.assertNotEqual([epoch_slot(Consumer(i, 6), 1, 0) for i in range(6)],
-                            [epoch_slot(Consumer(i, 6), 1, 1) for i in range(6)])
+    def test_without_record_counts_whole_shards_are_dealt_round_robin_from_the_epochs_shard_order(self) -> None:
+        for epoch in range(3):
+            parts = [consumer_share(None, 5, Consumer(slot, 2), seed=1, epoch=epoch) for slot in range(2)]
+            self.assertEqual(sorted(segment.shard for part in parts for segment in part), list(range(5)))
+            self.assertEqual([len(part) for part in parts], [3, 2])
+            self.assertTrue(all(segment.start == 0 and segment.stop is None for part in parts for segment in part))
+        self.assertNotEqual(consumer_share(None, 5, Consumer(0, 2), 1, 0), consumer_share(None, 5, Consumer(0, 2), 1, 1))
 
     def test_consumers_are_the_jobs_ranks_and_workers_or_with_sharded_by_s3_key_the_hosts(self) -> None:
         placement = Placement(rank=5, world_size=8, local_rank=1, local_world_size=4)
