@@ -42,6 +42,7 @@ from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
 from s3_streaming import LocalS3, cache_bytes  # noqa: E402
+from contiguous_order import ContiguousOrder  # noqa: E402
 
 SOURCES = ("files", "tfrecord", "recordio", "s3")
 """s3: the tfrecord dataset streamed from the local S3 test server through a fresh cache (s3_streaming.py)."""
@@ -176,6 +177,8 @@ def main() -> None:
         files = by_key.get(("files", name, workers))
         if source != "files" and files:
             print(f"  {source:<9} {name:<13} {workers} workers  {result['per_worker'] / files['per_worker']:.2f}x")
+    if "tfrecord" in sources:
+        shuffle_row(paths["tfrecord"], chosen, worker_counts, args)
     if s3 is not None:
         print("\ns3 / tfrecord folder, per epoch (same transform and workers; epoch 0 cold, later epochs from the cache):")
         for (source, name, workers), result in by_key.items():
@@ -190,6 +193,30 @@ def main() -> None:
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"floors": floors, "results": results, "images": len(records), "mean_kb": mean_kb}, handle, indent=2)
+
+
+def shuffle_row(dataset: str, chosen: Dict[str, Callable], worker_counts: List[int], args: argparse.Namespace) -> None:
+    """A cached epoch's samples/s with the canonical order (shards and blocks reshuffled, 8 shards
+    interleaved, then the buffer) ÷ the order before it (contiguous ranges read sequentially, then the
+    same buffer: contiguous_order.py), on the TFRecord folder after a first epoch has cached it. The
+    two run in turn, three times each, best of each (a shared machine's noise falls on both)."""
+    print("\ncanonical order / contiguous order (#40), a cached epoch (best of 3 each, in turn):")
+    for name, transform in chosen.items():
+        for workers in worker_counts:
+            best = {"contiguous": 0.0, "canonical": 0.0}
+            loaders = {}
+            for kind, directory in (("contiguous", ContiguousOrder(dataset)), ("canonical", ShardDirectory(dataset))):
+                shard_dataset = ShardDataset(directory, placement=Placement(), transform=transform,
+                                             shuffle_buffer=args.shuffle_buffer, seed=0)
+                loaders[kind] = make_data_loader(shard_dataset, args.batch_size, num_workers=workers, collate_fn=count,
+                                                 pin_memory=False)
+                run_epochs(loaders[kind], 1)  # the page cache and the persistent workers warm
+            for _ in range(3):
+                for kind, loader in loaders.items():
+                    best[kind] = max(best[kind], run_epochs(loader, 1)[0]["samples_per_second"])
+            del loaders
+            print(f"  {name:<13} {workers} workers  contiguous {best['contiguous']:8.0f}  canonical {best['canonical']:8.0f} "
+                  f"samples/s  ratio {best['canonical'] / best['contiguous']:.3f} (target ≥ 0.95)", flush=True)
 
 
 def get_floor_row(s3: LocalS3, record_count: int, by_key: Dict[Any, Dict[str, Any]], worker_counts: List[int],

@@ -103,43 +103,49 @@ def stream_size(stream: Sequence[Segment]) -> Optional[int]:
 
 
 def interleave(streams: Sequence[Tuple[Optional[int], Iterable[T]]], rng: random.Random, width: Optional[int] = None) -> Iterator[T]:
-    """The items of `streams` ((size or None, items) each), `width` streams open at once in order:
-    each next item from an open stream drawn at random, weighted by the items it has left (all alike
-    where a size is unknown). A stream of known size is read one item past its last, so that its
-    reader's end-of-shard checks run."""
+    """The items of `streams` ((size or None, items) each), `width` (OPEN_SHARDS) streams open at
+    once, in order: each next item from an open stream drawn at random, weighted by the items it has
+    left (all alike where a size is unknown). A stream of known size is read one item past its last,
+    so that its reader's end-of-shard checks run."""
     pending = iter(streams)
-    open_streams: List[list] = []
+    sizes: List[int] = []  # items left per open stream; -1: unknown
+    items: List[Iterator[T]] = []
     width = OPEN_SHARDS if width is None else width
+    weighted = True
 
     def open_next() -> None:
+        nonlocal weighted
         entry = next(pending, None)
         if entry is not None:
-            open_streams.append([entry[0], iter(entry[1])])
+            sizes.append(-1 if entry[0] is None else entry[0])
+            items.append(iter(entry[1]))
+            weighted = weighted and entry[0] is not None
 
     for _ in range(width):
         open_next()
-    while open_streams:
-        sizes = [entry[0] for entry in open_streams]
-        if None in sizes:
-            chosen = rng.randrange(len(open_streams))
-        else:
-            draw = rng.randrange(sum(sizes))  # type: ignore[arg-type]
+    total = sum(sizes)
+    draw = rng.random
+    while items:
+        if weighted:
+            point = int(draw() * total)
             chosen = 0
-            while draw >= sizes[chosen]:  # type: ignore[operator]
-                draw -= sizes[chosen]  # type: ignore[operator]
+            while point >= sizes[chosen]:
+                point -= sizes[chosen]
                 chosen += 1
-        entry = open_streams[chosen]
-        item = next(entry[1], _END)
-        if item is _END:  # a stream of unknown size ended (one of known size short: its reader raised)
-            del open_streams[chosen]
+        else:
+            chosen = int(draw() * len(items))
+        item = next(items[chosen], _END)
+        if item is not _END and sizes[chosen] != -1:
+            sizes[chosen] -= 1
+            total -= 1
+        if item is _END or sizes[chosen] == 0:
+            if item is not _END:
+                next(items[chosen], None)  # past its last item: the reader's end-of-shard checks run
+            del sizes[chosen], items[chosen]
             open_next()
-            continue
-        if entry[0] is not None:
-            entry[0] -= 1
-            if entry[0] == 0:
-                next(entry[1], None)  # past its last item: the reader's end-of-shard checks run
-                del open_streams[chosen]
-                open_next()
+            total = sum(sizes)
+            if item is _END:  # a stream of unknown size ended (one of known size short: its reader raised)
+                continue
         yield item  # type: ignore[misc]
 
 
@@ -156,15 +162,16 @@ def shuffled(items: Iterable[T], buffer_size: int, rng: random.Random) -> Iterat
         yield from items
         return
     buffer: list = []
+    draw = rng.random  # int(random() * n): a third of randrange's cost, per record
     for received, item in enumerate(items, 1):
         if len(buffer) < buffer_size:
             buffer.append(item)
             if received % 2 == 0:
-                slot = rng.randrange(len(buffer))
+                slot = int(draw() * len(buffer))
                 buffer[slot], buffer[-1] = buffer[-1], buffer[slot]
                 yield buffer.pop()
             continue
-        slot = rng.randrange(buffer_size)
+        slot = int(draw() * buffer_size)
         yield buffer[slot]
         buffer[slot] = item
     rng.shuffle(buffer)

@@ -2,8 +2,8 @@
 into a local cache (shard_cache.py), ahead of the reader and in parallel.
 
 Opening fetches the manifest (the root's, the current version, or a pinned version's) and every index
-file, which are small; each loader worker then fetches only the shards of its own part of the epoch
-(split.py), `shards_ahead` at a time beyond the one it reads. Every shard is checked against the
+file, which are small; each loader worker then fetches only the shards of its own share of the epoch
+(split.py), `shards_ahead` at a time beyond those it reads (order.py OPEN_SHARDS at once). Every shard is checked against the
 manifest's size and CRC-32C before it is renamed into the cache; a second epoch reads the cache.
 """
 from __future__ import annotations
@@ -123,8 +123,8 @@ class S3ShardDirectory(ShardDirectory):
         return self.cache.open(key, self._fetch, buffering=READ_BUFFER)
 
     def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
-        """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
-        (each process reads one part at a time: a loader worker, or the process without workers)."""
+        """As ShardDirectory.images, with the next `shards_ahead` shards of this share fetched meanwhile
+        (each process reads one share at a time: a loader worker, or the process without workers)."""
         self._ahead = _Ahead(self, [stream[0].shard for stream in streams_of(self.share(consumer, epoch, seed, resumed))])
         try:
             yield from super().images(consumer, epoch, seed, resumed)
