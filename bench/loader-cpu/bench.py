@@ -178,7 +178,7 @@ def main() -> None:
         if source != "files" and files:
             print(f"  {source:<9} {name:<13} {workers} workers  {result['per_worker'] / files['per_worker']:.2f}x")
     if "tfrecord" in sources:
-        shuffle_row(paths["tfrecord"], chosen, worker_counts, args)
+        shuffle_row(paths["tfrecord"], chosen, args)
     if s3 is not None:
         print("\ns3 / tfrecord folder, per epoch (same transform and workers; epoch 0 cold, later epochs from the cache):")
         for (source, name, workers), result in by_key.items():
@@ -195,28 +195,32 @@ def main() -> None:
         json.dump({"floors": floors, "results": results, "images": len(records), "mean_kb": mean_kb}, handle, indent=2)
 
 
-def shuffle_row(dataset: str, chosen: Dict[str, Callable], worker_counts: List[int], args: argparse.Namespace) -> None:
+def shuffle_row(dataset: str, chosen: Dict[str, Callable], args: argparse.Namespace) -> None:
     """A cached epoch's samples/s with the canonical order (shards and blocks reshuffled, 8 shards
     interleaved, then the buffer) ÷ the order before it (contiguous ranges read sequentially, then the
-    same buffer: contiguous_order.py), on the TFRecord folder after a first epoch has cached it. The
-    two run in turn, three times each, best of each (a shared machine's noise falls on both)."""
-    print("\ncanonical order / contiguous order (#40), a cached epoch (best of 3 each, in turn):")
+    same buffer: contiguous_order.py), on the TFRecord folder once a first epoch has cached it. In
+    this process (no loader workers: the order's cost is a reader's, whatever their count), the two
+    in turn, 5 epochs each; the best of each by wall time and by this process's CPU time (samples per
+    CPU second: what a dedicated core gives, steady on a machine others share)."""
+    print("\ncanonical order / contiguous order (#40), a cached epoch, no workers (best of 5 each, in turn):")
     for name, transform in chosen.items():
-        for workers in worker_counts:
-            best = {"contiguous": 0.0, "canonical": 0.0}
-            loaders = {}
-            for kind, directory in (("contiguous", ContiguousOrder(dataset)), ("canonical", ShardDirectory(dataset))):
-                shard_dataset = ShardDataset(directory, placement=Placement(), transform=transform,
-                                             shuffle_buffer=args.shuffle_buffer, seed=0)
-                loaders[kind] = make_data_loader(shard_dataset, args.batch_size, num_workers=workers, collate_fn=count,
-                                                 pin_memory=False)
-                run_epochs(loaders[kind], 1)  # the page cache and the persistent workers warm
-            for _ in range(3):
-                for kind, loader in loaders.items():
-                    best[kind] = max(best[kind], run_epochs(loader, 1)[0]["samples_per_second"])
-            del loaders
-            print(f"  {name:<13} {workers} workers  contiguous {best['contiguous']:8.0f}  canonical {best['canonical']:8.0f} "
-                  f"samples/s  ratio {best['canonical'] / best['contiguous']:.3f} (target ≥ 0.95)", flush=True)
+        loaders = {}
+        for kind, directory in (("contiguous", ContiguousOrder(dataset)), ("canonical", ShardDirectory(dataset))):
+            shard_dataset = ShardDataset(directory, placement=Placement(), transform=transform,
+                                         shuffle_buffer=args.shuffle_buffer, seed=0)
+            loaders[kind] = make_data_loader(shard_dataset, args.batch_size, num_workers=0, collate_fn=count, pin_memory=False)
+            sum(loaders[kind])  # the page cache warm
+        wall = {kind: 0.0 for kind in loaders}
+        cpu = {kind: 0.0 for kind in loaders}
+        for _ in range(5):
+            for kind, loader in loaders.items():
+                started, cpu_started = time.perf_counter(), time.process_time()
+                samples = sum(loader)  # each pass the next epoch
+                wall[kind] = max(wall[kind], samples / (time.perf_counter() - started))
+                cpu[kind] = max(cpu[kind], samples / (time.process_time() - cpu_started))
+        print(f"  {name:<13} contiguous {wall['contiguous']:8.0f} samples/s {cpu['contiguous']:8.0f} per CPU s   canonical "
+              f"{wall['canonical']:8.0f} samples/s {cpu['canonical']:8.0f} per CPU s   ratio {wall['canonical'] / wall['contiguous']:.3f} "
+              f"wall, {cpu['canonical'] / cpu['contiguous']:.3f} CPU (target ≥ 0.95)", flush=True)
 
 
 def get_floor_row(s3: LocalS3, record_count: int, by_key: Dict[Any, Dict[str, Any]], worker_counts: List[int],

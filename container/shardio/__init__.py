@@ -14,8 +14,12 @@ What the readers guarantee (tested in test/python/):
   is allocated (records.py).
 - Pipe mode never waits without a timeout that names what it waited for, and a fan-out's failure is
   raised at once in every consumer, in that epoch and the later ones (pipe.py, fifo.py).
+- An epoch's order is canonical: the seed, the epoch and the dataset decide it, not the worker or
+  rank count (order.py); each pass over a loader is the next epoch unless set_epoch chose one.
 - A resumed loader position is restored only on the dataset version it was saved on (mid-epoch);
   on another it is refused naming both versions (dataset.py); train.py pins the saved version.
+  Given every rank's position it resumes at another worker or rank count, every record of the
+  epoch once across the two runs (position.py).
 - A record whose image the transform cannot decode is a BadRecordError naming its shard, index,
   input key and dataset version, or with on_bad_record="skip" is logged, skipped and counted, up to
   max_bad_ratio of each loader worker's records in an epoch (bad_records.py).

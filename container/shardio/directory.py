@@ -9,6 +9,7 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
+import io
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
@@ -22,7 +23,8 @@ from .order import Resumed, generators, interleave, stream_size, streams_of
 from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
-"""The buffer a shard is read through: whole records in few system calls."""
+"""The buffer a shard is read through to its end: whole records in few system calls (a block
+before the end is read in one call of its own size)."""
 
 __all__ = ["Shard", "ShardDirectory"]
 
@@ -104,10 +106,16 @@ class ShardDirectory:
                 start, stop = segment.start, segment.stop
                 to_end = stop is None or stop == expected
                 wanted = expected if to_end else stop
-                offset = self.offsets(shard)[start] if start else 0
+                offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
+                offset = offsets[start] if start else 0
                 handle.seek(offset)
+                stream: BinaryIO = handle
+                if not to_end:
+                    # The block's bytes in one read, parsed in memory: a buffered reader refilled at
+                    # each seek would copy up to a buffer more than the block from the page cache.
+                    stream = io.BytesIO(handle.read(offsets[stop] - offset))  # type: ignore[index]
                 read = 0
-                for record in read_records(self.format, handle, path, offset=offset, check_crc=self.check_crc,
+                for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc,
                                            limit=None if to_end or stop is None else stop - start):
                     yield start + read, record
                     read += 1
