@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
@@ -270,8 +270,9 @@ def channel_data_loader(
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
 ) -> Any:
-    """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.dataset.set_epoch(e)` each
-    epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
+    """The EpochLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process: each pass is the
+    next epoch unless `set_epoch(e)` chose one (in Pipe mode, the epoch names the FIFO: set it every epoch). One
+    worker count serves both the split and the DataLoader, so they cannot disagree.
     `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's."""
     return _loader(
         lambda where, workers: open_channel(channel, where, workers, index_channel=index_channel, manifest=manifest,
@@ -304,7 +305,7 @@ def data_loader(
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
 ) -> Any:
-    """The DataLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
+    """The EpochLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
     folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
     `sagemaker://<channel>` (location.py), split over this process's ranks and loader workers as
     `channel_data_loader` splits a channel. `version` pins a dataset version by its id; the current
