@@ -316,12 +316,12 @@ def restore(args: argparse.Namespace, placement: Placement, device: torch.device
         return None
     restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
     model.load_state_dict(plain_state_dict(restored["training"]["model"]))  # saved compiled or not
-    position = restored["loader"]
+    position, positions = restored["loader"], restored["loaders"]
     if restart_epoch and position.get("yielded") is not None:
-        position = epoch_start(position, position["epoch"])
+        position, positions = epoch_start(position, position["epoch"]), [epoch_start(p, p["epoch"]) for p in positions]
     exact = getattr(loader, "resumable", False) and position.get("yielded") is not None
-    if exact:
-        loader.load_state_dict(position)
+    if exact:  # every rank's position: the loader takes its own, or splits the epoch's rest anew at another count
+        loader.load_state_dict(positions)
     if placement.rank == 0:
         where = (f"at record {position.get('sample_in_epoch', 0)} of epoch {position['epoch']} of this rank" if exact
                  else f"at the start of epoch {position['epoch']}: this loader cannot seek, the epoch is read again")
