@@ -131,6 +131,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                              "version), or skip it (logged and counted) until a loader worker skipped more than --max_bad_ratio")
     parser.add_argument("--max_bad_ratio", type=float, default=DEFAULT_MAX_BAD_RATIO,
                         help="with --on_bad_record skip: the fraction of a loader worker's records per epoch it may skip")
+    parser.add_argument("--check_crc", type=_boolean, default=True,
+                        help="false: leave the records' CRCs unchecked (each TFRecord's, each RecordIO shard's)")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
     # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
     args, _unknown = parser.parse_known_args(argv)
@@ -402,7 +404,8 @@ def make_validation_loader(args: argparse.Namespace, placement: Placement, devic
         raise ValueError(f"--validation_channel {name}: the job has no such channel (it has {', '.join(sorted(channels))})")
     workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
     index_channel = args.validation_index_channel or ("validation_index" if "validation_index" in channels else None)
-    source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir)
+    source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir,
+                          check_crc=args.check_crc)
     dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
                            seed=args.seed, on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio)
     return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
@@ -439,7 +442,7 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
         index_channel=index_channel, manifest=args.dataset_manifest, num_workers=workers, seed=args.seed,
         shuffle_buffer=args.shuffle_buffer, drop_last=drop_last,
         placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
-        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio,
+        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio, check_crc=args.check_crc,
     )
     kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
     return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"

@@ -4,7 +4,8 @@
 # in the same run, every loader row with the compiled step, the row --loader auto picks,
 # results.json and results.png in $OUT (or /tmp/cdk-training-io-container-gpu/out). Prepare .gpu/
 # first with prepare.sh and carry it.
-# Extra arguments go to bench.py (e.g. --images 2000 --steps 50 for a quicker run).
+# Extra arguments go to bench.py: `device.sh --quick` runs the rows of issue #37 in <= 4 minutes on an
+# H200 (a 15-minute device session: run it first, then the full sweep if time is left).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v node > /dev/null && [ -f .gpu/node.xz ]; then

@@ -36,7 +36,7 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
+from shardio import ImageRecord, Placement, ShardDirectory, consumer_images  # noqa: E402
 from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
@@ -60,6 +60,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sources", default=",".join(SOURCES))
     parser.add_argument("--work-dir", default=os.path.join("/tmp", "cdk-training-io-loader-cpu"))
     parser.add_argument("--shards-ahead", type=int, default=2, help="the s3 source's shards fetched ahead per worker")
+    parser.add_argument("--crc-rounds", type=int, default=7, help="rounds of the CRC row (checked and unchecked in turn)")
     parser.add_argument("--shards", type=int, default=0, help="shards per pack (0: the CLI's sizing); the s3 source's "
                         "cache limit is a quarter of the dataset, so more shards than workers × 4 show it")
     return parser.parse_args()
@@ -189,6 +190,7 @@ def main() -> None:
         get_floor_row(s3, len(records), by_key, worker_counts, args.shards_ahead)
         cache_limit_row(s3, paths["tfrecord"], chosen, worker_counts, args)
         s3.close()
+    crc_row(paths, chosen, args.crc_rounds)
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
@@ -223,6 +225,45 @@ def shuffle_row(dataset: str, chosen: Dict[str, Callable], args: argparse.Namesp
               f"wall, {cpu['canonical'] / cpu['contiguous']:.3f} CPU (target ≥ 0.95)", flush=True)
 
 
+def crc_row(paths: Dict[str, str], chosen: Dict[str, Callable], rounds: int) -> None:
+    """What checking CRCs costs (check_crc, on by default): an epoch with them ÷ the same epoch
+    without, in this process (no loader workers: the reader's own time, nothing to hide it), the
+    shards in the page cache, in CPU seconds of this process (a shared machine's other work moves
+    wall time by more than the checks cost). Checked and unchecked epochs alternate `rounds` times; each side's
+    fastest is kept (the least disturbed by the machine's other work). "first" is a new directory's
+    first epoch (a RecordIO shard's whole CRC is checked then, once per process: shard_crc.py),
+    "cached" its next epoch (TFRecord's records are checked in every epoch)."""
+    print("\nCRC checks (check_crc=True ÷ False, CPU time of one process, shards in the page cache; fastest of "
+          f"{rounds} rounds each; cost = 1 - ratio, target ≤ 3 % of a cached epoch):")
+    for fmt in ("tfrecord", "recordio"):
+        added: Dict[str, float] = {}
+        without: Dict[str, float] = {}
+        for name, transform in chosen.items():
+            best: Dict[Any, float] = {}
+            for _ in range(rounds):
+                for check in (True, False):
+                    directory = ShardDirectory(paths[fmt], check_crc=check)
+                    for epoch, label in ((0, "first"), (1, "cached")):
+                        started = time.process_time()
+                        for record in consumer_images(directory, Placement(), epoch):
+                            transform(record)
+                        seconds = time.process_time() - started
+                        best[(check, label)] = min(best.get((check, label), seconds), seconds)
+            cells = []
+            for label in ("first", "cached"):
+                ratio = best[(False, label)] / best[(True, label)]  # rate with ÷ rate without
+                cells.append(f"{label} epoch {ratio:.3f} (cost {100 * (1 - ratio):+.1f} %, {best[(True, label)] * 1e3:.1f} ms "
+                             f"vs {best[(False, label)] * 1e3:.1f} ms)")
+            print(f"  {fmt:<9} {name:<13} " + "  ".join(cells), flush=True)
+            added[name] = best[(True, "cached")] - best[(False, "cached")]
+            without[name] = best[(False, "cached")]
+        if "none" in added:
+            # The checks' own time (the bytes-only epoch's difference: the least noisy) over each transform's
+            # epoch: the ratio of a decoding epoch moves by more than the checks cost on a busy machine.
+            print(f"  {fmt:<9} the checks' own time (none: {added['none'] * 1e3:.1f} ms a cached epoch) ÷ a cached epoch without: "
+                  + ", ".join(f"{name} {100 * added['none'] / seconds:.1f} %" for name, seconds in without.items()), flush=True)
+
+
 def get_floor_row(s3: LocalS3, record_count: int, by_key: Dict[Any, Dict[str, Any]], worker_counts: List[int],
                   shards_ahead: int) -> None:
     """The floors of the cold epoch: the server's own GET rate for the dataset's shards, as many GETs at
@@ -248,7 +289,7 @@ def get_floor_row(s3: LocalS3, record_count: int, by_key: Dict[Any, Dict[str, An
 def cache_limit_row(s3: LocalS3, dataset: str, chosen: Dict[str, Callable], worker_counts: List[int],
                     args: argparse.Namespace) -> None:
     """Bytes on disk in the cache after 3 epochs with cache_limit = ¼ of the dataset, against the
-    limit plus one shard in flight per worker."""
+    limit (the downloads in flight count, shard_cache.py), or the largest shard where that is more."""
     with open(os.path.join(dataset, "manifest.json"), encoding="utf-8") as handle:
         sizes = [shard["bytes"] for shard in json.load(handle)["shards"]]
     limit = sum(sizes) // 4
@@ -261,10 +302,10 @@ def cache_limit_row(s3: LocalS3, dataset: str, chosen: Dict[str, Callable], work
         loader.dataset.set_epoch(epoch)
         samples += sum(loader)
     held = cache_bytes(cache)
-    bound = limit + workers * max(sizes)
+    bound = max(limit, max(sizes))  # downloads in flight count: none is left at the end, and the last shard read is kept
     print(f"\ncache_limit {limit} B (¼ of {sum(sizes)} B in {len(sizes)} shards), {workers} workers, 3 epochs, {samples} samples: "
           f"{held['shards']} B of shards + {held['parts']} B of parts on disk (+ {held['other']} B of manifests and indexes); "
-          f"bound limit + {workers} × largest shard = {bound} B: {'within' if held['shards'] + held['parts'] <= bound else 'OVER'}")
+          f"bound max(limit, largest shard) = {bound} B: {'within' if held['shards'] + held['parts'] <= bound else 'OVER'}")
 
 
 if __name__ == "__main__":

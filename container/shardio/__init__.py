@@ -9,6 +9,12 @@ What the readers guarantee (tested in test/python/):
   more records than its index or the manifest lists is a FormatError naming the shard and both
   counts (directory.py); a Pipe-mode epoch is counted against the manifest where the whole stream
   reaches the host, and a fan-out consumer against what it was dealt (pipe.py).
+- A byte changed after packing is a FormatError, by default on every source: each TFRecord's CRCs
+  as it is read (naming the shard, the record and its offset), a RecordIO shard's CRC-32C whole before
+  its first record (shard_crc.py); `check_crc=False` opts out.
+- A manifest's names never lead out of the dataset or the cache: datasetVersion is a version id and
+  every key has the layout's shape, or the manifest is refused (manifest.py, layout.py).
+- No secret of an endpoint or presigned URL is in any error or log line (errors.redact).
 - Bad bytes are a FormatError naming the file or stream and the offset; a length header that cannot
   be right (past the file's end, or in a stream past a record's 128 MiB) is refused before anything
   is allocated (records.py).

@@ -27,7 +27,7 @@ import os
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from .errors import FormatError
+from .errors import FormatError, redact
 from .records import ImageRecord
 
 FAIL, SKIP = "fail", "skip"
@@ -166,7 +166,7 @@ def _where(shard: Optional[str]) -> str:
 
 
 def _reason(error: Exception) -> str:
-    text = str(error).strip().splitlines()
+    text = redact(str(error)).strip().splitlines()
     first = text[0] if text else ""
     if len(first) > _REASON_CHARACTERS:
         first = first[:_REASON_CHARACTERS] + "…"

@@ -18,7 +18,8 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import torch
 from torchvision.ops import roi_align
 
-from .images import RATIO, SCALE, normalize
+from .bad_records import BadRecordError
+from .images import RATIO, SCALE, EncodedBatch, normalize
 _TRIES = 10  # torchvision's RandomResizedCrop: 10 draws, then a central crop
 
 
@@ -86,8 +87,8 @@ def _gathered(images: Sequence[torch.Tensor], sizes: torch.Tensor, height: int, 
     lengths = sizes[:, 0] * sizes[:, 1] * channels
     # int32 indexes where they fit: half the memory of int64 over N x C x H x W positions.
     dtype = torch.int32 if packed.numel() < 2 ** 31 else torch.int64
-    heights, widths, starts = torch.stack([sizes[:, 0], sizes[:, 1], torch.cumsum(lengths, 0) - lengths]) \
-        .to(device=device, dtype=dtype).view(3, count, 1, 1, 1)  # one small copy to the device
+    heights, widths, starts = to_device(torch.stack([sizes[:, 0], sizes[:, 1], torch.cumsum(lengths, 0) - lengths]).to(dtype),
+                                        device).view(3, count, 1, 1, 1)  # one small copy to the device
     channel = torch.arange(channels, device=device, dtype=dtype).view(1, channels, 1, 1)
     row = torch.arange(height, device=device, dtype=dtype).view(1, 1, height, 1)
     column = torch.arange(width, device=device, dtype=dtype).view(1, 1, 1, width)
@@ -111,10 +112,10 @@ class BatchAugment:
         count = batch.shape[0]
         boxes = random_resized_crop_boxes(sizes.cpu(), self.generator)
         flips = torch.rand(count, generator=self.generator) < 0.5
-        rois = torch.cat([torch.arange(count, dtype=torch.float32).unsqueeze(1), boxes], dim=1).to(batch.device)
+        rois = to_device(torch.cat([torch.arange(count, dtype=torch.float32).unsqueeze(1), boxes], dim=1), batch.device)
         crops = roi_align(batch.float(), rois, output_size=(self.size, self.size), spatial_scale=1.0,
                           sampling_ratio=-1, aligned=True)
-        flips = flips.to(batch.device).view(count, 1, 1, 1)
+        flips = to_device(flips, batch.device).view(count, 1, 1, 1)
         return normalize(torch.where(flips, crops.flip(-1), crops))
 
 
@@ -122,17 +123,30 @@ JPEG_START = b"\xff\xd8"
 """The first two bytes of every JPEG (SOI): what nvJPEG decodes; any other record (a PNG the pack-time
 image check admitted, say) is decoded on the CPU."""
 
+BatchDecode = Callable[[List[torch.Tensor]], List[torch.Tensor]]
 
-def decode_jpegs(encoded: List[torch.Tensor], device: torch.device,
-                 decode_batch: Optional[Callable[[List[torch.Tensor]], List[torch.Tensor]]] = None) -> List[torch.Tensor]:
-    """Encoded images (uint8 1-D tensors) → RGB uint8 CHW images on `device`, in order: on a GPU the
-    JPEGs in one batched nvJPEG call (torchvision ≥ 0.19 takes a list), any other format (nvJPEG reads
-    JPEG only) decoded on the CPU and moved over; on the CPU one decode per image. `decode_batch`
-    replaces the batched JPEG decode (the tests run the split on the CPU)."""
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host tensor on `device` without blocking the calling thread: from pageable memory a copy
+    to a GPU waits for the stream's queued work (PyTorch synchronizes it), so small tensors are
+    pinned first and copied asynchronously (the pinned block is kept until the copy has run)."""
+    if device.type != "cuda" or tensor.device == device:
+        return tensor.to(device)
+    return (tensor if tensor.is_pinned() else tensor.pin_memory()).to(device, non_blocking=True)
+
+
+def decode_jpegs(batch: EncodedBatch, device: torch.device, decode_batch: Optional[BatchDecode] = None) -> List[torch.Tensor]:
+    """A batch's encoded images → RGB uint8 CHW images on `device`, in order: on a GPU the JPEGs in
+    one batched nvJPEG call (torchvision ≥ 0.19 takes a list), any other format (nvJPEG reads JPEG
+    only) decoded on the CPU and moved over; on the CPU one decode per image. The images are views
+    of the batch's one buffer. `decode_batch` replaces the batched JPEG decode (the tests run the
+    split on the CPU). An image that cannot be decoded fails the batch with a `BadRecordError`
+    naming its record (the batched decoder does not say which: each JPEG is then tried alone)."""
     from torchvision.io import ImageReadMode, decode_image, decode_jpeg
 
+    images = batch.images()
     if device.type != "cuda" and decode_batch is None:
-        return [decode_image(data, mode=ImageReadMode.RGB) for data in encoded]
+        return [_decoded(lambda: decode_image(data, mode=ImageReadMode.RGB), batch, index) for index, data in enumerate(images)]
 
     def nvjpeg(jpegs: List[torch.Tensor]) -> List[torch.Tensor]:
         try:
@@ -140,19 +154,55 @@ def decode_jpegs(encoded: List[torch.Tensor], device: torch.device,
         except TypeError:  # torchvision < 0.19: one image per call
             return [decode_jpeg(data, mode=ImageReadMode.RGB, device=device) for data in jpegs]
 
-    is_jpeg = [bytes(data[:2].tolist()) == JPEG_START for data in encoded]
-    jpegs = iter((decode_batch or nvjpeg)([data for data, jpeg in zip(encoded, is_jpeg) if jpeg]) if any(is_jpeg) else [])
-    return [next(jpegs) if jpeg else decode_image(data, mode=ImageReadMode.RGB).to(device, non_blocking=True)
-            for data, jpeg in zip(encoded, is_jpeg)]
+    is_jpeg = batch.starts_with(JPEG_START)
+    jpeg_indexes = [index for index, jpeg in enumerate(is_jpeg) if jpeg]
+    decoded: List[Optional[torch.Tensor]] = [None] * len(images)
+    if jpeg_indexes:
+        try:
+            for index, image in zip(jpeg_indexes, (decode_batch or nvjpeg)([images[index] for index in jpeg_indexes])):
+                decoded[index] = image
+        except RuntimeError as error:
+            _name_the_bad_jpeg(batch, images, jpeg_indexes, error)
+    for index, jpeg in enumerate(is_jpeg):
+        if not jpeg:
+            decoded[index] = to_device(_decoded(lambda: decode_image(images[index], mode=ImageReadMode.RGB), batch, index), device)
+    return decoded  # type: ignore[return-value]
+
+
+def _decoded(decode: Callable[[], torch.Tensor], batch: EncodedBatch, index: int) -> torch.Tensor:
+    try:
+        return decode()
+    except RuntimeError as error:
+        raise _bad_image(batch, index, error) from error
+
+
+def _name_the_bad_jpeg(batch: EncodedBatch, images: List[torch.Tensor], jpeg_indexes: List[int], error: RuntimeError) -> None:
+    """Raises the batched decode's failure naming the record: the first JPEG of the batch the CPU
+    cannot decode either (else the batch's error as it was, the batch named)."""
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    for index in jpeg_indexes:
+        try:
+            decode_jpeg(images[index], mode=ImageReadMode.RGB)
+        except RuntimeError as alone:
+            raise _bad_image(batch, index, alone) from error
+    raise BadRecordError(f"the batched JPEG decode failed on a batch of {len(batch)} images ({batch.name(jpeg_indexes[0])} "
+                         f"first), each of which decodes alone on the CPU: {error}") from error
+
+
+def _bad_image(batch: EncodedBatch, index: int, error: Exception) -> BadRecordError:
+    return BadRecordError(f"{batch.name(index)} cannot be decoded: {error}. The gpu loader decodes a batch at once and "
+                          "cannot skip it: repack the dataset without the file, or use --loader cpu with --on_bad_record skip")
 
 
 class GpuJpegDecoder:
-    """A list of encoded JPEGs → one normalized float batch on `device`: one batched decode (nvJPEG on
-    a GPU), one padding copy per image, then BatchAugment (the same augmentation as CpuTrainTransform)."""
+    """An `EncodedBatch` (collate_encoded's) → one normalized float batch on `device`: one batched
+    decode (nvJPEG on a GPU), the padding as one gather, then BatchAugment (the same augmentation as
+    CpuTrainTransform)."""
 
     def __init__(self, size: int, device: torch.device, seed: int = 0) -> None:
         self.device = device
         self.augment = BatchAugment(size, seed)
 
-    def __call__(self, encoded: List[torch.Tensor]) -> torch.Tensor:
-        return self.augment(*pad_batch(decode_jpegs(encoded, self.device)))
+    def __call__(self, batch: EncodedBatch) -> torch.Tensor:
+        return self.augment(*pad_batch(decode_jpegs(batch, self.device)))

@@ -23,7 +23,7 @@ def open_channel(
     index_channel: Optional[str] = None,
     manifest: Optional[str] = None,
     input_dir: str = INPUT_DIR,
-    check_crc: bool = False,
+    check_crc: bool = True,
     pipe_timeout: float = DEFAULT_PIPE_TIMEOUT,
 ) -> Union[ShardDirectory, PipeSource]:
     """The records of `channel` for a process at `placement` whose DataLoader runs `workers` worker

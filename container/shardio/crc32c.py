@@ -1,16 +1,35 @@
 """CRC-32C (Castagnoli) and TensorFlow's masked form.
 
 Natively where the `crc32c` package is installed (Debian's python3-crc32c, PyPI's crc32c: some
-hundreds of MB/s, what checking every shard streamed from S3 needs), else in pure Python: byte-wise
-table lookup, about 10 MB/s, fine for tests and spot checks with `check_crc=True`. The training
-image need not have the package: records' CRCs are off by default (DALI does not check either).
+GB/s, what checking every record as it is read needs: check_crc, on by default), else in pure
+Python: byte-wise table lookup, about 10 MB/s, correct but slow; a training image should have the
+package (SageMaker's PyTorch images can `pip install crc32c`), or read with `check_crc=False`.
 """
 from __future__ import annotations
+
+import logging
 
 try:
     from crc32c import crc32c as _native_crc32c  # python3-crc32c; absolute import, not this module
 except ImportError:  # pragma: no cover - depends on the machine
     _native_crc32c = None
+
+NATIVE = _native_crc32c is not None
+_LOG = logging.getLogger("shardio.crc32c")
+_warned = [False]
+
+
+def warn_if_slow() -> None:
+    """Logs once per process that CRCs are checked in pure Python (about 10 MB/s per process) where the
+    `crc32c` package is missing: a reader that checks them (check_crc, the default) says so rather
+    than slowing an epoch without a word."""
+    if NATIVE or _warned[0]:
+        return
+    _warned[0] = True
+    _LOG.warning("the crc32c package is not installed: record CRCs are checked in pure Python, about 10 MB/s per "
+                 "process; `pip install crc32c` (Debian: python3-crc32c) checks them natively, or check_crc=False "
+                 "(train.py --check_crc false) leaves them unchecked")
+
 
 _POLYNOMIAL = 0x82F63B78  # reflected 0x1EDC6F41
 _MASK_DELTA = 0xA282EAD8

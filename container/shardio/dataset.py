@@ -269,14 +269,16 @@ def channel_data_loader(
     resumable: bool = False,
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
+    check_crc: bool = True,
 ) -> Any:
     """The EpochLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process: each pass is the
     next epoch unless `set_epoch(e)` chose one (in Pipe mode, the epoch names the FIFO: set it every epoch). One
     worker count serves both the split and the DataLoader, so they cannot disagree.
-    `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's."""
+    `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's;
+    `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default)."""
     return _loader(
         lambda where, workers: open_channel(channel, where, workers, index_channel=index_channel, manifest=manifest,
-                                            input_dir=input_dir),
+                                            input_dir=input_dir, check_crc=check_crc),
         batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
         shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
         on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
@@ -304,6 +306,7 @@ def data_loader(
     input_dir: str = INPUT_DIR,
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
+    check_crc: bool = True,
 ) -> Any:
     """The EpochLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
     folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
@@ -312,11 +315,14 @@ def data_loader(
     one by default. An S3 prefix is read as S3Options says (s3_dataset.py): cached at `cache_dir` (a
     folder per dataset under the temporary folder by default), `cache_limit` bytes of shards at most
     (None: no limit); each GET waits `timeout` seconds at most between reads and is tried `attempts`
-    times on transient errors, and each loader worker fetches `shards_ahead` shards beyond the one it reads."""
+    times on transient errors, and each loader worker fetches `shards_ahead` shards beyond those it
+    reads. Throttling (SlowDown) is waited out for 20 s (s3_objects.py). Every record's CRC is checked
+    as it is read, whatever the source (a RecordIO shard's whole, before its first record:
+    shard_crc.py); `check_crc=False` opts out."""
     s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, shards_ahead=shards_ahead)
     return _loader(
         lambda where, workers: open_location(location, where, workers, version=version, index_channel=index_channel,
-                                             input_dir=input_dir, s3=s3),
+                                             input_dir=input_dir, s3=s3, check_crc=check_crc),
         batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
         shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
         on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)

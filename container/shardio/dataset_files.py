@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
 from .errors import FormatError
-from .layout import INDEX_EXTENSION, INDEX_FOLDER, MANIFEST_NAME, SHARDS_FOLDER, VERSIONS_FOLDER, is_confined_key
+from .layout import INDEX_EXTENSION, INDEX_FOLDER, MANIFEST_NAME, MEMBERS_FOLDER, SHARDS_FOLDER, VERSIONS_FOLDER, is_confined_key
 from .manifest import DatasetManifest, read_manifest
 from .records import ShardFormat, format_of_path
 
@@ -145,8 +145,20 @@ def _refuse_unlisted(path: str, listed: DatasetManifest) -> None:
                                   "are of different dataset versions")
 
 
+def no_published_version(where: str) -> str:
+    """What a reader says of a folder or prefix with no manifest at its root: no version was published."""
+    return (f"{where}: no published version: there is no {MANIFEST_NAME} at its root. A pack that failed before it "
+            f"published leaves only {VERSIONS_FOLDER}/<id>/ folders, never read; pack the dataset (again), or point "
+            "the reader at the root of a dataset a pack published")
+
+
 def _bare_directory(path: str, index_dir: Optional[str]) -> DatasetFiles:
-    if os.path.isdir(os.path.join(path, VERSIONS_FOLDER)):
+    versions = os.path.join(path, VERSIONS_FOLDER)
+    if os.path.isdir(versions):
+        # A version's index/ or members/ beside its shards: a pack's unpublished folder, not a ManifestFile channel (shards only).
+        if any(os.path.isdir(os.path.join(versions, version, folder)) for version in os.listdir(versions)
+               for folder in (INDEX_FOLDER, MEMBERS_FOLDER)):
+            raise FileNotFoundError(no_published_version(path))
         raise FileNotFoundError(f"{path}: holds {VERSIONS_FOLDER}/ of a versioned dataset but no manifest; pass the index "
                                 f"channel (it holds {VERSIONS_FOLDER}/<id>/{MANIFEST_NAME}) or mount the dataset root")
     shard_dir = os.path.join(path, SHARDS_FOLDER) if os.path.isdir(os.path.join(path, SHARDS_FOLDER)) else path

@@ -10,7 +10,7 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 from __future__ import annotations
 
 import io
-from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
@@ -19,7 +19,9 @@ from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
+from .crc32c import warn_if_slow
 from .order import Resumed, generators, interleave, stream_size, streams_of
+from .shard_crc import check_shard_crc
 from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
@@ -40,7 +42,7 @@ class ShardDirectory:
         *,
         manifest: Optional[str] = None,
         host_sharded: bool = False,
-        check_crc: bool = False,
+        check_crc: bool = True,
     ) -> None:
         self._take(open_dataset(path, index_dir, manifest=manifest, host_sharded=host_sharded), host_sharded, check_crc)
 
@@ -52,6 +54,11 @@ class ShardDirectory:
         """The manifest the shards were taken from; None for a bare directory of shards."""
         self.global_index_path: Optional[str] = files.global_index_path
         self.check_crc = check_crc
+        """Check what can be checked as it is read: each TFRecord's CRCs, each RecordIO shard's whole (shard_crc.py)."""
+        if check_crc:
+            warn_if_slow()
+        self._crc_checked: Set[int] = set()
+        """The RecordIO shards whose CRC-32C this process checked (or that were checked as they were fetched)."""
         self.host_sharded = host_sharded
         """Each host holds only its own shards (a ShardedByS3Key channel)."""
         self._offsets: Dict[int, List[int]] = {}
@@ -102,6 +109,8 @@ class ShardDirectory:
         expected = self.expected_records(shard)
         path = self.shards[shard].path
         with self._open_shard(shard) as handle:
+            if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
+                self._check_whole(shard, handle)
             for segment in segments:
                 start, stop = segment.start, segment.stop
                 to_end = stop is None or stop == expected
@@ -115,7 +124,7 @@ class ShardDirectory:
                     # each seek would copy up to a buffer more than the block from the page cache.
                     stream = io.BytesIO(handle.read(offsets[stop] - offset))  # type: ignore[index]
                 read = 0
-                for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc,
+                for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc, first=start,
                                            limit=None if to_end or stop is None else stop - start):
                     yield start + read, record
                     read += 1
@@ -134,8 +143,18 @@ class ShardDirectory:
         path = self.shards[shard].path
         offset = self.offsets(shard)[start] if start else 0
         with self._open_shard(shard) as handle:
+            if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
+                self._check_whole(shard, handle)
             handle.seek(offset)
-            yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.check_crc)
+            yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.check_crc, first=start)
+
+    def _check_whole(self, shard: int, handle: BinaryIO) -> None:
+        """A RecordIO shard's CRC-32C against the manifest's, once per process (shard_crc.py)."""
+        key = self.shards[shard].key
+        listed = {entry.key: entry.crc32c for entry in self.manifest.shards} if self.manifest is not None else {}
+        check_shard_crc(handle, f"{self.shards[shard].path} (shard {key})", listed.get(key or ""),
+                        getattr(self.manifest, "path", ""))
+        self._crc_checked.add(shard)
 
     def _open_shard(self, shard: int) -> BinaryIO:
         """The shard's bytes, opened for reading (a subclass fetches them first: S3ShardDirectory)."""

@@ -15,13 +15,16 @@ def read_records(
     *,
     offset: int = 0,
     limit: Optional[int] = None,
-    check_crc: bool = False,
+    check_crc: bool = True,
     max_record: int = MAX_RECORD_BYTES,
+    first: int = 0,
 ) -> Iterator[FramedRecord]:
-    """The records of a stream in `shard_format` (`check_crc` applies to TFRecord, which has CRCs;
-    `max_record` bounds a record's length in a stream, whose end is unknown)."""
+    """The records of a stream in `shard_format` (`check_crc` applies to TFRecord, whose records carry
+    CRCs: a RecordIO shard's is checked whole, shard_crc.py; `max_record` bounds a record's length
+    in a stream, whose end is unknown; `first` is the position of the record at `offset`)."""
     if shard_format is ShardFormat.TFRECORD:
-        return read_tfrecords(stream, name, offset=offset, limit=limit, check_crc=check_crc, max_record=max_record)
+        return read_tfrecords(stream, name, offset=offset, limit=limit, check_crc=check_crc, max_record=max_record,
+                              first=first)
     return read_recordio(stream, name, offset=offset, limit=limit, max_record=max_record)
 
 

@@ -26,8 +26,24 @@ SHARDS_FOLDER = "shards"
 INDEX_FOLDER = "index"
 MEMBERS_FOLDER = "members"
 INDEX_EXTENSION = ".idx"
-VERSION_ID = re.compile(r"^v\d{8}-[0-9a-f]{8}$")
+VERSION_ID = re.compile(r"v\d{8}-[0-9a-f]{8}")
 """`v<sequence, 8 digits>-<8 random hex digits>`."""
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9._-]*"
+"""One file name as the packer writes them (`part-00007-of-00128`, `all`): no separator, no `.` or
+`..` (it starts with a letter, digit or `_`), no space or control character."""
+_VERSION_FOLDER = rf"(?:{VERSIONS_FOLDER}/{VERSION_ID.pattern}/)?"
+KEY_SHAPES = {
+    "shard": re.compile(rf"{_VERSION_FOLDER}{SHARDS_FOLDER}/{_NAME}\.(?:tfrecord|rec)"),
+    "index": re.compile(rf"{_VERSION_FOLDER}{INDEX_FOLDER}/{_NAME}{re.escape(INDEX_EXTENSION)}"),
+    "members": re.compile(rf"{VERSIONS_FOLDER}/{VERSION_ID.pattern}/{MEMBERS_FOLDER}/{_NAME}\.jsonl"),
+}
+"""The keys a manifest lists, by kind, relative to the dataset root (whole-string patterns: use
+`fullmatch`): in a version's folder, or (a dataset written before versions) in shards/ and index/."""
+KEY_SHAPE_TEXT = {
+    "shard": "[versions/<version id>/]shards/<name>.tfrecord or .rec",
+    "index": "[versions/<version id>/]index/<name>.idx",
+    "members": "versions/<version id>/members/<name>.jsonl",
+}
 
 
 def version_manifest_key(version_id: str) -> str:
@@ -35,12 +51,23 @@ def version_manifest_key(version_id: str) -> str:
     return f"{VERSIONS_FOLDER}/{version_id}/{MANIFEST_NAME}"
 
 
+def is_version_id(version: object) -> bool:
+    """Whether `version` is a version id: the one name a manifest's datasetVersion may be."""
+    return isinstance(version, str) and VERSION_ID.fullmatch(version) is not None
+
+
 def checked_version_id(version: object) -> str:
     """`version` where it is a version id, else a ValueError saying what one looks like."""
-    if not isinstance(version, str) or not VERSION_ID.match(version):
+    if not is_version_id(version):
         raise ValueError(f"dataset version {version!r}: must be a version id such as v00000002-1a2b3c4d "
                          "(a manifest's datasetVersion)")
     return version
+
+
+def is_layout_key(key: object, kind: str) -> bool:
+    """Whether a manifest key of `kind` ("shard", "index", "members") has the layout's shape (KEY_SHAPES):
+    every name one safe file name (_NAME), so it stays inside the dataset whatever joins it to a folder or prefix."""
+    return isinstance(key, str) and KEY_SHAPES[kind].fullmatch(key) is not None
 
 
 def is_confined_key(key: object) -> bool:

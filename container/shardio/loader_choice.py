@@ -3,9 +3,10 @@ are tested anywhere.
 
 - cpu:    the workers decode and augment (`CpuTrainTransform`): the GPU does nothing but train.
 - hybrid: the workers only decode; the GPU crops, resizes, flips and normalizes the padded batch.
-          Never chosen by auto: its workers ship full-size padded uint8 batches (58 MB for 64 images
-          of ~470 x 638) through shared memory, and it measured slowest or second slowest at 4, 8
-          and 16 vCPUs on an H200 (issue #31). Kept for `--loader hybrid`, deprecated.
+          Never chosen by auto nor advised by the planner: its workers ship full-size padded uint8
+          batches (58 MB for 64 images of ~470 x 638) through shared memory, and it measured slowest
+          or second slowest at 4, 8 and 16 vCPUs on an H200 (issue #31). Kept runnable for
+          `--loader hybrid`, deprecated, so that the bench can show where it stands.
 - gpu:    the workers only read; the GPU decodes (nvJPEG) and augments: for few vCPUs per GPU.
 - dali:   NVIDIA DALI, where it is installed and can read the channel.
 
@@ -13,8 +14,8 @@ are tested anywhere.
 trains, else gpu; DALI where usable. On a GPU, auto then MEASURES (train.py): each usable path runs
 the job's own step for a few seconds, in the prior's order, and the fastest wins (`pick`); a path
 that keeps up doing no work on the GPU (cpu with no data wait) ends the trial early, since no other
-path can beat a GPU that only trains. Per-worker rates differ by machine (221 samples/s on one
-H200 machine, 314–350 on an H100 one): no table chooses right everywhere.
+path can beat a GPU that only trains. Per-worker rates differ by machine (lib/contract/decoding-rates.ts
+says by how much): no table chooses right everywhere.
 """
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ ALIASES = {"pytorch": "cpu", "pytorch-gpu-decode": "gpu"}
 """The names of earlier releases, still accepted."""
 
 CPU_DECODE_AUGMENT_PER_WORKER = 330
-"""Samples/s one worker decodes and augments (random resized crop) on ~90 KB JPEGs: 314–350 measured
-on the H100 machine's CPUs with one worker (bench/container-gpu, 2026-11)."""
-CPU_DECODE_ONLY_PER_WORKER = 1_284
-"""Samples/s one core decodes alone on the same JPEGs (bench/loader-cpu's decode-only floor there)."""
+"""Samples/s one worker decodes and augments (random resized crop) on JPEGs of DECODE_RATE_SAMPLE_BYTES:
+a copy of the decoding-rate table, lib/contract/decoding-rates.ts (its sources there; the planner
+reads the same figure, test/planning/decoding-rate-table.test.ts checks the copy)."""
+DECODE_RATE_SAMPLE_BYTES = 90_000
+"""The mean JPEG size of that figure (the table's DECODE_RATE_SAMPLE_BYTES)."""
 
 GPU_SAMPLES_PER_SECOND = (
     ("H200", 2_330),  # bench/container-gpu's eager ceiling (2,177–2,330, 2026-11-27), the planner's eager figure; compiled: 5,531

@@ -71,7 +71,7 @@ def open_location(
     index_channel: Optional[str] = None,
     input_dir: str = INPUT_DIR,
     s3: S3Options = S3Options(),
-    check_crc: bool = False,
+    check_crc: bool = True,
 ) -> Union[ShardDirectory, PipeSource]:
     """The record source of `location` for a process at `placement` with `workers` loader workers.
     `version` pins a dataset version by its id (`v00000002-1a2b3c4d`); the current one by default.

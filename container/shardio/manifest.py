@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set
 
 from .errors import FormatError
-from .layout import is_confined_key
+from .layout import KEY_SHAPE_TEXT, is_confined_key, is_layout_key, is_version_id
 from .records import ShardFormat
 
 MANIFEST_VERSIONS = (1, 2)
@@ -102,12 +102,16 @@ def read_manifest(path: str) -> DatasetManifest:
                           f"but it says records={records!r}")
     global_index_key = document.get("globalIndexKey")
     if global_index_key is not None:
-        _check_key(path, "globalIndexKey", global_index_key)
+        _check_key(path, "globalIndexKey", global_index_key, "index")
     dataset_version = document.get("datasetVersion")
+    if dataset_version is not None and not is_version_id(dataset_version):
+        # It names a folder of the dataset (versions/<id>/) and of the S3 reader's cache: one name, no path.
+        raise FormatError(f"dataset manifest {path}: datasetVersion {dataset_version!r} is not a version id "
+                          "(v<8 digits>-<8 hex digits>, such as v00000002-1a2b3c4d); refused, as it would name a path")
     preprocessing = document.get("preprocessing")
     if preprocessing is not None and not isinstance(preprocessing, dict):
         raise FormatError(f"dataset manifest {path}: preprocessing must be an object, got {preprocessing!r}")
-    return DatasetManifest(path=path, version=version, dataset_version=dataset_version if isinstance(dataset_version, str) else None,
+    return DatasetManifest(path=path, version=version, dataset_version=dataset_version,
                            format=FORMAT_NAMES[format_name], labels=dict(labels), classes=classes, records=records,
                            shards=shards, global_index_key=global_index_key, preprocessing=preprocessing)
 
@@ -120,16 +124,16 @@ def _shards(path: str, listed: object) -> List[ManifestShard]:
         where = f"shards[{position}]"
         if not isinstance(shard, dict):
             raise FormatError(f"dataset manifest {path}: {where} must be an object, got {shard!r}")
-        _check_key(path, f"{where}.key", shard.get("key"))
+        _check_key(path, f"{where}.key", shard.get("key"), "shard")
         index_key = shard.get("indexKey")
         if index_key is not None:
-            _check_key(path, f"{where}.indexKey", index_key)
+            _check_key(path, f"{where}.indexKey", index_key, "index")
         records = shard.get("records")
         if not isinstance(records, int) or records < 0:
             raise FormatError(f"dataset manifest {path}: {where}.records must be a non-negative integer, got {records!r}")
         members_key = shard.get("membersKey")
         if members_key is not None:
-            _check_key(path, f"{where}.membersKey", members_key)
+            _check_key(path, f"{where}.membersKey", members_key, "members")
         size = shard.get("bytes")
         if size is not None and (not isinstance(size, int) or size < 0):
             raise FormatError(f"dataset manifest {path}: {where}.bytes must be a non-negative integer, got {size!r}")
@@ -154,7 +158,12 @@ def _crc32c(path: str, where: str, value: object) -> Optional[int]:
     return int.from_bytes(digest, "big")
 
 
-def _check_key(path: str, field: str, key: object) -> None:
+def _check_key(path: str, field: str, key: object, kind: str) -> None:
+    """Refuses a key before it touches a local path or an S3 key: one that leaves the dataset, then one
+    of another shape than the layout's (ARCHITECTURE.md "Dataset layout")."""
     if not is_confined_key(key):
         raise FormatError(f"dataset manifest {path}: {field} {key!r} leaves the dataset root; keys are relative to it, "
                           "'/'-separated, with no empty, '.' or '..' segment")
+    if not is_layout_key(key, kind):
+        raise FormatError(f"dataset manifest {path}: {field} {key!r} is not a {kind} key of the dataset layout "
+                          f"({KEY_SHAPE_TEXT[kind]}, each name letters, digits, '.', '_' or '-')")

@@ -30,7 +30,8 @@ import threading
 import time
 from typing import BinaryIO, Callable, Iterator, List, Optional
 
-from .errors import FormatError
+from .crc32c import warn_if_slow
+from .errors import FormatError, redact
 from .fifo import POLL_SECONDS, FifoWriter, open_fifo, open_writers, release_fifos
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
@@ -91,7 +92,7 @@ class PipeChannel:
     """The image records of one consumer's FIFO, epoch after epoch: SageMaker's own, or (`relayed`)
     one a PipeFanOut fills, whose end-of-epoch and failure files are checked."""
 
-    def __init__(self, directory: str, name: str, *, timeout: float = DEFAULT_PIPE_TIMEOUT, check_crc: bool = False,
+    def __init__(self, directory: str, name: str, *, timeout: float = DEFAULT_PIPE_TIMEOUT, check_crc: bool = True,
                  listed: Optional[DatasetManifest] = None, relayed: bool = False, max_record: int = MAX_RECORD_BYTES) -> None:
         """`listed`: the manifest whose `records` every epoch of this (whole) stream must hold; None: not checked.
         `max_record`: the largest record length taken for true (`record_limit`)."""
@@ -245,7 +246,7 @@ class PipeFanOut:
                 _write_atomically(_end_path(target), json.dumps({"records": count}))
         except BaseException as error:
             _write_atomically(os.path.join(self.fanout_dir, FAILED_NAME),
-                              f"channel {self.channel} epoch {epoch}: {type(error).__name__}: {error}")
+                              redact(f"channel {self.channel} epoch {epoch}: {type(error).__name__}: {error}"))
             _close(writers)
             release_fifos(targets)
             raise
@@ -260,7 +261,8 @@ class PipeFanOut:
         with open_fifo(source, self.timeout) as fifo:
             shard_format, stream = sniff_format(fifo, source)
             recorder = _Recorder(stream)
-            records = (read_records(shard_format, recorder, source, max_record=self.max_record)  # type: ignore[arg-type]
+            # Unchecked here: each consumer checks the records' CRCs as it reads them (check_crc), once.
+            records = (read_records(shard_format, recorder, source, check_crc=False, max_record=self.max_record)  # type: ignore[arg-type]
                        if shard_format else iter(()))
             for _record in records:
                 framed = recorder.take()
@@ -298,7 +300,7 @@ class PipeSource:
         host_count: int,
         fanout_dir: str,
         timeout: float = DEFAULT_PIPE_TIMEOUT,
-        check_crc: bool = False,
+        check_crc: bool = True,
         manifest: Optional[DatasetManifest] = None,
     ) -> None:
         """`manifest`: the dataset's, where the job has it (in the index channel): its version, and
@@ -309,6 +311,8 @@ class PipeSource:
         # Every host reads the whole stream unless it gets its own objects, and keeps its share.
         self.total_consumers = local_consumers * (1 if host_sharded else host_count)
         self.timeout, self.check_crc = timeout, check_crc
+        if check_crc:
+            warn_if_slow()
         self.dataset_version = manifest.dataset_version if manifest is not None else None
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
         self.max_record = record_limit(manifest.largest_shard_bytes if manifest is not None else 0)

@@ -14,12 +14,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional
 
-from .dataset_files import DatasetFiles, Shard
+from .dataset_files import DatasetFiles, Shard, no_published_version
 from .directory import READ_BUFFER, ShardDirectory
 from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
 from .manifest import DatasetManifest, read_manifest
 from .records import ImageRecord
-from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, S3Objects
+from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_BACKOFF, DEFAULT_TIMEOUT, Backoff, S3Objects, S3ReadError
 from .shard_cache import ShardCache
 from .order import Resumed, streams_of
 from .split import Consumer
@@ -38,13 +38,15 @@ class S3Options:
     """How an S3 prefix is read: the cache at `cache_dir` (a folder per dataset under the temporary
     folder by default: `default_cache_dir`) holding `cache_limit` bytes of shards at most (None: no
     limit); each GET waits `timeout` seconds at most between reads and is tried `attempts` times on
-    transient errors; each reader fetches `shards_ahead` shards beyond the one it reads."""
+    transient errors, waiting between attempts as `backoff` says (s3_objects.py); each reader fetches
+    `shards_ahead` shards beyond those it reads."""
 
     cache_dir: Optional[str] = None
     cache_limit: Optional[int] = None
     timeout: float = DEFAULT_TIMEOUT
     attempts: int = DEFAULT_ATTEMPTS
     shards_ahead: int = DEFAULT_SHARDS_AHEAD
+    backoff: Backoff = DEFAULT_BACKOFF
 
     def __post_init__(self) -> None:
         if self.shards_ahead < 0:
@@ -61,10 +63,10 @@ class S3ShardDirectory(ShardDirectory):
         *,
         version: Optional[str] = None,
         options: S3Options = S3Options(),
-        check_crc: bool = False,
+        check_crc: bool = True,
     ) -> None:
         prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts)
+        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts, backoff=options.backoff)
         self.cache = ShardCache(options.cache_dir or default_cache_dir(bucket, prefix), options.cache_limit)
         self.cache.remove_orphaned_parts()
         self.shards_ahead = options.shards_ahead
@@ -77,6 +79,8 @@ class S3ShardDirectory(ShardDirectory):
                   for shard in manifest.shards]
         files = DatasetFiles(manifest.format, shards, manifest, self._small_file(manifest.global_index_key))
         self._take(files, False, check_crc)
+        # Every shard in the cache came whole and checked against the manifest's CRC-32C (_fetch).
+        self._crc_checked = set(range(len(self.shards)))
 
     def _manifest(self, version: Optional[str]) -> DatasetManifest:
         """The version's manifest, fetched each time for the current version (the root's changes when
@@ -86,7 +90,12 @@ class S3ShardDirectory(ShardDirectory):
         key = version_manifest_key(version) if version else MANIFEST_NAME
         if version and os.path.isfile(self.cache.path(key)):
             return read_manifest(self.cache.path(key))
-        data = self.objects.read(key)
+        try:
+            data = self.objects.read(key)
+        except S3ReadError as error:
+            if error.code == "NoSuchKey" and version is None:
+                raise FileNotFoundError(no_published_version(self.objects.uri(""))) from None
+            raise
         path = self.cache.put_small(key, data)
         manifest = read_manifest(path)
         if manifest.dataset_version:
@@ -120,7 +129,7 @@ class S3ShardDirectory(ShardDirectory):
         if self._ahead is not None:
             self._ahead.reached(shard)
         key = self.shards[shard].key  # set for every shard of an S3 dataset (its manifest key)
-        return self.cache.open(key, self._fetch, buffering=READ_BUFFER)
+        return self.cache.open(key, self._fetch, buffering=READ_BUFFER, size=self._listed[key].bytes or 0)
 
     def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
         """As ShardDirectory.images, with the next `shards_ahead` shards of this share fetched meanwhile
@@ -153,7 +162,8 @@ class _Ahead:
             for ahead in range(position + 1, min(len(self.order), position + 1 + self.directory.shards_ahead)):
                 if ahead not in self.pending:
                     key = self.directory.shards[self.order[ahead]].key
-                    self.pending[ahead] = self.pool.submit(self.directory.cache.fetch, key, self.directory._fetch)
+                    self.pending[ahead] = self.pool.submit(self.directory.cache.fetch, key, self.directory._fetch,
+                                                           size=self.directory._listed[key].bytes or 0)
         fetched = self.pending.pop(position, None)
         if fetched is not None:
             fetched.result()

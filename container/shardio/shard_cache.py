@@ -7,6 +7,13 @@ part file, never a shard that reads as whole, and the next process to open the c
 parts of processes that are gone. The time a shard was last read is its modification time (set on
 each use), so the processes sharing the cache agree on which is least recent. A shard unlinked while
 another process reads it stays readable to that process (POSIX), so eviction never cuts a read.
+
+The limit counts the downloads in flight: a part file's name announces the shard's size
+(`.part-<pid>-<random>-<bytes>`), and before its first byte is fetched the least recently used whole
+shards are evicted until the whole shards and every announced download fit in the limit. So the
+cache holds at most `limit` bytes on disk, unless the downloads in flight alone need more (a limit
+below the largest shard, or below the shards the readers fetch at once): then no whole shard is
+kept beside them but the one each reader holds open.
 """
 from __future__ import annotations
 
@@ -33,35 +40,40 @@ class ShardCache:
     def path(self, key: str) -> str:
         return os.path.join(self.root, *key.split("/"))
 
-    def open(self, key: str, fetch: Callable[[str, BinaryIO], None], buffering: int = -1) -> BinaryIO:
+    def open(self, key: str, fetch: Callable[[str, BinaryIO], None], buffering: int = -1, *, size: int = 0) -> BinaryIO:
         """The cached shard `key`, opened for reading; fetched first where it is not here. `fetch(key,
-        handle)` writes the whole, checked shard into `handle` or raises."""
+        handle)` writes the whole, checked shard into `handle` or raises; `size` is the shard's size
+        (0 where unknown), made room for before the fetch starts."""
         path = self.path(key)
         try:
             handle = open(path, "rb", buffering=buffering)  # noqa: SIM115 - the caller closes it
         except FileNotFoundError:
-            return self._fetched(key, fetch, buffering)  # type: ignore[return-value]
+            return self._fetched(key, fetch, buffering, size)  # type: ignore[return-value]
         _touch(path)
         return handle
 
-    def fetch(self, key: str, fetch: Callable[[str, BinaryIO], None]) -> None:
-        """Puts shard `key` into the cache unless it is there (fetching ahead of the reader)."""
+    def fetch(self, key: str, fetch: Callable[[str, BinaryIO], None], *, size: int = 0) -> None:
+        """Puts shard `key` (of `size` bytes) into the cache unless it is there (fetching ahead of the reader)."""
         path = self.path(key)
         if os.path.exists(path):
             _touch(path)
             return
-        self._fetched(key, fetch, None)
+        self._fetched(key, fetch, None, size)
 
-    def _fetched(self, key: str, fetch: Callable[[str, BinaryIO], None], buffering: Optional[int]) -> Optional[BinaryIO]:
-        """Fetches shard `key` into a part file, renames it whole into the cache and evicts past the limit;
-        with `buffering`, returns it opened for reading, opened before the rename so that no other
-        reader's eviction can take it from under this one."""
+    def _fetched(self, key: str, fetch: Callable[[str, BinaryIO], None], buffering: Optional[int], size: int) -> Optional[BinaryIO]:
+        """Fetches shard `key` into a part file that announces its `size`, once room is made for it,
+        renames it whole into the cache and evicts past the limit; with `buffering`, returns it opened
+        for reading, opened before the rename so that no other reader's eviction can take it from
+        under this one."""
         path = self.path(key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        part = f"{path}{_PART}{os.getpid()}-{secrets.token_hex(4)}"
+        part = f"{path}{_PART}{os.getpid()}-{secrets.token_hex(4)}-{size}"
         reading = None
         try:
             with open(part, "wb") as handle:
+                # Announced (the part exists) before room is made: of two downloads starting at once,
+                # the later one to look sees both.
+                self.evict(keep=path)
                 fetch(key, handle)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -90,25 +102,37 @@ class ShardCache:
 
     def shard_files(self) -> List[Tuple[float, int, str]]:
         """(last use, bytes, path) of every whole shard in the cache."""
-        found = []
+        return self._shards_and_downloads()[0]
+
+    def _shards_and_downloads(self) -> Tuple[List[Tuple[float, int, str]], int]:
+        """The whole shards (as shard_files), and the bytes the downloads in flight take or will take
+        (each part file's announced size, or its size on disk where that is more)."""
+        found, downloading = [], 0
         for folder, _dirs, names in os.walk(self.root):
             for name in names:
-                if _PART in name or not format_of_path(name):
+                shard_name, is_part, tail = name.partition(_PART)
+                if not format_of_path(shard_name):
                     continue
                 path = os.path.join(folder, name)
                 try:
                     stat = os.stat(path)
-                except FileNotFoundError:  # evicted by another process meanwhile
+                except FileNotFoundError:  # evicted, renamed or removed by another process meanwhile
                     continue
-                found.append((stat.st_mtime, stat.st_size, path))
-        return found
+                if is_part:
+                    announced = tail.rsplit("-", 1)[-1] if tail.count("-") >= 2 else "0"
+                    downloading += max(stat.st_size, int(announced) if announced.isdigit() else 0)
+                else:
+                    found.append((stat.st_mtime, stat.st_size, path))
+        return found, downloading
 
     def evict(self, keep: Optional[str] = None) -> None:
-        """Removes the least recently used shards until the whole ones fit in the limit, sparing `keep`."""
+        """Removes the least recently used shards until they and the downloads in flight fit in the
+        limit, sparing `keep`."""
         if self.limit is None:
             return
-        files = sorted(self.shard_files())
-        total = sum(size for _, size, _ in files)
+        files, downloading = self._shards_and_downloads()
+        files.sort()
+        total = sum(size for _, size, _ in files) + downloading
         for _, size, path in files:
             if total <= self.limit:
                 return

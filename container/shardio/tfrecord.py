@@ -1,7 +1,8 @@
 """TFRecord streams: `u64 length | u32 masked crc(length) | data | u32 masked crc(data)`, no header.
 
-CRCs are not checked by default, as DALI's reader does not: the packer checks every record when it
-verifies, and a pure-Python CRC costs more than reading. `check_crc=True` checks both CRCs.
+Both CRCs are checked by default, natively (crc32c.py): a byte changed on a disk, in a channel or a
+FIFO is refused naming the record rather than trained on. `check_crc=False` leaves them unchecked
+(the documented opt-out: data_loader's `check_crc`, train.py's --check_crc false).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ HEADER_SIZE = 12
 FOOTER_SIZE = 4
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
+_OPT_OUT = "; check_crc=False (train.py --check_crc false) reads it anyway"
 
 
 def read_tfrecords(
@@ -25,14 +27,17 @@ def read_tfrecords(
     *,
     offset: int = 0,
     limit: Optional[int] = None,
-    check_crc: bool = False,
+    check_crc: bool = True,
     max_record: int = MAX_RECORD_BYTES,
+    first: int = 0,
 ) -> Iterator[FramedRecord]:
     """The records of a TFRecord stream, from its current position to its end.
 
     `offset` is where that position lies in the file, so that the offsets reported are the file's
-    (for an index-based start); `limit` stops after that many records. A length header that
-    cannot be right (past the file's end; in a stream, past `max_record`) is a FormatError.
+    (for an index-based start), and `first` the position of the record there (errors name it);
+    `limit` stops after that many records. A length header that cannot be right (past the file's
+    end; in a stream, past `max_record`) or, with `check_crc`, a length or data that does not match
+    its CRC is a FormatError.
     """
     end = stream_end(stream, offset)
     count = 0
@@ -45,12 +50,14 @@ def read_tfrecords(
         length, length_crc = _HEADER.unpack(header)
         if check_crc and masked_crc32c(header[:8]) != length_crc:
             hint = " (is this a TFRecord file?)" if offset == 0 else ""
-            raise FormatError(f"{name}: corrupted TFRecord length at offset {offset}{hint}")
+            raise FormatError(f"{name}: record {first + count} at offset {offset}: its length does not match its CRC-32C, "
+                              f"a corrupted TFRecord{hint}{_OPT_OUT}")
         check_length(length, name, offset, offset + HEADER_SIZE, end, "TFRecord", trailer=FOOTER_SIZE, max_record=max_record)
         data = read_exactly(stream, length, name, offset, f"TFRecord of {length} bytes")
         (data_crc,) = _FOOTER.unpack(read_exactly(stream, FOOTER_SIZE, name, offset, "TFRecord footer"))
         if check_crc and masked_crc32c(data) != data_crc:
-            raise FormatError(f"{name}: corrupted TFRecord data at offset {offset}")
+            raise FormatError(f"{name}: record {first + count} at offset {offset}: its {length} bytes do not match their "
+                              f"CRC-32C, a corrupted TFRecord (a byte changed after packing){_OPT_OUT}")
         size = HEADER_SIZE + length + FOOTER_SIZE
         yield FramedRecord(offset=offset, size=size, payload=data)
         offset += size

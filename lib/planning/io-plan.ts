@@ -25,8 +25,6 @@ export enum PlannedInputMode {
 export enum PlannedLoader {
   /** The loader workers decode and augment on the CPU: the GPU only trains. */
   CPU = 'cpu',
-  /** The workers only decode (about 3.9x the samples per core); the GPU crops, resizes, flips and normalizes each batch. */
-  HYBRID = 'hybrid',
   /** The GPU decodes (NVIDIA DALI where the container has it, else nvJPEG through torchvision) and augments. */
   GPU = 'gpu',
 }
@@ -137,12 +135,10 @@ export interface PinMemoryAdvice {
 export interface GpuDecodingAdvice {
   /** Whether the GPU should take a part of the decoding or augmentation (`loader` is not CPU). */
   readonly advised: boolean;
-  /** Where to decode and augment: the first path whose CPU part keeps up with the GPU. */
+  /** Where to decode and augment: the CPU where its workers keep up with the GPU, else the GPU (never `hybrid`). */
   readonly loader: PlannedLoader;
   /** Samples per second the loader workers of one process can decode and augment on the CPU (an estimate by sample size). */
   readonly cpuSamplesPerSecondPerProcess: number;
-  /** Samples per second the same workers decode alone, an estimate: the hybrid path, where the GPU augments. */
-  readonly cpuDecodeOnlySamplesPerSecondPerProcess: number;
   /**
    * Samples per second each GPU consumes as the plan assumes: `samplesPerSecondPerDevice`, else
    * ResNet-50 with mixed precision on this GPU model where known.

@@ -1,8 +1,8 @@
 /**
  * What the packers do to each image before it becomes a record: resized and re-encoded once at
  * pack time, so that every epoch of every job decodes fewer pixels. A training loader's CPU time
- * goes mostly to decoding: one core decodes and crops about 727 original ImageNet JPEGs (~90 KB)
- * a second, 1,260 of them resized to a shorter side of 256 (1.7×).
+ * goes mostly to decoding, and a core decodes more of a smaller JPEG a second (the planner's rates
+ * by sample size: lib/contract/decoding-rates.ts).
  *
  * Every image is re-encoded as a JPEG (EXIF orientation applied, alpha flattened on white); files
  * sharp cannot decode are listed as failures of the version, not dropped.

@@ -69,16 +69,22 @@ class TfRecordTest(unittest.TestCase):
         self.assertEqual(features[1], {"float_feature": [struct.unpack("<f", struct.pack("<f", 3.14))[0]]})
         self.assertEqual(features[2], {"byte_feature": [b"@ABCD"]})
 
-    def test_crc_checks_are_off_by_default_and_catch_a_flipped_byte_when_on(self) -> None:
+    def test_crc_checks_are_on_by_default_name_the_record_and_can_be_turned_off(self) -> None:
         data = bytearray(external("tensorflow-singles.tfrecords"))
         data[40 + 12 + 3] ^= 0x01
-        self.assertEqual(len(tfrecords(bytes(data))), 3)
-        with self.assertRaisesRegex(FormatError, r"test: corrupted TFRecord data at offset 40$"):
-            tfrecords(bytes(data), check_crc=True)
+        with self.assertRaisesRegex(FormatError, r"^test: record 1 at offset 40: its 29 bytes do not match their CRC-32C, a "
+                                                 r"corrupted TFRecord \(a byte changed after packing\); check_crc=False"):
+            tfrecords(bytes(data))
+        self.assertEqual(len(tfrecords(bytes(data), check_crc=False)), 3)
+        stream = io.BytesIO(bytes(data))
+        stream.seek(40)  # read from an index's offset: the record is named by its position in the shard
+        with self.assertRaisesRegex(FormatError, r"^test: record 7 at offset 40: its 29 bytes do not match"):
+            list(read_tfrecords(stream, "test", offset=40, first=7))
 
     def test_a_corrupted_length_at_offset_0_asks_whether_it_is_a_tfrecord_file(self) -> None:
-        with self.assertRaisesRegex(FormatError, r"corrupted TFRecord length at offset 0 \(is this a TFRecord file\?\)"):
-            tfrecords(b"\x03" + b"\0" * 15 + b"foo" + b"\0" * 4, check_crc=True)
+        with self.assertRaisesRegex(FormatError, r"record 0 at offset 0: its length does not match its CRC-32C, a corrupted "
+                                                 r"TFRecord \(is this a TFRecord file\?\)"):
+            tfrecords(b"\x03" + b"\0" * 15 + b"foo" + b"\0" * 4)
 
     def test_a_truncated_record_names_the_offset(self) -> None:
         data = external("tensorflow-singles.tfrecords")
@@ -93,6 +99,11 @@ class TfRecordTest(unittest.TestCase):
         stream.seek(40)
         records = list(read_tfrecords(stream, "test", offset=40, limit=1))
         self.assertEqual([(r.offset, r.size) for r in records], [(40, 45)])
+
+
+def _unchecked_tfrecords(stream, name: str):
+    """The length bound alone: with CRCs checked, a bad length header fails its CRC first."""
+    return read_tfrecords(stream, name, check_crc=False)
 
 
 class CorruptLengthTest(unittest.TestCase):
@@ -136,14 +147,14 @@ class CorruptLengthTest(unittest.TestCase):
             with self.subTest(length=length), self.assertRaisesRegex(
                     FormatError, rf"part-00000-of-00001.tfrecord: truncated TFRecord of {length} bytes at offset 40: "
                                  r"only 16 bytes follow its header \(a cut file, or a corrupt length header\)"):
-                self.in_file(self.GOOD + self.bad_header(length), read_tfrecords)
+                self.in_file(self.GOOD + self.bad_header(length), _unchecked_tfrecords)
 
     def test_a_tfrecord_length_beyond_a_records_limit_in_a_stream_names_the_stream_offset_and_length(self) -> None:
         for length in ((128 << 20) + 1, 1 << 40, (1 << 64) - 1):
             with self.subTest(length=length), self.assertRaisesRegex(
                     FormatError, rf"^/opt/ml/input/data/train_0: TFRecord length {length} at offset 40 is more than a record "
                                  r"may hold \(134217728 bytes, the largest shard\): a corrupt length header$"):
-                self.in_pipe(self.GOOD + self.bad_header(length), read_tfrecords)
+                self.in_pipe(self.GOOD + self.bad_header(length), _unchecked_tfrecords)
 
     def test_a_record_over_128_mib_in_a_stream_is_read_where_the_manifests_largest_shard_holds_it(self) -> None:
         # A file over 128 MiB is packed as a shard of its own: the manifest's largest shard raises the bound.
@@ -160,7 +171,7 @@ class CorruptLengthTest(unittest.TestCase):
         thread = threading.Thread(target=feed, daemon=True)
         thread.start()
         with open(reader, "rb") as stream:
-            sizes = [record.size for record in read_tfrecords(stream, "train_0", max_record=record_limit(200 << 20))]
+            sizes = [record.size for record in read_tfrecords(stream, "train_0", max_record=record_limit(200 << 20), check_crc=False)]
         thread.join(10)
         self.assertEqual(sizes, [12 + length + 4])
 

@@ -3,6 +3,7 @@ augmentation (batch_augment.py), the hybrid workers' decode-only transform, the 
 prepares batch n+1 while n is consumed, the `--loader auto` rule, and train.py on each path."""
 from __future__ import annotations
 
+import dataclasses
 import glob
 import io
 import os
@@ -24,7 +25,8 @@ if HAS_TORCH:
 
     from shardio.batch_augment import BatchAugment, GpuJpegDecoder, decode_jpegs, pad_batch, random_resized_crop_boxes
     from shardio.imagenet import IMAGENET_MEAN, IMAGENET_STD
-    from shardio.images import RATIO, SCALE, CpuDecodeOnly, collate_encoded, collate_padded, encoded
+    from shardio.bad_records import BadRecordError
+    from shardio.images import RATIO, SCALE, CpuDecodeOnly, CpuTrainTransform, EncodedBatch, collate_encoded, collate_padded, encoded, record_name
     from shardio.prefetch import Prefetcher
 
 IMAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "images")
@@ -37,6 +39,33 @@ def fixture_records() -> List[ImageRecord]:
         with open(path, "rb") as handle:
             records.append(ImageRecord(image=handle.read(), label=label, filename=os.path.basename(path)))
     return records
+
+
+def mixed_records() -> List[ImageRecord]:
+    """The fixture JPEGs with the second one as a PNG (the pack-time check admits PNGs), each named
+    as a shard's record is."""
+    from PIL import Image
+
+    records = fixture_records()
+    png = io.BytesIO()
+    with Image.open(io.BytesIO(records[1].image)) as image:
+        image.convert("RGB").save(png, format="PNG")
+    records[1] = dataclasses.replace(records[1], image=png.getvalue(), filename="green-48x48.png")
+    return [dataclasses.replace(record, shard="part-00000-of-00002.tfrecord", position=index)
+            for index, record in enumerate(records)]
+
+
+class _Records:
+    """A map-style dataset of records as `encoded` hands them over, with their names (--record_log)."""
+
+    def __init__(self, records: List[ImageRecord]) -> None:
+        self.records = [dataclasses.replace(r, position=i) for i, r in enumerate(records)]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index: int) -> Any:
+        return (*encoded(self.records[index]), self.records[index].filename)
 
 
 def normalized_bounds():
@@ -84,7 +113,7 @@ class BatchAugmentTest(unittest.TestCase):
         self.assertLess(error, 0.05)  # mean error under ~3 of 255 grey levels
 
     def test_a_batch_is_float_channels_last_in_the_normalized_range_and_repeats_with_its_seed(self) -> None:
-        decoded = decode_jpegs([encoded(r)[0] for r in fixture_records()], torch.device("cpu"))
+        decoded = decode_jpegs(collate_encoded([encoded(r) for r in fixture_records()])[0], torch.device("cpu"))
         batch, sizes = pad_batch(decoded)
         self.assertEqual((tuple(batch.shape), batch.dtype), ((3, 3, 48, 64), torch.uint8))
         self.assertEqual(sizes.tolist(), [[36, 64], [48, 48], [30, 40]])
@@ -107,15 +136,10 @@ class BatchAugmentTest(unittest.TestCase):
 
     def test_the_gpu_decoder_sends_only_jpegs_to_the_batched_decode_and_decodes_any_other_record_on_the_side(self) -> None:
         # GIVEN the fixture JPEGs with a PNG of the second one between them (the pack-time check admits PNGs)
-        from PIL import Image
         from torchvision.io import ImageReadMode, decode_image
 
-        records = fixture_records()
-        png = io.BytesIO()
-        with Image.open(io.BytesIO(records[1].image)) as image:
-            image.convert("RGB").save(png, format="PNG")
-        encoded_images = [encoded(records[0])[0], torch.frombuffer(bytearray(png.getvalue()), dtype=torch.uint8),
-                          encoded(records[2])[0]]
+        records = mixed_records()
+        batch, _ = collate_encoded([encoded(record) for record in records])
         batched: List[int] = []
 
         def batch_decode(jpegs: List[Any]) -> List[Any]:  # stands in for nvJPEG: JPEGs only, in one call
@@ -125,14 +149,88 @@ class BatchAugmentTest(unittest.TestCase):
             return [decode_image(data, mode=ImageReadMode.RGB) for data in jpegs]
 
         # WHEN
-        decoded = decode_jpegs(encoded_images, torch.device("cpu"), decode_batch=batch_decode)
+        decoded = decode_jpegs(batch, torch.device("cpu"), decode_batch=batch_decode)
 
         # THEN one batched call for the two JPEGs, the PNG decoded beside it, every image in its place
         self.assertEqual(batched, [2])
-        expected = [decode_image(data, mode=ImageReadMode.RGB) for data in encoded_images]
+        expected = [decode_image(torch.frombuffer(bytearray(r.image), dtype=torch.uint8), mode=ImageReadMode.RGB) for r in records]
         self.assertEqual([tuple(image.shape) for image in decoded], [(3, 36, 64), (3, 48, 48), (3, 30, 40)])
         for got, want in zip(decoded, expected):
             self.assertTrue(torch.equal(got, want))
+
+    def test_a_batch_crosses_from_a_worker_as_one_buffer_and_splits_into_views_in_order_with_its_names(self) -> None:
+        # GIVEN mixed JPEG/PNG records read by a DataLoader worker process, with --record_log's names
+        dataset = _Records(mixed_records() * 3)
+        records = dataset.records
+        loader = torch.utils.data.DataLoader(dataset, batch_size=len(records), num_workers=1, collate_fn=collate_encoded)
+
+        # WHEN the batch comes over from the worker
+        batch, labels, logged = next(iter(loader))
+
+        # THEN one uint8 tensor holds every image's bytes end to end, the images are views of it, in order
+        self.assertIsInstance(batch, EncodedBatch)
+        self.assertEqual((batch.data.dtype, batch.data.dim(), len(batch)), (torch.uint8, 1, len(records)))
+        self.assertEqual(batch.data.numel(), sum(len(r.image) for r in records))
+        self.assertTrue(batch.data.is_shared())  # written into shared memory by the worker's collate: one segment
+        self.assertEqual(batch.lengths.tolist(), [len(r.image) for r in records])
+        images = batch.images()
+        storage = batch.data.storage().data_ptr()
+        for image, record in zip(images, records):
+            self.assertEqual(image.storage().data_ptr(), storage)  # a view, not a copy
+            self.assertEqual(bytes(image.numpy()), record.image)
+        self.assertEqual(batch.starts_with(b"\xff\xd8"), [True, False, True] * 3)
+        self.assertEqual(labels.tolist(), [r.label for r in records])
+        self.assertEqual(batch.names, [record_name(r) for r in records])
+        self.assertEqual(logged, [r.filename for r in records])
+        self.assertIn("record 4 of part-00000-of-00002.tfrecord (input green-48x48.png)", batch.names[4])
+
+    def test_an_image_that_cannot_be_decoded_fails_the_batch_naming_its_record(self) -> None:
+        # GIVEN a batch whose second JPEG is cut short, decoded by a batched stand-in that fails as nvJPEG does (whole batch)
+        from torchvision.io import ImageReadMode, decode_image
+
+        records = fixture_records()
+        broken = dataclasses.replace(records[1], image=records[1].image[:200], shard="part-00003.tfrecord", position=17)
+        batch, _ = collate_encoded([encoded(r) for r in (records[0], broken, records[2])])
+
+        def batch_decode(jpegs: List[Any]) -> List[Any]:
+            return [decode_image(data, mode=ImageReadMode.RGB) for data in jpegs]
+
+        # WHEN / THEN on the batched path and on the CPU's
+        for decode in (batch_decode, None):
+            with self.subTest(batched=decode is not None):
+                with self.assertRaisesRegex(BadRecordError, r"record 17 of part-00003.tfrecord \(input green-48x48\.jpg\) cannot be decoded"):
+                    decode_jpegs(batch, torch.device("cpu"), decode_batch=decode)
+
+    def test_an_encoded_batch_refuses_offsets_that_do_not_cover_its_bytes(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"offsets must run from 0 to the data's 4 bytes"):
+            EncodedBatch(torch.zeros(4, dtype=torch.uint8), torch.tensor([0, 3]))
+        with self.assertRaisesRegex(ValueError, r"2 names for 1 images"):
+            EncodedBatch(torch.zeros(4, dtype=torch.uint8), torch.tensor([0, 4]), ["a", "b"])
+
+    def test_the_cpu_workers_crop_decodes_no_more_pixels_than_needed_and_matches_torchvisions_full_size_crop(self) -> None:
+        # GIVEN a smooth 640x480 JPEG (big enough that most crops decode at 1/2, 1/4 or 1/8)
+        from torchvision.io import ImageReadMode, decode_image, encode_jpeg
+        from torchvision.transforms import RandomResizedCrop
+
+        smooth = torch.nn.functional.interpolate(torch.rand(1, 3, 6, 8, generator=torch.Generator().manual_seed(2)) * 255,
+                                                 size=(480, 640), mode="bicubic", align_corners=False)[0]
+        data = bytes(encode_jpeg(smooth.clamp(0, 255).to(torch.uint8), quality=95).numpy())
+        record = ImageRecord(image=data, label=4)
+        full = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB).float()
+        errors = []
+        for seed in range(20):
+            # WHEN
+            torch.manual_seed(seed)
+            image, label = CpuTrainTransform(64)(record)
+            # THEN the crop torchvision's RandomResizedCrop draws with the same seed, resized from the full image
+            torch.manual_seed(seed)
+            top, left, height, width = RandomResizedCrop.get_params(full, list(SCALE), list(RATIO))
+            expected = TF.resized_crop(full, top, left, height, width, [64, 64], antialias=True)
+            if torch.rand(()) < 0.5:
+                expected = expected.flip(-1)
+            self.assertEqual((tuple(image.shape), image.dtype, label), ((3, 64, 64), torch.uint8, 4))
+            errors.append(float((image.float() - expected).abs().mean()))
+        self.assertLess(max(errors), 3.0, errors)  # within 3 of 255 grey levels on average, at any scale
 
     def test_the_hybrid_workers_decode_at_reduced_scale_never_below_the_crop_and_pad_the_batch(self) -> None:
         record = fixture_records()[0]  # 64x36

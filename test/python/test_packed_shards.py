@@ -137,6 +137,8 @@ class CutShardTest(unittest.TestCase):
                 directory = ShardDirectory(os.path.join(self.tmp, name), check_crc=check_crc)
                 message = (rf"^{self.shard.path}: holds {self.kept} records but its index {self.shard.index_path} "
                            rf"lists {self.listed} \(the shard was cut or changed after packing\)$")
+                if check_crc and name == "recordio":  # its CRC-32C is checked whole before its first record
+                    message = rf"^{self.shard.path} \(shard {self.shard.key}\): its \d+ bytes have CRC-32C 0x[0-9a-f]{{8}} but "
                 with self.subTest(format=name, consumers=consumers, check_crc=check_crc), self.assertRaisesRegex(FormatError, message):
                     for worker in range(consumers):
                         list(consumer_images(directory, Placement(), 0, worker=worker, workers=consumers))
@@ -151,7 +153,7 @@ class CutShardTest(unittest.TestCase):
                 del shard["indexKey"]
             with open(os.path.join(root, "manifest.json"), "w", encoding="utf-8") as handle:
                 json.dump(listed, handle)
-            directory = ShardDirectory(root)
+            directory = ShardDirectory(root, check_crc=False)  # the count alone (a RecordIO shard's CRC would refuse it first)
             self.assertFalse(directory.indexed)
             message = (rf"^{self.shard.path}: holds {self.kept} records but {os.path.join(root, 'manifest.json')} "
                        rf"lists {self.listed} \(the shard was cut or changed after packing\)$")

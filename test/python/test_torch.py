@@ -76,7 +76,7 @@ class ShardDatasetTest(unittest.TestCase):
         self.assertEqual((tuple(image.shape), image.dtype, label), ((3, 24, 24), torch.uint8, record.label))
         self.assertEqual(normalize(image.unsqueeze(0)).dtype, torch.float32)
         images, labels = collate_encoded([encoded(record), encoded(record)])
-        self.assertEqual(bytes(images[0].numpy()), record.image)
+        self.assertEqual(bytes(images.images()[0].numpy()), record.image)
         self.assertEqual(labels.tolist(), [record.label, record.label])
 
 

@@ -1,44 +1,23 @@
+import { CPU_DECODE_AUGMENT_PER_WORKER, DECODE_FIXED_SECONDS_PER_SAMPLE, DECODE_RATE_SAMPLE_BYTES } from '../../contract/decoding-rates';
 import type { DataLoaderSizing } from '../data-loader-sizing';
 import type { PlanWarning } from '../../planning/io-plan';
 
-/**
- * The JPEG size the rates below were measured at: ~90 KB, 250–480 × 300–640 pixels (bench/container-gpu's
- * synthetic JPEGs; ImageNet's training JPEGs average ~110 KB).
- */
-export const MEASURED_SAMPLE_BYTES = 90_000;
+/** The JPEG size the decoding-rate table was measured at (lib/contract/decoding-rates.ts). */
+export const MEASURED_SAMPLE_BYTES = DECODE_RATE_SAMPLE_BYTES;
 
 /**
- * Samples/s one loader worker (one core) decodes AND augments (random resized crop to 224, flip) at
- * that size: 314–350 measured with one worker on the H100 machine's CPUs (bench/container-gpu "small
- * files, 1 worker", 2026-11); bench/loader-cpu measures the same per worker on any machine.
+ * Samples/s one loader worker decodes and augments on the CPU, by mean sample size: the decoding-rate
+ * table's figure (lib/contract/decoding-rates.ts), its decoding time scaled by the JPEG's bytes
+ * (pixels), the rest not. An estimate: `train:data_wait_fraction` tells the truth for a job.
  */
-const DECODE_AUGMENT_PER_WORKER_MEASURED = 330;
-
-/** Samples/s one core decodes alone at that size (bench/loader-cpu's decode floor on the same machine). */
-const DECODE_ONLY_PER_WORKER_MEASURED = 1284;
-
-/**
- * Seconds of a sample's time that do not grow with its bytes: reading, the crop's resize to 224,
- * collation. An estimate: with JPEGs resized beforehand to 32 KB, 7 workers fed 3,207 samples/s
- * (GPU-bound, so ≥ 458 per worker), which this model (714 per worker) does not contradict.
- */
-const FIXED_SECONDS_PER_SAMPLE = 0.0005;
-
-/**
- * Samples/s one loader worker decodes on the CPU, by mean sample size: decoding time grows with the
- * JPEG's bytes (pixels), the rest does not. `augment` false: decoding alone (the hybrid path, where
- * the GPU crops, resizes and flips). An estimate: `train:data_wait_fraction` tells the truth for a job.
- */
-export function cpuDecodeSamplesPerSecondPerWorker(meanSampleBytes: number | undefined, augment: boolean = true): number {
-  const measured = augment ? DECODE_AUGMENT_PER_WORKER_MEASURED : DECODE_ONLY_PER_WORKER_MEASURED;
-  const fixed = augment ? FIXED_SECONDS_PER_SAMPLE : 0;
+export function cpuDecodeSamplesPerSecondPerWorker(meanSampleBytes: number | undefined): number {
   const scale = (meanSampleBytes ?? MEASURED_SAMPLE_BYTES) / MEASURED_SAMPLE_BYTES;
-  return 1 / (fixed + (1 / measured - fixed) * scale);
+  return 1 / (DECODE_FIXED_SECONDS_PER_SAMPLE + (1 / CPU_DECODE_AUGMENT_PER_WORKER - DECODE_FIXED_SECONDS_PER_SAMPLE) * scale);
 }
 
-/** Samples per second the loader of one process decodes on the CPU (a process without workers decodes itself). */
-export function cpuDecodeSamplesPerSecond(loaderWorkers: number, meanSampleBytes?: number, augment: boolean = true): number {
-  return Math.max(1, loaderWorkers) * cpuDecodeSamplesPerSecondPerWorker(meanSampleBytes, augment);
+/** Samples per second the loader of one process decodes and augments on the CPU (a process without workers decodes itself). */
+export function cpuDecodeSamplesPerSecond(loaderWorkers: number, meanSampleBytes?: number): number {
+  return Math.max(1, loaderWorkers) * cpuDecodeSamplesPerSecondPerWorker(meanSampleBytes);
 }
 
 /**

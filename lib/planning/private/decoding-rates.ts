@@ -37,8 +37,6 @@ export interface DecodingRates {
   readonly perWorker: number;
   /** Samples/s the workers of a process decode and augment. */
   readonly perProcess: number;
-  /** Samples/s the workers of a process decode alone (the hybrid path, where the GPU augments). */
-  readonly decodeOnlyPerProcess: number;
   /** What each GPU consumes: given, or the table's figure for the instance's GPU; undefined when neither. */
   readonly demand?: GpuDemand;
 }
@@ -65,7 +63,6 @@ export function decodingRates(dataset: ResolvedDataset, cluster: ResolvedCluster
     workers: Math.max(1, cluster.loaderWorkers),
     perWorker: cpuDecodeSamplesPerSecondPerWorker(sampleBytes),
     perProcess: cpuDecodeSamplesPerSecond(cluster.loaderWorkers, sampleBytes),
-    decodeOnlyPerProcess: cpuDecodeSamplesPerSecond(cluster.loaderWorkers, sampleBytes, false),
     demand: gpuDemand(cluster, samplesPerSecond),
   };
 }
@@ -94,8 +91,8 @@ export function describeWorkers(rates: DecodingRates): string {
 
 /**
  * What the workers decode, as the GPU decoding row says it in full: `7 loader workers decode and
- * augment about 204 JPEGs/s per process (1.2 MB each; ~29/s per worker: 330 measured at 90.0 KB by
- * bench/loader-cpu, scaled by size)`.
+ * augment about 204 JPEGs/s per process (1.2 MB each; ~29/s per worker: the decoding-rate table's 330
+ * at 90.0 KB, scaled by size)`.
  */
 export function describeCpuDecoding(rates: DecodingRates): string {
   const size = rates.sizeKnown
@@ -103,8 +100,8 @@ export function describeCpuDecoding(rates: DecodingRates): string {
     : `~${formatBytes(rates.sampleBytes)} each assumed: give dataset.recordCount for a shard dataset's sample size`;
   const measured = cpuDecodeSamplesPerSecondPerWorker(MEASURED_SAMPLE_BYTES);
   const perWorker = rates.sampleBytes === MEASURED_SAMPLE_BYTES
-    ? `~${formatCount(measured)}/s per worker, measured at that size by bench/loader-cpu`
-    : `~${formatCount(rates.perWorker)}/s per worker: ${formatCount(measured)} measured at ${formatBytes(MEASURED_SAMPLE_BYTES)} by bench/loader-cpu, scaled by size`;
+    ? `~${formatCount(measured)}/s per worker, the decoding-rate table's figure at that size`
+    : `~${formatCount(rates.perWorker)}/s per worker: the decoding-rate table's ${formatCount(measured)} at ${formatBytes(MEASURED_SAMPLE_BYTES)}, scaled by size`;
   return `${describeWorkers(rates)} decode and augment about ${formatCount(rates.perProcess)} JPEGs/s per process (${size}; ${perWorker})`;
 }
 

@@ -1,0 +1,83 @@
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/packing/io/local-directory';
+import { packDataset } from '../../lambda/packing/pack';
+import type { FaultProxy } from '../support/fault-proxy';
+import { startFaultProxy } from '../support/fault-proxy';
+import { jpegSourceFolder } from '../support/jpeg-dataset';
+import { temporaryFolders } from '../support/local-files';
+import type { S3TestServer } from '../support/s3-server';
+import { startS3Server } from '../support/s3-server';
+
+// The S3 reader of container/shardio on the local S3 server (issue 38): a manifest's names that lead
+// out of the cache, throttling through a fault proxy, an endpoint's password, the cache's limit with
+// downloads in flight, a prefix with no published version: test/python/reader_safety_s3.py. The
+// Python tests run in a child process started asynchronously, so that the proxies answer meanwhile.
+
+const REPO = path.resolve(__dirname, '..', '..');
+const PYTHON = process.env.PYTHON ?? (hasBoto3('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const FILES = 37;
+const SHARDS = 5;
+/** reader_safety_s3.THROTTLED_GETS: more SlowDowns in a row than the 5 attempts that used to fail the read. */
+const THROTTLED_GETS = 12;
+
+function hasBoto3(python: string): boolean {
+  return spawnSync(python, ['-c', 'import torch, boto3'], { stdio: 'ignore', timeout: 60_000 }).status === 0;
+}
+
+function runPython(args: string[], env: Record<string, string>): Promise<{ status: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, args, {
+      cwd: REPO,
+      env: { ...process.env, PYTHONPATH: [path.join(REPO, 'container'), path.join(REPO, 'test', 'python')].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1', ...env },
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => { output += text; });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => { output += text; });
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, output }));
+  });
+}
+
+const folder = temporaryFolders();
+let server: S3TestServer;
+const proxies: Record<string, FaultProxy> = {};
+
+beforeAll(async () => {
+  server = await startS3Server();
+  for (const fault of ['throttled', 'throttledForever']) proxies[fault] = await startFaultProxy(server.port);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(proxies).map((proxy) => proxy.close()));
+  await server?.stop();
+});
+
+describe('shardio S3 reader: names, throttling, secrets, cache limit, unpublished prefixes', () => {
+  test('refuses a manifest that leads out of its cache, waits throttling out for 20 s, redacts the endpoint, keeps its cache under the limit', async () => {
+    // GIVEN: a pack of real JPEGs; a proxy that answers 12 SlowDowns then passes, and one that always answers SlowDown
+    const source = folder('safety-src');
+    jpegSourceFolder(source, FILES, ['cat', 'dog', 'fish']);
+    const output = folder('safety-tfrecord');
+    await packDataset({ source: new LocalDirectorySource(source), sink: new LocalDirectorySink(output), format: 'tfrecord', seed: 3, shardCount: SHARDS });
+    const description = path.join(folder('safety-packed'), 'packed.json');
+    fs.writeFileSync(description, JSON.stringify({ source, tfrecord: output, shards: SHARDS, files: FILES }));
+    proxies.throttled.slowDownNext(THROTTLED_GETS);
+    proxies.throttledForever.slowDownNext(1_000_000);
+    const s3 = {
+      endpoint: server.endpoint, region: server.region, ...server.credentials,
+      faults: Object.fromEntries(Object.entries(proxies).map(([fault, proxy]) => [fault, proxy.endpoint])),
+    };
+
+    // WHEN
+    const run = await runPython(['-m', 'unittest', '-v', 'reader_safety_s3'], { SHARDIO_TEST_PACKED: description, SHARDIO_TEST_S3: JSON.stringify(s3) });
+
+    // THEN
+    if (run.status !== 0) throw new Error(`python unittest failed (exit ${run.status}):\n${run.output}`);
+    expect(run.output).toMatch(/^Ran \d+ tests? in .*\n\nOK$/m);
+    expect(run.output).not.toMatch(/skipped/);
+    expect(proxies.throttled.faults).toBe(THROTTLED_GETS);
+    expect(proxies.throttledForever.faults).toBeGreaterThan(5);
+  }, 600_000);
+});

@@ -1,0 +1,151 @@
+"""The S3 reader on the S3 test server (issue 38): a root manifest whose datasetVersion is a path is
+refused and nothing is written outside the cache; throttling (503 SlowDown) through the fault proxy
+is waited out past the 5 attempts that failed an epoch before, and given up after 20 s of it with an
+error that says how long it tried (the back-off's clock injected: nothing waits 20 s); an endpoint's
+password never reaches an error; the cache's bytes on disk stay under cache_limit during an epoch
+with downloads in flight; a prefix with no published version says so.
+
+Run by test/container/reader-safety.test.ts, which packs the shards (SHARDIO_TEST_PACKED), starts
+the server and two fault proxies, and passes them in SHARDIO_TEST_S3: {"endpoint", "accessKeyId",
+"secretAccessKey", "region", "faults": {"throttled": 12 SlowDowns then through, "throttledForever"}}.
+The file's name keeps it out of container-python.test.ts's discovery (test*.py): it needs the server.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import traceback
+import unittest
+from typing import BinaryIO, Dict, List
+
+from shardio import FormatError, Placement, consumer_images, read_manifest
+from shardio.s3_dataset import S3Options, S3ShardDirectory
+from shardio.s3_objects import Backoff, S3Objects, S3ReadError
+from support import needs_packed, packed
+from reading_anywhere import Endpoint, upload
+from test_reader_safety import FakeTime, files_under
+
+_S3 = os.environ.get("SHARDIO_TEST_S3")
+needs_s3 = unittest.skipUnless(_S3, "SHARDIO_TEST_S3 is not set: run through `npx jest test/container/reader-safety.test.ts`")
+S3: Dict[str, object] = json.loads(_S3) if _S3 else {}
+THROTTLED_GETS = 12
+"""SlowDowns the "throttled" proxy answers first: more than the 5 attempts that used to fail the read."""
+SECRET = "s3cr3t-pa55"
+
+
+def bucket_and_prefix(location: str) -> tuple:
+    bucket, _, prefix = location[len("s3://"):].partition("/")
+    return bucket, prefix
+
+
+def records_read(directory: S3ShardDirectory) -> int:
+    return sum(1 for _ in consumer_images(directory, Placement(), 0))
+
+
+@needs_packed
+@needs_s3
+class S3ReaderSafetyTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.work = tempfile.mkdtemp(prefix="shardio-safety-s3-")
+        cls.root = packed()["tfrecord"]
+        os.environ.update({"AWS_ACCESS_KEY_ID": str(S3["accessKeyId"]), "AWS_SECRET_ACCESS_KEY": str(S3["secretAccessKey"]),
+                           "AWS_DEFAULT_REGION": str(S3["region"]), "AWS_ENDPOINT_URL": str(S3["endpoint"])})
+        os.environ.pop("AWS_ENDPOINT_URL_S3", None)
+        cls.s3 = upload(cls.root)
+        cls.manifest = read_manifest(os.path.join(cls.root, "manifest.json"))
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def folder(self, name: str) -> str:
+        return tempfile.mkdtemp(dir=self.work, prefix=f"{name}-")
+
+    def test_a_root_manifest_whose_dataset_version_is_a_path_is_refused_and_nothing_is_written_outside_the_cache(self) -> None:
+        from shardio.dataset import data_loader
+
+        dataset = os.path.join(self.folder("traversal"), "dataset")
+        shutil.copytree(self.root, dataset)
+        with open(os.path.join(dataset, "manifest.json"), encoding="utf-8") as handle:
+            document = json.load(handle)
+        document["datasetVersion"] = "../../x/elsewhere"
+        with open(os.path.join(dataset, "manifest.json"), "w", encoding="utf-8") as handle:
+            json.dump(document, handle)
+        location = upload(dataset)
+        base = self.folder("traversal-cache")
+        cache = os.path.join(base, "a", "b", "cache")
+        with self.assertRaisesRegex(FormatError, r"datasetVersion '../../x/elsewhere' is not a version id"):
+            data_loader(location, 4, num_workers=0, cache_dir=cache)
+        self.assertEqual(files_under(base), [os.path.join("a", "b", "cache", "manifest.json")])
+
+    def test_throttling_past_the_old_five_attempts_is_waited_out_and_every_record_read(self) -> None:
+        time = FakeTime()
+        with Endpoint(str(S3["faults"]["throttled"])):  # type: ignore[index]
+            directory = S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(
+                cache_dir=self.folder("throttled"), shards_ahead=0, backoff=Backoff(clock=time.clock, sleep=time.sleep, draw=lambda: 0.25)))
+            self.assertEqual(records_read(directory), packed()["files"])
+        self.assertEqual(len(time.waits), THROTTLED_GETS)
+        self.assertLess(time.now, 20)  # the waits' sum: 12 waits below 0.1…5 s, a quarter of each
+
+    def test_throttling_that_lasts_is_given_up_after_20_seconds_saying_how_long_it_tried(self) -> None:
+        time = FakeTime()
+        objects = S3Objects(*bucket_and_prefix(self.s3), backoff=Backoff(clock=time.clock, sleep=time.sleep))
+        with Endpoint(str(S3["faults"]["throttledForever"])):  # type: ignore[index]
+            with self.assertRaisesRegex(S3ReadError, rf"^GetObject {self.s3}manifest.json: throttled for (\d+\.\d) s \((\d+) attempts, "
+                                                     r"waited out for 20 s at most\), last: ClientError: .*SlowDown") as raised:
+                objects.read("manifest.json")
+        seconds, attempts = raised.exception.args[0].split("throttled for ", 1)[1].split(" s (", 1)
+        self.assertGreaterEqual(float(seconds), 20)
+        self.assertEqual(int(attempts.split(" ", 1)[0]), len(time.waits) + 1)
+        self.assertGreater(len(time.waits), 5)
+        self.assertTrue(all(0 <= wait <= 5 for wait in time.waits))
+
+    def test_an_endpoint_password_never_reaches_an_error(self) -> None:
+        port = str(S3["endpoint"]).rsplit(":", 1)[1]
+        with Endpoint(f"http://user:{SECRET}@127.0.0.1:9"):
+            with self.assertRaises(S3ReadError) as refused:
+                S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(cache_dir=self.folder("secret"), attempts=1, timeout=1))
+        with Endpoint(f"http://user:{SECRET}@127.0.0.1:{port}"), self.assertRaises(FileNotFoundError) as missing:
+            S3ShardDirectory(str(bucket_and_prefix(self.s3)[0]), "no/such/dataset/", options=S3Options(cache_dir=self.folder("secret"), attempts=1))
+        for error in (refused.exception, missing.exception):
+            printed = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            with self.subTest(error=type(error).__name__):
+                self.assertNotIn(SECRET, printed)
+        self.assertIn("http://<redacted>@127.0.0.1:9/", str(refused.exception))
+
+    def test_the_cache_on_disk_stays_under_its_limit_with_downloads_in_flight_during_an_epoch(self) -> None:
+        largest = self.manifest.largest_shard_bytes
+        for shards_ahead, limit in ((0, 2 * largest), (2, 3 * largest)):
+            cache = self.folder(f"limit-{shards_ahead}")
+            directory = S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(cache_dir=cache, cache_limit=limit, shards_ahead=shards_ahead))
+            on_disk: List[int] = []
+            fetch = directory._fetch
+
+            def measured(key: str, handle: BinaryIO, fetch=fetch, cache=cache, on_disk=on_disk) -> None:
+                fetch(key, handle)
+                handle.flush()  # the download's every byte on disk, beside the others in flight
+                on_disk.append(sum(os.path.getsize(os.path.join(cache, path)) for path in files_under(cache)
+                                   if path.endswith((".tfrecord",)) or ".tfrecord.part-" in path))
+            directory._fetch = measured  # type: ignore[method-assign]
+            for epoch in range(2):
+                with self.subTest(shards_ahead=shards_ahead, epoch=epoch):
+                    self.assertEqual(sum(1 for _ in consumer_images(directory, Placement(), epoch)), packed()["files"])
+            with self.subTest(shards_ahead=shards_ahead):
+                self.assertGreaterEqual(len(on_disk), len(self.manifest.shards))
+                self.assertLessEqual(max(on_disk), limit)
+
+    def test_a_prefix_with_no_published_version_says_so(self) -> None:
+        leftovers = os.path.join(self.folder("unpublished"), "dataset")
+        version = self.manifest.dataset_version
+        shutil.copytree(os.path.join(self.root, "versions", version), os.path.join(leftovers, "versions", version))  # type: ignore[arg-type]
+        os.remove(os.path.join(leftovers, "versions", version, "manifest.json"))  # type: ignore[arg-type]
+        location = upload(leftovers)
+        with self.assertRaisesRegex(FileNotFoundError, rf"^{location}: no published version: there is no manifest.json at its root"):
+            S3ShardDirectory(*bucket_and_prefix(location), options=S3Options(cache_dir=self.folder("unpublished-cache")))
+
+
+if __name__ == "__main__":
+    unittest.main()
