@@ -68,6 +68,7 @@ from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoin
 from shardio.dataset import ShardDataset, channel_data_loader, data_loader, dataset_version_changed, make_data_loader
 from shardio.environment import resource_config
 from shardio.location import open_location
+from shardio.position import epoch_start
 from shardio.layout import version_manifest_key
 from shardio.batch_augment import BatchAugment, GpuJpegDecoder
 from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
@@ -339,12 +340,12 @@ def restore(args: argparse.Namespace, placement: Placement, device: torch.device
         return None
     restored = load_checkpoint(args.checkpoint_dir, step, placement.rank, device)
     model.load_state_dict(plain_state_dict(restored["training"]["model"]))  # saved compiled or not
-    position = restored["loader"]
+    position, positions = restored["loader"], restored["loaders"]
     if restart_epoch and position.get("yielded") is not None:
-        position = dict(position, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
+        position, positions = epoch_start(position, position["epoch"]), [epoch_start(p, p["epoch"]) for p in positions]
     exact = getattr(loader, "resumable", False) and position.get("yielded") is not None
-    if exact:
-        loader.load_state_dict(position)
+    if exact:  # every rank's position: the loader takes its own, or splits the epoch's rest anew at another count
+        loader.load_state_dict(positions)
     if placement.rank == 0:
         where = (f"at record {position.get('sample_in_epoch', 0)} of epoch {position['epoch']} of this rank" if exact
                  else f"at the start of epoch {position['epoch']}: this loader cannot seek, the epoch is read again")
@@ -366,7 +367,7 @@ class Checkpoints:
         if getattr(self.loader, "resumable", False):
             position = self.loader.state_dict()
             if position["epoch"] != epoch:  # an epoch's end: the next one from its start
-                position.update(epoch=epoch, yielded=[0] * len(position["yielded"]), sample_in_epoch=0)
+                position = epoch_start(position, epoch)
         else:  # DALI, Pipe: no position within the epoch
             position = {"epoch": epoch}
         if self.loader_choice is not None:

@@ -42,6 +42,7 @@ from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
 from s3_streaming import LocalS3, cache_bytes  # noqa: E402
+from contiguous_order import ContiguousOrder  # noqa: E402
 
 SOURCES = ("files", "tfrecord", "recordio", "s3")
 """s3: the tfrecord dataset streamed from the local S3 test server through a fresh cache (s3_streaming.py)."""
@@ -177,6 +178,8 @@ def main() -> None:
         files = by_key.get(("files", name, workers))
         if source != "files" and files:
             print(f"  {source:<9} {name:<13} {workers} workers  {result['per_worker'] / files['per_worker']:.2f}x")
+    if "tfrecord" in sources:
+        shuffle_row(paths["tfrecord"], chosen, args)
     if s3 is not None:
         print("\ns3 / tfrecord folder, per epoch (same transform and workers; epoch 0 cold, later epochs from the cache):")
         for (source, name, workers), result in by_key.items():
@@ -192,6 +195,34 @@ def main() -> None:
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with open(os.path.join(args.work_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"floors": floors, "results": results, "images": len(records), "mean_kb": mean_kb}, handle, indent=2)
+
+
+def shuffle_row(dataset: str, chosen: Dict[str, Callable], args: argparse.Namespace) -> None:
+    """A cached epoch's samples/s with the canonical order (shards and blocks reshuffled, 8 shards
+    interleaved, then the buffer) ÷ the order before it (contiguous ranges read sequentially, then the
+    same buffer: contiguous_order.py), on the TFRecord folder once a first epoch has cached it. In
+    this process (no loader workers: the order's cost is a reader's, whatever their count), the two
+    in turn, 5 epochs each; the best of each by wall time and by this process's CPU time (samples per
+    CPU second: what a dedicated core gives, steady on a machine others share)."""
+    print("\ncanonical order / contiguous order (#40), a cached epoch, no workers (best of 5 each, in turn):")
+    for name, transform in chosen.items():
+        loaders = {}
+        for kind, directory in (("contiguous", ContiguousOrder(dataset)), ("canonical", ShardDirectory(dataset))):
+            shard_dataset = ShardDataset(directory, placement=Placement(), transform=transform,
+                                         shuffle_buffer=args.shuffle_buffer, seed=0)
+            loaders[kind] = make_data_loader(shard_dataset, args.batch_size, num_workers=0, collate_fn=count, pin_memory=False)
+            sum(loaders[kind])  # the page cache warm
+        wall = {kind: 0.0 for kind in loaders}
+        cpu = {kind: 0.0 for kind in loaders}
+        for _ in range(5):
+            for kind, loader in loaders.items():
+                started, cpu_started = time.perf_counter(), time.process_time()
+                samples = sum(loader)  # each pass the next epoch
+                wall[kind] = max(wall[kind], samples / (time.perf_counter() - started))
+                cpu[kind] = max(cpu[kind], samples / (time.process_time() - cpu_started))
+        print(f"  {name:<13} contiguous {wall['contiguous']:8.0f} samples/s {cpu['contiguous']:8.0f} per CPU s   canonical "
+              f"{wall['canonical']:8.0f} samples/s {cpu['canonical']:8.0f} per CPU s   ratio {wall['canonical'] / wall['contiguous']:.3f} "
+              f"wall, {cpu['canonical'] / cpu['contiguous']:.3f} CPU (target ≥ 0.95)", flush=True)
 
 
 def crc_row(paths: Dict[str, str], chosen: Dict[str, Callable], rounds: int) -> None:

@@ -20,8 +20,12 @@ What the readers guarantee (tested in test/python/):
   is allocated (records.py).
 - Pipe mode never waits without a timeout that names what it waited for, and a fan-out's failure is
   raised at once in every consumer, in that epoch and the later ones (pipe.py, fifo.py).
+- An epoch's order is canonical: the seed, the epoch and the dataset decide it, not the worker or
+  rank count (order.py); each pass over a loader is the next epoch unless set_epoch chose one.
 - A resumed loader position is restored only on the dataset version it was saved on (mid-epoch);
   on another it is refused naming both versions (dataset.py); train.py pins the saved version.
+  Given every rank's position it resumes at another worker or rank count, every record of the
+  epoch once across the two runs (position.py).
 - A record whose image the transform cannot decode is a BadRecordError naming its shard, index,
   input key and dataset version, or with on_bad_record="skip" is logged, skipped and counted, up to
   max_bad_ratio of each loader worker's records in an epoch (bad_records.py).
@@ -48,19 +52,19 @@ from .metrics import Interval, ThroughputMeter, interval_line, validation_line
 from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
 from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
 from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
-from .split import Consumer, Placement, Segment, consumer_of, epoch_slot, split_records, split_shards
-from .stream import RecordSource, consumer_images, shuffled
+from .order import BLOCK, OPEN_SHARDS, canonical_order, interleave, shuffled, split_segments
+from .split import Consumer, Placement, Segment, consumed_records, consumer_of, consumer_share
+from .stream import RecordSource, consumer_images
 from .tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
-    "__version__", "BadRecordError", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "crc32c", "DatasetFiles",
-    "DatasetManifest", "epoch_slot", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
+    "__version__", "BadRecordError", "BLOCK", "canonical_order", "consumed_records", "interleave", "OPEN_SHARDS", "split_segments", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "consumer_share", "crc32c", "DatasetFiles",
+    "DatasetManifest", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
     "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
     "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset", "open_fifo",
     "parse_example", "parse_index", "PINNED_MANIFEST_ENV", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource",
     "Placement", "placement_from_env", "read_manifest", "read_recordio", "read_records", "read_tfrecords",
     "record_offsets", "recordio_image", "RECORDIO_MAGIC", "RecordSource", "Segment", "Shard", "ShardDirectory",
-    "ShardFormat", "shuffled", "sized_dali_threads", "sized_workers", "sniff_format", "split_records",
-    "split_shards", "tfrecord_image", "ThroughputMeter", "to_image", "unmask", "unpack_ir_header",
+    "ShardFormat", "shuffled", "sized_dali_threads", "sized_workers", "sniff_format", "tfrecord_image", "ThroughputMeter", "to_image", "unmask", "unpack_ir_header",
     "validation_line", "wait_for_pipe",
 ]

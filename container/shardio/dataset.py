@@ -1,23 +1,28 @@
-"""PyTorch: an IterableDataset over a record source and a DataLoader factory sized by the job.
+"""PyTorch: an IterableDataset over a record source and a DataLoader that counts its epochs.
 
 Each DataLoader worker of each rank is one consumer (split.py): no record is read twice in an
-epoch and none is skipped. Call `set_epoch(epoch)` before each epoch: the epoch picks the part
-each consumer reads, seeds the shuffle buffer and, in Pipe mode, names the FIFO to read. It is
-kept in shared memory so that persistent workers, started once, see it change.
+epoch and none is skipped. The epoch decides the order (order.py: the canonical order, each
+consumer's share of it, its interleaving and shuffle buffer). The loader counts epochs itself:
+each pass over it is the next epoch, unless `set_epoch(epoch)` (on the loader or its dataset)
+chose one since the last pass. The epoch is kept in shared memory so that persistent workers,
+started once, see it change.
 
 Resumption (the shape of MosaicML Streaming's `state_dict(num_samples, from_beginning)` /
-`load_state_dict(state)`, in a small way): a consumer's order is fixed by (seed, epoch, rank,
-worker), so the position in an epoch is the count of records each worker has handed out (and the
-bad records it skipped, bad_records.py); `ResumableLoader` counts them per worker as the batches arrive, and a dataset given that state
-skips as many records of each worker's stream, before decoding, in that epoch only. The position
-records the dataset version it counts in (the manifest's `datasetVersion`): another version lists
-other shards in another order, so a position mid-epoch is restored on the same version only.
+`load_state_dict(state)`): a consumer's order is a pure function of the seed, the epoch, the
+dataset and the consumer count, so the position in an epoch is the count of records each worker
+has handed out (and the bad records it skipped, bad_records.py); `ResumableLoader` counts them per
+worker as the batches arrive (position.py). Restored at the same worker and rank count, each worker
+skips as many records of its stream before decoding; at another, the counts of every rank's
+position are replayed to find the records handed out, and the rest of the epoch is split anew
+(elastic resume, as MosaicML's canonical nodes allow). The position records the dataset version it
+counts in (the manifest's `datasetVersion`): another version lists other shards in another order,
+so a position mid-epoch is restored on the same version only.
 """
 from __future__ import annotations
 
-import multiprocessing
 import itertools
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+import multiprocessing
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
@@ -28,10 +33,12 @@ from .dataset_files import PINNED_MANIFEST_ENV
 from .environment import INPUT_DIR, placement_from_env, sized_workers
 from .layout import version_manifest_key
 from .location import open_location
-from .s3_dataset import DEFAULT_SHARDS_AHEAD
+from .s3_dataset import DEFAULT_SHARDS_AHEAD, S3Options
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
+from .order import Resumed
+from .position import Position, Reader, Restore, make_position, restore
 from .records import ImageRecord
-from .split import Placement, consumer_of
+from .split import Placement, consumed_records, consumer_of
 from .stream import RecordSource, consumer_images
 
 DEFAULT_SHUFFLE_BUFFER = 1024
@@ -63,45 +70,68 @@ class ShardDataset(IterableDataset):
         self.shuffle_buffer = shuffle_buffer
         self.seed = seed
         self._epoch = multiprocessing.RawValue("q", 0)
-        self._resume: Optional[Dict[str, Any]] = None
+        self._epoch_chosen = False  # set_epoch since the last pass began
+        self._passes = 0
+        self._restore: Optional[Restore] = None
+        self._resumed: Optional[Resumed] = None
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Start epoch `state["epoch"]` past the records each worker had handed out (`state["yielded"]`,
-        one count per worker, from `ResumableLoader.state_dict`). Call before the loader's first
-        iteration: persistent workers copy the dataset when they start."""
-        self._resume = dict(state)
+    def load_state_dict(self, state: Restore) -> None:
+        """Start epoch `state.epoch` after the records its earlier runs consumed and past those each
+        worker had handed out in the current run (`ResumableLoader.load_state_dict` makes it). Call
+        before the loader's first iteration: persistent workers copy the dataset when they start."""
+        self._restore = state
+        self._resumed = None
+        if state.runs:
+            counts = getattr(self.source, "record_counts", lambda: None)()
+            if counts is None:
+                raise ValueError("a position saved at another worker or rank count needs every shard's record count "
+                                 "(the index files); this source has none")
+            self._resumed = consumed_records(counts, self.seed, state.epoch, state.runs, self.shuffle_buffer)
+        self.set_epoch(state.epoch)
 
     def set_epoch(self, epoch: int) -> None:
+        """The epoch the next pass reads (otherwise each pass reads the one after the last pass's)."""
         self._epoch.value = epoch
+        self._epoch_chosen = True
+
+    def begin_pass(self) -> None:
+        """A loader's pass begins (in the training process): the next epoch, unless set_epoch chose one."""
+        if self._passes and not self._epoch_chosen:
+            self._epoch.value += 1
+        self._passes += 1
+        self._epoch_chosen = False
 
     @property
     def epoch(self) -> int:
         return int(self._epoch.value)
 
+    def restored(self, epoch: int) -> Optional[Restore]:
+        """The restored position, while its epoch is the one read."""
+        return self._restore if self._restore is not None and self._restore.epoch == epoch else None
+
     def __iter__(self) -> Iterator[Any]:
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
-        records = consumer_images(self.source, self.placement, self.epoch, seed=self.seed,
-                                  shuffle_buffer=self.shuffle_buffer, worker=worker, workers=workers)
-        skip = self._skipped(worker)
+        epoch = self.epoch
+        restored = self.restored(epoch)
+        resumed = self._resumed if restored is not None else None
+        records = consumer_images(self.source, self.placement, epoch, seed=self.seed, shuffle_buffer=self.shuffle_buffer,
+                                  worker=worker, workers=workers, resumed=resumed)
+        skip = restored.yielded[worker] if restored is not None and worker < len(restored.yielded) else 0
         if skip:
             records = itertools.islice(records, skip, None)
         if self.transform is None:
             return records
         part_records = getattr(self.source, "part_records", None)
-        expected = part_records(consumer_of(self.placement, worker, workers, self.source.host_sharded), self.epoch,
-                                self.seed) if part_records is not None else None
+        consumer = consumer_of(self.placement, worker, workers, self.source.host_sharded)
+        expected = None
+        if part_records is not None:
+            expected = (part_records(consumer, epoch, self.seed, resumed) if resumed is not None
+                        else part_records(consumer, epoch, self.seed))
         guard = BadRecordGuard(self.source, on_bad_record=self.on_bad_record, max_bad_ratio=self.max_bad_ratio,
                                expected=None if expected is None else expected - skip,
-                               consumer=f"loader worker {worker} of rank {self.placement.rank} in epoch {self.epoch}")
+                               consumer=f"loader worker {worker} of rank {self.placement.rank} in epoch {epoch}")
         return guard.decode(records, self.transform)
-
-    def _skipped(self, worker: int) -> int:
-        resume = self._resume
-        if resume is None or resume["epoch"] != self.epoch:
-            return 0
-        yielded = resume["yielded"]
-        return yielded[worker] if worker < len(yielded) else 0
 
 
 class _TaggedCollate:
@@ -123,57 +153,60 @@ def _default_collate() -> Callable[[list], Any]:
     return getattr(torch.utils.data, "default_collate", _utils.collate.default_collate)
 
 
-class ResumableLoader:
-    """A DataLoader over a ShardDataset that knows its position in the epoch: the records each of
-    its workers has handed to the training loop. `state_dict()` after any batch, and
-    `load_state_dict()` before the first, restart the epoch at that batch."""
-
-    def __init__(self, loader: DataLoader) -> None:
-        self.loader = loader
-        self.dataset: ShardDataset = loader.dataset  # type: ignore[assignment]
-        self.workers = max(1, loader.num_workers)
-        self._yielded: List[int] = [0] * self.workers
+class EpochLoader(DataLoader):
+    """A DataLoader over a ShardDataset that counts its epochs: each pass is the next epoch unless
+    `set_epoch` (its own or its dataset's) chose one since the last pass began."""
 
     def set_epoch(self, epoch: int) -> None:
-        self.dataset.set_epoch(epoch)
+        self.dataset.set_epoch(epoch)  # type: ignore[attr-defined]
+
+    def __iter__(self) -> Any:
+        self.dataset.begin_pass()  # type: ignore[attr-defined]
+        return super().__iter__()
+
+
+class ResumableLoader(EpochLoader):
+    """An EpochLoader that knows its position in the epoch: the records each of its workers has
+    handed to the training loop. `state_dict()` after any batch, and `load_state_dict()` before the
+    first, restart the epoch at that batch, at this worker and rank count or another (position.py)."""
+
+    def __init__(self, dataset: "ShardDataset", *args: Any, **kwargs: Any) -> None:
+        super().__init__(dataset, *args, **kwargs)
+        self.workers = max(1, self.num_workers)
+        self._yielded: List[int] = [0] * self.workers
 
     def __iter__(self) -> Iterator[Any]:
-        resume = self.dataset._resume
-        if resume is not None and resume["epoch"] == self.dataset.epoch:
-            self._yielded = list(resume["yielded"])
-        else:
-            self._yielded = [0] * self.workers
-        for worker, size, batch in self.loader:
+        self.dataset.begin_pass()  # type: ignore[attr-defined]
+        restored = self.dataset.restored(self.dataset.epoch)  # type: ignore[attr-defined]
+        self._yielded = list(restored.yielded) if restored is not None else [0] * self.workers
+        for worker, size, batch in DataLoader.__iter__(self):
             self._yielded[worker] += size
             yield batch
 
-    def state_dict(self, num_samples: Optional[int] = None, from_beginning: bool = True) -> Dict[str, Any]:
-        """The position after the last batch handed out. `num_samples`/`from_beginning` are
-        MosaicML Streaming's arguments; the per-worker counts kept here are exact, so
-        `num_samples`, when given, must agree with them."""
-        if num_samples is not None and num_samples != sum(self._yielded) and from_beginning:
+    def _reader(self) -> Reader:
+        dataset: ShardDataset = self.dataset  # type: ignore[assignment]
+        placement = dataset.placement
+        return Reader(rank=placement.rank, world_size=placement.world_size, workers=self.workers, seed=dataset.seed,
+                      shuffle_buffer=dataset.shuffle_buffer, dataset_version=dataset.source.dataset_version,
+                      host_sharded=dataset.source.host_sharded)
+
+    def state_dict(self, num_samples: Optional[int] = None, from_beginning: bool = True) -> Position:
+        """This rank's position after the last batch handed out (position.py). `num_samples`/`from_beginning`
+        are MosaicML Streaming's arguments; the per-worker counts kept here are exact, so `num_samples`,
+        when given, must agree with this rank's records of the epoch."""
+        dataset: ShardDataset = self.dataset  # type: ignore[assignment]
+        restored = dataset.restored(dataset.epoch)
+        position = make_position(self._reader(), dataset.epoch, self._yielded, restored.runs if restored is not None else [])
+        if num_samples is not None and from_beginning and num_samples != sum(self._yielded):
             raise ValueError(f"state_dict: num_samples={num_samples} but the workers handed out {sum(self._yielded)} "
                              "records this epoch")
-        placement = self.dataset.placement
-        return {"epoch": self.dataset.epoch, "yielded": list(self._yielded), "sample_in_epoch": sum(self._yielded),
-                "workers": self.workers, "rank": placement.rank, "world_size": placement.world_size,
-                "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer,
-                "dataset_version": self.dataset.source.dataset_version}
+        return position
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resume at `state`, or refuse (ValueError naming what changed) where the split would differ:
-        another dataset version mid-epoch, or another worker count, rank, world size, seed or buffer."""
-        reading = self.dataset.source.dataset_version
-        if sum(state["yielded"]) and state.get("dataset_version") != reading:
-            raise ValueError(dataset_version_changed(state.get("dataset_version"), reading))
-        placement = self.dataset.placement
-        now = {"workers": self.workers, "rank": placement.rank, "world_size": placement.world_size,
-               "seed": self.dataset.seed, "shuffle_buffer": self.dataset.shuffle_buffer}
-        changed = [f"{key} {state.get(key)} -> {value}" for key, value in now.items() if state.get(key) != value]
-        if changed:
-            raise ValueError("the loader's position cannot be restored: the record order depends on "
-                             + ", ".join(changed))
-        self.dataset.load_state_dict({"epoch": state["epoch"], "yielded": state["yielded"]})
+    def load_state_dict(self, state: Union[Position, Sequence[Position]]) -> None:
+        """Resume at `state`: this rank's position (same worker and rank count), or the list of every
+        rank's positions of one checkpoint (any count). Refused, with a ValueError naming what
+        changed, on another dataset version, seed, shuffle buffer or ordering algorithm mid-epoch."""
+        self.dataset.load_state_dict(restore(state, self._reader(), dataset_version_changed))  # type: ignore[attr-defined]
 
 
 def dataset_version_changed(saved: Optional[str], reading: Optional[str]) -> str:
@@ -200,7 +233,7 @@ def make_data_loader(
     input_dir: str = INPUT_DIR,
     resumable: bool = False,
 ) -> Any:
-    """A DataLoader for a ShardDataset (wrapped in a ResumableLoader when `resumable`): `num_workers` from the job's hyperparameter unless given,
+    """An EpochLoader for a ShardDataset (a ResumableLoader when `resumable`): `num_workers` from the job's hyperparameter unless given,
     persistent workers (no re-fork and no refilled shuffle buffers per epoch), `prefetch_factor`
     batches in flight per worker, and page-locked memory when a GPU is there (faster, asynchronous
     copies with `tensor.cuda(non_blocking=True)`)."""
@@ -210,7 +243,7 @@ def make_data_loader(
         options = {"persistent_workers": True, "prefetch_factor": prefetch_factor}
     if resumable:
         collate_fn = _TaggedCollate(collate_fn or _default_collate())
-    loader = DataLoader(
+    return (ResumableLoader if resumable else EpochLoader)(
         dataset,
         batch_size=batch_size,
         num_workers=workers,
@@ -219,7 +252,6 @@ def make_data_loader(
         drop_last=drop_last,
         **options,
     )
-    return ResumableLoader(loader) if resumable else loader
 
 
 def channel_data_loader(
@@ -241,18 +273,17 @@ def channel_data_loader(
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
     check_crc: bool = True,
 ) -> Any:
-    """The DataLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process (`loader.set_epoch(e)` each
-    epoch). One worker count serves both the split and the DataLoader, so they cannot disagree.
+    """The EpochLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process: each pass is the
+    next epoch unless `set_epoch(e)` chose one (in Pipe mode, the epoch names the FIFO: set it every epoch). One
+    worker count serves both the split and the DataLoader, so they cannot disagree.
     `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's;
     `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default)."""
-    workers = sized_workers(input_dir) if num_workers is None else num_workers
-    placement = placement or placement_from_env()
-    source = open_channel(channel, placement, workers, index_channel=index_channel, manifest=manifest, input_dir=input_dir,
-                          check_crc=check_crc)
-    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
-                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
-    return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
-                            input_dir=input_dir, resumable=resumable)
+    return _loader(
+        lambda where, workers: open_channel(channel, where, workers, index_channel=index_channel, manifest=manifest,
+                                            input_dir=input_dir, check_crc=check_crc),
+        batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
+        shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
+        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
 
 
 def data_loader(
@@ -279,22 +310,47 @@ def data_loader(
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
     check_crc: bool = True,
 ) -> Any:
-    """The DataLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
+    """The EpochLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
     folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
     `sagemaker://<channel>` (location.py), split over this process's ranks and loader workers as
     `channel_data_loader` splits a channel. `version` pins a dataset version by its id; the current
-    one by default. An S3 prefix is cached at `cache_dir` (a folder per dataset under the temporary
-    folder by default), `cache_limit` bytes of shards at most (None: no limit); each GET waits
-    `timeout` seconds at most between reads and is tried `attempts` times on transient errors, and each
-    loader worker fetches `shards_ahead` shards beyond the one it reads. Throttling (SlowDown) is waited
-    out for 20 s (s3_objects.py). Every record's CRC is checked as it is read, whatever the source
-    (a RecordIO shard's whole, before its first record: shard_crc.py); `check_crc=False` opts out."""
+    one by default. An S3 prefix is read as S3Options says (s3_dataset.py): cached at `cache_dir` (a
+    folder per dataset under the temporary folder by default), `cache_limit` bytes of shards at most
+    (None: no limit); each GET waits `timeout` seconds at most between reads and is tried `attempts`
+    times on transient errors, and each loader worker fetches `shards_ahead` shards beyond those it
+    reads. Throttling (SlowDown) is waited out for 20 s (s3_objects.py). Every record's CRC is checked
+    as it is read, whatever the source (a RecordIO shard's whole, before its first record:
+    shard_crc.py); `check_crc=False` opts out."""
+    s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, shards_ahead=shards_ahead)
+    return _loader(
+        lambda where, workers: open_location(location, where, workers, version=version, index_channel=index_channel,
+                                             input_dir=input_dir, s3=s3, check_crc=check_crc),
+        batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
+        shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
+        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+
+
+def _loader(
+    open_source: Callable[[Placement, int], RecordSource],
+    batch_size: int,
+    *,
+    transform: Optional[Callable[[ImageRecord], Any]],
+    collate_fn: Optional[Callable[[list], Any]],
+    num_workers: Optional[int],
+    seed: int,
+    shuffle_buffer: int,
+    drop_last: bool,
+    placement: Optional[Placement],
+    input_dir: str,
+    resumable: bool,
+    on_bad_record: str,
+    max_bad_ratio: float,
+) -> Any:
+    """The loader both public builders end in: one worker count for the split and the DataLoader,
+    the source `open_source(placement, workers)` opens, its dataset and its DataLoader."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
-    source = open_location(location, placement, workers, version=version, index_channel=index_channel, input_dir=input_dir,
-                           cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts,
-                           shards_ahead=shards_ahead, check_crc=check_crc)
-    dataset = ShardDataset(source, placement=placement, transform=transform, shuffle_buffer=shuffle_buffer, seed=seed,
-                           on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+    dataset = ShardDataset(open_source(placement, workers), placement=placement, transform=transform,
+                           shuffle_buffer=shuffle_buffer, seed=seed, on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
                             input_dir=input_dir, resumable=resumable)

@@ -9,7 +9,8 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Dict, Iterator, List, Optional, Set
+import io
+from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
@@ -19,11 +20,13 @@ from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
 from .crc32c import warn_if_slow
+from .order import Resumed, generators, interleave, stream_size, streams_of
 from .shard_crc import check_shard_crc
-from .split import Consumer, epoch_slot, split_records, split_shards
+from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
-"""The buffer a shard is read through: whole records in few system calls."""
+"""The buffer a shard is read through to its end: whole records in few system calls (a block
+before the end is read in one call of its own size)."""
 
 __all__ = ["Shard", "ShardDirectory"]
 
@@ -95,23 +98,46 @@ class ShardDirectory:
         return len(self.offsets(shard)) if self.shards[shard].index_path else self.shards[shard].records
 
     def read(self, shard: int, start: int = 0, stop: Optional[int] = None) -> Iterator[FramedRecord]:
-        """Records [start, stop) of a shard, read sequentially from the first one's offset. Where the
-        shard's record count is known, fewer records than that (a shard cut at a record boundary
-        frames whole records), or more when read to its end, is a FormatError."""
+        """Records [start, stop) of a shard, read sequentially from the first one's offset (see `read_segments`)."""
+        return (record for _position, record in self.read_segments(shard, [Segment(shard, start, stop)]))
+
+    def read_segments(self, shard: int, segments: Sequence[Segment]) -> Iterator[Tuple[int, FramedRecord]]:
+        """(position, record) of every record of `segments` of a shard, in their order, through one open
+        file: a seek to each segment's first record, then a sequential read. Where the shard's record
+        count is known, fewer records than a segment lists (a shard cut at a record boundary frames
+        whole records), or more when read to its end, is a FormatError."""
         expected = self.expected_records(shard)
-        to_end = stop is None or stop == expected
-        wanted = expected if to_end else stop
-        read = 0
-        for record in self._records(shard, start, None if to_end or stop is None else stop - start):
-            read += 1
-            yield record
-        if wanted is not None and read != wanted - start:
-            # Counted again from the start, so the error gives the shard's true count.
-            found = sum(1 for _ in self._records(shard, 0, None))
-            shard_file = self.shards[shard]
-            listing = f"its index {shard_file.index_path}" if shard_file.index_path else getattr(self.manifest, "path", "")
-            raise FormatError(f"{shard_file.path}: holds {found} records but {listing} lists {expected} "
-                              "(the shard was cut or changed after packing)")
+        path = self.shards[shard].path
+        with self._open_shard(shard) as handle:
+            if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
+                self._check_whole(shard, handle)
+            for segment in segments:
+                start, stop = segment.start, segment.stop
+                to_end = stop is None or stop == expected
+                wanted = expected if to_end else stop
+                offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
+                offset = offsets[start] if start else 0
+                handle.seek(offset)
+                stream: BinaryIO = handle
+                if not to_end:
+                    # The block's bytes in one read, parsed in memory: a buffered reader refilled at
+                    # each seek would copy up to a buffer more than the block from the page cache.
+                    stream = io.BytesIO(handle.read(offsets[stop] - offset))  # type: ignore[index]
+                read = 0
+                for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc, first=start,
+                                           limit=None if to_end or stop is None else stop - start):
+                    yield start + read, record
+                    read += 1
+                if wanted is not None and read != wanted - start:
+                    self._miscounted(shard, expected)
+
+    def _miscounted(self, shard: int, expected: Optional[int]) -> None:
+        # Counted again from the start, so the error gives the shard's true count.
+        found = sum(1 for _ in self._records(shard, 0, None))
+        shard_file = self.shards[shard]
+        listing = f"its index {shard_file.index_path}" if shard_file.index_path else getattr(self.manifest, "path", "")
+        raise FormatError(f"{shard_file.path}: holds {found} records but {listing} lists {expected} "
+                          "(the shard was cut or changed after packing)")
 
     def _records(self, shard: int, start: int, limit: Optional[int]) -> Iterator[FramedRecord]:
         path = self.shards[shard].path
@@ -143,27 +169,27 @@ class ShardDirectory:
         shard_file = self.shards[shard]
         return to_image(self.format, record, shard_file.path, shard=shard_file.key or shard_file.path, position=position)
 
-    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
-        """The image records of a consumer's part for an epoch (see split.py), in file order."""
-        slot = epoch_slot(consumer, seed, epoch)
-        counts = self.record_counts()
-        if counts is None:
-            for shard in split_shards(len(self.shards), consumer.count, slot):
-                for position, record in enumerate(self.read(shard)):
-                    yield self.image(record, shard, position)
-            return
-        for segment in split_records(counts, consumer.count, slot):
-            for position, record in enumerate(self.read(segment.shard, segment.start, segment.stop), segment.start):
-                yield self.image(record, segment.shard, position)
+    def share(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> List[Segment]:
+        """The segments a consumer reads in an epoch, in the canonical order (split.py `consumer_share`)."""
+        return consumer_share(self.record_counts(), len(self.shards), consumer, seed, epoch, resumed)
 
-    def part_records(self, consumer: Consumer, epoch: int, seed: int) -> Optional[int]:
+    def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
+        """The image records of a consumer's share of an epoch (split.py), its shards read `OPEN_SHARDS`
+        at a time and interleaved at random (order.py `interleave`); `resumed`: where the epoch resumes."""
+        interleaving, _buffering = generators(seed, epoch, resumed.runs if resumed else 0, consumer.index, consumer.count)
+        streams = [(stream_size(stream), self._stream_images(stream)) for stream in streams_of(self.share(consumer, epoch, seed, resumed))]
+        return interleave(streams, interleaving)
+
+    def _stream_images(self, stream: Sequence[Segment]) -> Iterator[ImageRecord]:
+        shard = stream[0].shard
+        for position, record in self.read_segments(shard, stream):
+            yield self.image(record, shard, position)
+
+    def part_records(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Optional[int]:
         """The records `images` hands a consumer in an epoch; None where a shard's count is unknown."""
-        slot = epoch_slot(consumer, seed, epoch)
-        counts = self.record_counts()
-        if counts is not None:
-            return sum(segment.stop - segment.start for segment in split_records(counts, consumer.count, slot))
-        listed = [self.shards[shard].records for shard in split_shards(len(self.shards), consumer.count, slot)]
-        return None if None in listed else sum(listed)  # type: ignore[arg-type]
+        counts = [self.expected_records(segment.shard) if segment.stop is None else segment.stop - segment.start
+                  for segment in self.share(consumer, epoch, seed, resumed)]
+        return None if None in counts else sum(counts)  # type: ignore[arg-type]
 
     def member_key(self, shard_key: str, record_id: int) -> Optional[str]:
         """The input key of record `record_id` of a shard, from its member list where the channel

@@ -18,8 +18,7 @@ from .directory import ShardDirectory
 from .environment import INPUT_DIR
 from .layout import checked_version_id, version_manifest_key
 from .pipe import PipeSource
-from .s3_dataset import DEFAULT_SHARDS_AHEAD, S3ShardDirectory
-from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
+from .s3_dataset import S3Options, S3ShardDirectory
 from .split import Placement
 
 CHANNEL_SCHEME = "sagemaker"
@@ -71,22 +70,17 @@ def open_location(
     version: Optional[str] = None,
     index_channel: Optional[str] = None,
     input_dir: str = INPUT_DIR,
-    cache_dir: Optional[str] = None,
-    cache_limit: Optional[int] = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    attempts: int = DEFAULT_ATTEMPTS,
-    shards_ahead: int = DEFAULT_SHARDS_AHEAD,
+    s3: S3Options = S3Options(),
     check_crc: bool = True,
 ) -> Union[ShardDirectory, PipeSource]:
     """The record source of `location` for a process at `placement` with `workers` loader workers.
     `version` pins a dataset version by its id (`v00000002-1a2b3c4d`); the current one by default.
-    `index_channel` applies to a channel; the cache, timeout and attempts to an S3 prefix."""
+    `index_channel` applies to a channel; `s3` (the cache, GET limits) to an S3 prefix."""
     if version is not None:
         checked_version_id(version)
     parsed = parse_location(location)
     if parsed.kind == "s3":
-        return S3ShardDirectory(parsed.bucket, parsed.prefix, version=version, cache_dir=cache_dir, cache_limit=cache_limit,
-                                timeout=timeout, attempts=attempts, shards_ahead=shards_ahead, check_crc=check_crc)
+        return S3ShardDirectory(parsed.bucket, parsed.prefix, version=version, options=s3, check_crc=check_crc)
     manifest = version_manifest_key(version) if version else None
     if parsed.kind == "channel":
         return open_channel(parsed.path, placement, workers, index_channel=index_channel, manifest=manifest,

@@ -36,6 +36,7 @@ from .fifo import POLL_SECONDS, FifoWriter, open_fifo, open_writers, release_fif
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import MAX_RECORD_BYTES, ImageRecord, record_limit, sniff_format
+from .order import Resumed
 from .split import Consumer
 
 DEFAULT_PIPE_TIMEOUT = 600.0
@@ -316,9 +317,12 @@ class PipeSource:
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
         self.max_record = record_limit(manifest.largest_shard_bytes if manifest is not None else 0)
 
-    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
-        # The stream's order is SageMaker's (its ShuffleConfig reshuffles objects every epoch);
-        # the seed only drives the consumer's shuffle buffer.
+    def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
+        # The stream's order is SageMaker's (its ShuffleConfig reshuffles the objects every epoch,
+        # whole: records stay in their shard's order); the seed only drives the consumer's shuffle
+        # buffer. A stream cannot seek, so no position is restored in it.
+        if resumed is not None and resumed.consumed is not None:
+            raise ValueError(f"channel {self.channel}: a Pipe-mode stream cannot resume mid-epoch")
         if consumer.count != self.total_consumers:
             raise ValueError(f"channel {self.channel}: read by {consumer.count} consumers but opened for {self.total_consumers}; "
                              "open the channel with the DataLoader's num_workers")

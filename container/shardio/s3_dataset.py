@@ -2,8 +2,8 @@
 into a local cache (shard_cache.py), ahead of the reader and in parallel.
 
 Opening fetches the manifest (the root's, the current version, or a pinned version's) and every index
-file, which are small; each loader worker then fetches only the shards of its own part of the epoch
-(split.py), `shards_ahead` at a time beyond the one it reads. Every shard is checked against the
+file, which are small; each loader worker then fetches only the shards of its own share of the epoch
+(split.py), `shards_ahead` at a time beyond those it reads (order.py OPEN_SHARDS at once). Every shard is checked against the
 manifest's size and CRC-32C before it is renamed into the cache; a second epoch reads the cache.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional
 
 from .dataset_files import DatasetFiles, Shard, no_published_version
@@ -20,7 +21,8 @@ from .manifest import DatasetManifest, read_manifest
 from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_BACKOFF, DEFAULT_TIMEOUT, Backoff, S3Objects, S3ReadError
 from .shard_cache import ShardCache
-from .split import Consumer, epoch_slot, split_records, split_shards
+from .order import Resumed, streams_of
+from .split import Consumer
 
 DEFAULT_SHARDS_AHEAD = 2
 """Shards each reader fetches beyond the one it reads: enough to hide a GET's latency behind decoding."""
@@ -31,8 +33,28 @@ def default_cache_dir(bucket: str, prefix: str) -> str:
     return os.path.join(tempfile.gettempdir(), "shardio-cache", bucket, *[part for part in prefix.split("/") if part])
 
 
+@dataclass(frozen=True)
+class S3Options:
+    """How an S3 prefix is read: the cache at `cache_dir` (a folder per dataset under the temporary
+    folder by default: `default_cache_dir`) holding `cache_limit` bytes of shards at most (None: no
+    limit); each GET waits `timeout` seconds at most between reads and is tried `attempts` times on
+    transient errors, waiting between attempts as `backoff` says (s3_objects.py); each reader fetches
+    `shards_ahead` shards beyond those it reads."""
+
+    cache_dir: Optional[str] = None
+    cache_limit: Optional[int] = None
+    timeout: float = DEFAULT_TIMEOUT
+    attempts: int = DEFAULT_ATTEMPTS
+    shards_ahead: int = DEFAULT_SHARDS_AHEAD
+    backoff: Backoff = DEFAULT_BACKOFF
+
+    def __post_init__(self) -> None:
+        if self.shards_ahead < 0:
+            raise ValueError(f"shards_ahead must be at least 0, got {self.shards_ahead}")
+
+
 class S3ShardDirectory(ShardDirectory):
-    """The shards of the dataset at `s3://bucket/prefix`, read through a cache at `cache_dir`."""
+    """The shards of the dataset at `s3://bucket/prefix`, read as `options` say (a cache, GET limits)."""
 
     def __init__(
         self,
@@ -40,22 +62,14 @@ class S3ShardDirectory(ShardDirectory):
         prefix: str,
         *,
         version: Optional[str] = None,
-        cache_dir: Optional[str] = None,
-        cache_limit: Optional[int] = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        attempts: int = DEFAULT_ATTEMPTS,
-        shards_ahead: int = DEFAULT_SHARDS_AHEAD,
+        options: S3Options = S3Options(),
         check_crc: bool = True,
-        backoff: Backoff = DEFAULT_BACKOFF,
     ) -> None:
-        """`backoff`: the waits between attempts and the clock that bounds throttling (s3_objects.py)."""
-        if shards_ahead < 0:
-            raise ValueError(f"shards_ahead must be at least 0, got {shards_ahead}")
         prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        self.objects = S3Objects(bucket, prefix, timeout=timeout, attempts=attempts, backoff=backoff)
-        self.cache = ShardCache(cache_dir or default_cache_dir(bucket, prefix), cache_limit)
+        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts, backoff=options.backoff)
+        self.cache = ShardCache(options.cache_dir or default_cache_dir(bucket, prefix), options.cache_limit)
         self.cache.remove_orphaned_parts()
-        self.shards_ahead = shards_ahead
+        self.shards_ahead = options.shards_ahead
         self._ahead: Optional[_Ahead] = None
         manifest = self._manifest(version)
         self._listed = {shard.key: shard for shard in manifest.shards}  # a fetched shard's size and CRC, by key
@@ -117,16 +131,12 @@ class S3ShardDirectory(ShardDirectory):
         key = self.shards[shard].key  # set for every shard of an S3 dataset (its manifest key)
         return self.cache.open(key, self._fetch, buffering=READ_BUFFER, size=self._listed[key].bytes or 0)
 
-    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
-        """As ShardDirectory.images, with the next `shards_ahead` shards of this part fetched meanwhile
-        (each process reads one part at a time: a loader worker, or the process without workers)."""
-        slot = epoch_slot(consumer, seed, epoch)
-        counts = self.record_counts()
-        order = (split_shards(len(self.shards), consumer.count, slot) if counts is None
-                 else [segment.shard for segment in split_records(counts, consumer.count, slot)])
-        self._ahead = _Ahead(self, order)
+    def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
+        """As ShardDirectory.images, with the next `shards_ahead` shards of this share fetched meanwhile
+        (each process reads one share at a time: a loader worker, or the process without workers)."""
+        self._ahead = _Ahead(self, [stream[0].shard for stream in streams_of(self.share(consumer, epoch, seed, resumed))])
         try:
-            yield from super().images(consumer, epoch, seed)
+            yield from super().images(consumer, epoch, seed, resumed)
         finally:
             self._ahead.close()
             self._ahead = None

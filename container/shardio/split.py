@@ -3,16 +3,22 @@ disjoint part, and together they read everything once.
 
 With ShardedByS3Key each host holds only its own shards, so the consumers are the host's
 (local ranks × workers); otherwise every host sees every shard and the consumers are the job's
-(ranks × workers). Given record counts (from the index files) the split is by record, so the
-parts differ by at most one record whatever the shard count; without them it is by whole shard.
-Which part a consumer takes changes every epoch (a seeded permutation every consumer computes
-alike), so batches mix differently while the parts stay disjoint.
+(ranks × workers). A consumer's share is a contiguous range of the epoch's canonical order
+(order.py), which the seed, the epoch and the dataset alone decide: given record counts (from the
+index files) by record, so the parts differ by at most one record whatever the shard count;
+without them whole shards, dealt round-robin from the epoch's shard order.
+
+`consumer_share` is the one place a share is decided: the readers, the bad-record budget and the
+replay of a saved position (`consumed_records`) all take it from here.
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import List, Optional, Sequence
+
+from .order import Resumed, Run, Segment, consumer_order, remaining_order, shard_order, split_segments
+
+__all__ = ["Consumer", "Placement", "Segment", "consumer_of", "consumer_share", "consumed_records"]
 
 
 @dataclass(frozen=True)
@@ -52,36 +58,37 @@ def consumer_of(placement: Placement, worker: int, workers: int, host_sharded: b
     return Consumer(placement.rank * workers + worker, placement.world_size * workers)
 
 
-@dataclass(frozen=True)
-class Segment:
-    """Records [start, stop) of the shard at `shard` in the shard list."""
-
-    shard: int
-    start: int
-    stop: int
-
-
-def epoch_slot(consumer: Consumer, seed: int, epoch: int) -> int:
-    """The part a consumer reads in an epoch: a permutation of the parts, the same for all consumers."""
-    slots = list(range(consumer.count))
-    random.Random(f"{seed}/{epoch}").shuffle(slots)
-    return slots[consumer.index]
+def consumer_share(counts: Optional[Sequence[int]], shard_count: int, consumer: Consumer, seed: int, epoch: int,
+                   resumed: Optional[Resumed] = None) -> List[Segment]:
+    """What `consumer` reads in `epoch`, in order: its range of the canonical order by record where
+    the shards' record `counts` are known (less what `resumed` says earlier runs consumed), else
+    whole shards (stop None)."""
+    consumed = resumed.consumed if resumed is not None else None
+    if counts is None:
+        if consumed is not None:
+            raise ValueError("a position saved at another worker or rank count needs every shard's record count "
+                             "(the index files): this dataset has shards without one")
+        return [Segment(shard, 0, None) for shard in shard_order(shard_count, seed, epoch)[consumer.index::consumer.count]]
+    return split_segments(remaining_order(counts, seed, epoch, consumed), consumer.count, consumer.index)
 
 
-def split_records(counts: Sequence[int], consumers: int, slot: int) -> List[Segment]:
-    """Part `slot` of `consumers` contiguous, near-equal ranges over the records of all shards in order."""
-    total = sum(counts)
-    first, end = total * slot // consumers, total * (slot + 1) // consumers
-    segments = []
-    shard_start = 0
-    for shard, count in enumerate(counts):
-        start, stop = max(first, shard_start), min(end, shard_start + count)
-        if start < stop:
-            segments.append(Segment(shard, start - shard_start, stop - shard_start))
-        shard_start += count
-    return segments
-
-
-def split_shards(shard_count: int, consumers: int, slot: int) -> List[int]:
-    """Part `slot` of the shards dealt round-robin: whole shards, when record counts are unknown."""
-    return list(range(slot, shard_count, consumers))
+def consumed_records(counts: Sequence[int], seed: int, epoch: int, runs: Sequence[Run], shuffle_buffer: int) -> Resumed:
+    """Where an epoch resumes after `runs`: the records their consumers handed out, replayed from the
+    counts alone (each consumer's order is a pure function of its share and its seeds)."""
+    resumed = Resumed()
+    for number, run in enumerate(runs):
+        # The run's shares are split from what was left when it started: its own records are marked in a copy.
+        consumed = [bytearray(count) for count in counts] if resumed.consumed is None else [bytearray(flags) for flags in resumed.consumed]
+        for index, count in enumerate(run.yielded):
+            share = consumer_share(counts, len(counts), Consumer(index, run.consumers), seed, epoch, resumed)
+            taken = 0
+            for shard, position in consumer_order(share, seed, epoch, number, index, run.consumers, shuffle_buffer):
+                if taken == count:
+                    break
+                consumed[shard][position] = 1
+                taken += 1
+            if taken < count:
+                raise ValueError(f"the position says consumer {index} of {run.consumers} handed out {count} records in "
+                                 f"epoch {epoch}, but its share holds {taken}")
+        resumed = Resumed(number + 1, consumed)
+    return resumed

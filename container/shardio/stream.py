@@ -1,14 +1,15 @@
-"""What one consumer reads in one epoch: its part of the records (split.py), through a seeded
-shuffle buffer. Pure Python, so that the split is tested without PyTorch; dataset.py wraps it."""
+"""What one consumer reads in one epoch: its share of the records (split.py) in its interleaved
+order, through a seeded shuffle buffer (order.py). Pure Python, so that the split is tested
+without PyTorch; dataset.py wraps it."""
 from __future__ import annotations
 
-import random
-from typing import Iterable, Iterator, Optional, Protocol, TypeVar
+from typing import Iterator, Optional, Protocol
 
+from .order import Resumed, generators, shuffled
 from .records import ImageRecord
 from .split import Consumer, Placement, consumer_of
 
-T = TypeVar("T")
+__all__ = ["RecordSource", "consumer_images", "shuffled"]
 
 
 class RecordSource(Protocol):
@@ -20,34 +21,9 @@ class RecordSource(Protocol):
     dataset_version: Optional[str]
     """The dataset version read (its manifest's `datasetVersion`); None without a versioned manifest."""
 
-    def images(self, consumer: Consumer, epoch: int, seed: int) -> Iterator[ImageRecord]:
-        """The image records of `consumer`'s part in `epoch`."""
+    def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
+        """The image records of `consumer`'s share in `epoch`; `resumed`: what earlier runs of the epoch consumed."""
         ...
-
-
-def shuffled(items: Iterable[T], buffer_size: int, rng: random.Random) -> Iterator[T]:
-    """The items in a random order within a window of `buffer_size`: once the buffer is full each
-    new item replaces a randomly chosen one, which is handed out. Memory stays bounded whatever
-    the stream's length; the pack-time shuffle already mixed the shards globally.
-
-    While the buffer fills, one random item leaves for every two that come in: a worker whose
-    buffer had to fill first read `buffer_size` records at each epoch's start before decoding one
-    (all workers at once, the GPU waiting), and with many workers a worker's whole share of a
-    small dataset. The buffer still reaches its size, after 2 × `buffer_size` items."""
-    buffer: list = []
-    for received, item in enumerate(items, 1):
-        if len(buffer) < buffer_size:
-            buffer.append(item)
-            if received % 2 == 0:
-                slot = rng.randrange(len(buffer))
-                buffer[slot], buffer[-1] = buffer[-1], buffer[slot]
-                yield buffer.pop()
-            continue
-        slot = rng.randrange(buffer_size)
-        yield buffer[slot]
-        buffer[slot] = item
-    rng.shuffle(buffer)
-    yield from buffer
 
 
 def consumer_images(
@@ -59,11 +35,12 @@ def consumer_images(
     shuffle_buffer: int = 0,
     worker: int = 0,
     workers: int = 1,
+    resumed: Optional[Resumed] = None,
 ) -> Iterator[ImageRecord]:
     """The records loader worker `worker` (of `workers`, 1 without worker processes) of the process
-    at `placement` reads in `epoch`, shuffled with a seed of (seed, epoch, consumer)."""
+    at `placement` reads in `epoch`, shuffled with a seed of (seed, epoch, run, consumer); `resumed`:
+    what earlier runs of the epoch consumed (a position restored at another worker or rank count)."""
     consumer = consumer_of(placement, worker, workers, source.host_sharded)
-    records = source.images(consumer, epoch, seed)
-    if shuffle_buffer <= 1:
-        return records
-    return shuffled(records, shuffle_buffer, random.Random(f"{seed}/{epoch}/{consumer.index}"))
+    records = source.images(consumer, epoch, seed, resumed) if resumed is not None else source.images(consumer, epoch, seed)
+    _interleaving, buffering = generators(seed, epoch, resumed.runs if resumed else 0, consumer.index, consumer.count)
+    return shuffled(records, shuffle_buffer, buffering)

@@ -21,6 +21,9 @@ const PYTHON = process.env.PYTHON ?? (hasTorch('/usr/bin/python3') ? '/usr/bin/p
 const FILES = 37;
 /** test/python/versioned.py derives version 2 from a pack of 5 shards. */
 const SHARDS = 5;
+/** test/python/shuffle_anywhere.py: the shuffle's quality on 2,000 images in 20 shards. */
+const SHUFFLE_FILES = 2000;
+const SHUFFLE_SHARDS = 20;
 
 function hasTorch(python: string): boolean {
   return spawnSync(python, ['-c', 'import torch, torchvision, boto3'], { stdio: 'ignore', timeout: 60_000 }).status === 0;
@@ -86,5 +89,25 @@ describe('shardio.dataset.data_loader: a folder, a file:// URL, an S3 prefix, a 
     expect(run.output).not.toMatch(/skipped/);
     expect({ slowDowns: proxies.slowDown.faults, resets: proxies.reset.faults, held, silent: proxies.silent.faults })
       .toEqual({ slowDowns: 2, resets: 2, held: true, silent: 2 });
+  }, 900_000);
+
+  test('shuffles 2,000 images as the docs state (epochs differ, batch-mates repeat about as under a uniform shuffle), counts its epochs and resumes at another worker or rank count', async () => {
+    // GIVEN: 2,000 real JPEGs packed in 20 shards
+    const source = folder('shuffle-src');
+    jpegSourceFolder(source, SHUFFLE_FILES, ['cat', 'dog', 'fish', 'bird']);
+    const output = folder('shuffle-tfrecord');
+    await packDataset({ source: new LocalDirectorySource(source), sink: new LocalDirectorySink(output), format: 'tfrecord', seed: 3, shardCount: SHUFFLE_SHARDS });
+    const description = path.join(folder('shuffle-packed'), 'packed.json');
+    fs.writeFileSync(description, JSON.stringify({ shuffle: output, shuffleFiles: SHUFFLE_FILES }));
+    const s3 = { endpoint: server.endpoint, region: server.region, ...server.credentials, faults: {} };
+
+    // WHEN
+    const run = await runPython(['-m', 'unittest', '-v', 'shuffle_anywhere'], { SHARDIO_TEST_PACKED: description, SHARDIO_TEST_S3: JSON.stringify(s3) });
+
+    // THEN
+    if (run.status !== 0) throw new Error(`python unittest failed (exit ${run.status}):\n${run.output}`);
+    expect(run.output).toMatch(/^Ran \d+ tests? in .*\n\nOK$/m);
+    expect(run.output).not.toMatch(/skipped/);
+    console.log(run.output.split('\n').filter((line) => /share \d+; batch-mates/.test(line)).join('\n'));
   }, 900_000);
 });

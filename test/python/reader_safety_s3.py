@@ -21,7 +21,7 @@ import unittest
 from typing import BinaryIO, Dict, List
 
 from shardio import FormatError, Placement, consumer_images, read_manifest
-from shardio.s3_dataset import S3ShardDirectory
+from shardio.s3_dataset import S3Options, S3ShardDirectory
 from shardio.s3_objects import Backoff, S3Objects, S3ReadError
 from support import needs_packed, packed
 from reading_anywhere import Endpoint, upload
@@ -84,8 +84,8 @@ class S3ReaderSafetyTest(unittest.TestCase):
     def test_throttling_past_the_old_five_attempts_is_waited_out_and_every_record_read(self) -> None:
         time = FakeTime()
         with Endpoint(str(S3["faults"]["throttled"])):  # type: ignore[index]
-            directory = S3ShardDirectory(*bucket_and_prefix(self.s3), cache_dir=self.folder("throttled"), shards_ahead=0,
-                                         backoff=Backoff(clock=time.clock, sleep=time.sleep, draw=lambda: 0.25))
+            directory = S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(
+                cache_dir=self.folder("throttled"), shards_ahead=0, backoff=Backoff(clock=time.clock, sleep=time.sleep, draw=lambda: 0.25)))
             self.assertEqual(records_read(directory), packed()["files"])
         self.assertEqual(len(time.waits), THROTTLED_GETS)
         self.assertLess(time.now, 20)  # the waits' sum: 12 waits below 0.1…5 s, a quarter of each
@@ -107,9 +107,9 @@ class S3ReaderSafetyTest(unittest.TestCase):
         port = str(S3["endpoint"]).rsplit(":", 1)[1]
         with Endpoint(f"http://user:{SECRET}@127.0.0.1:9"):
             with self.assertRaises(S3ReadError) as refused:
-                S3ShardDirectory(*bucket_and_prefix(self.s3), cache_dir=self.folder("secret"), attempts=1, timeout=1)
+                S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(cache_dir=self.folder("secret"), attempts=1, timeout=1))
         with Endpoint(f"http://user:{SECRET}@127.0.0.1:{port}"), self.assertRaises(FileNotFoundError) as missing:
-            S3ShardDirectory(str(bucket_and_prefix(self.s3)[0]), "no/such/dataset/", cache_dir=self.folder("secret"), attempts=1)
+            S3ShardDirectory(str(bucket_and_prefix(self.s3)[0]), "no/such/dataset/", options=S3Options(cache_dir=self.folder("secret"), attempts=1))
         for error in (refused.exception, missing.exception):
             printed = "".join(traceback.format_exception(type(error), error, error.__traceback__))
             with self.subTest(error=type(error).__name__):
@@ -120,7 +120,7 @@ class S3ReaderSafetyTest(unittest.TestCase):
         largest = self.manifest.largest_shard_bytes
         for shards_ahead, limit in ((0, 2 * largest), (2, 3 * largest)):
             cache = self.folder(f"limit-{shards_ahead}")
-            directory = S3ShardDirectory(*bucket_and_prefix(self.s3), cache_dir=cache, cache_limit=limit, shards_ahead=shards_ahead)
+            directory = S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(cache_dir=cache, cache_limit=limit, shards_ahead=shards_ahead))
             on_disk: List[int] = []
             fetch = directory._fetch
 
@@ -144,7 +144,7 @@ class S3ReaderSafetyTest(unittest.TestCase):
         os.remove(os.path.join(leftovers, "versions", version, "manifest.json"))  # type: ignore[arg-type]
         location = upload(leftovers)
         with self.assertRaisesRegex(FileNotFoundError, rf"^{location}: no published version: there is no manifest.json at its root"):
-            S3ShardDirectory(*bucket_and_prefix(location), cache_dir=self.folder("unpublished-cache"))
+            S3ShardDirectory(*bucket_and_prefix(location), options=S3Options(cache_dir=self.folder("unpublished-cache")))
 
 
 if __name__ == "__main__":

@@ -63,10 +63,19 @@ class ResumableLoaderTest(unittest.TestCase):
                 resumed.set_epoch(2)
                 self.assertEqual(len([name for batch in resumed for name, _ in batch]), packed()["files"])
 
-    def test_a_position_from_another_worker_count_or_seed_is_refused(self) -> None:
-        state = dict(loader().state_dict(), workers=3, seed=1)
-        with self.assertRaisesRegex(ValueError, r"workers 3 -> 2, seed 1 -> 5"):
-            loader().load_state_dict(state)
+    def test_a_position_saved_mid_epoch_with_another_seed_or_order_is_refused(self) -> None:
+        first = loader()
+        first.set_epoch(0)
+        next(iter(first))
+        state = first.state_dict()
+        with self.assertRaisesRegex(ValueError, r"the record order depends on seed 1 -> 5"):
+            loader().load_state_dict(dict(state, seed=1))
+        # A position of the shardio before the canonical order: no "order", no "runs".
+        old = {key: value for key, value in state.items() if key not in ("order", "runs")}
+        with self.assertRaisesRegex(ValueError, r"saved mid-epoch by a shardio whose record order is the contiguous split "
+                                                r"before the canonical order, not canonical-blocks-1: .*Start the epoch over"):
+            loader().load_state_dict(old)
+        loader().load_state_dict(dict(old, yielded=[0, 0], sample_in_epoch=0))  # an epoch's start: any order will do
 
     def test_a_position_saved_mid_epoch_on_one_dataset_version_is_refused_on_another_naming_both(self) -> None:
         with tempfile.TemporaryDirectory() as root:
@@ -97,8 +106,18 @@ class ResumableLoaderTest(unittest.TestCase):
             self.assertEqual(checkpoint_steps(directory), [30, 40])
             self.assertEqual(newest_checkpoint(directory, 1), 40)
             self.assertEqual(newest_checkpoint(directory, 2), 30)
-            self.assertEqual(load_checkpoint(directory, 30, 1, "cpu"), {"training": {"step": 30}, "loader": {"epoch": 0, "rank": 1}})
+            self.assertEqual(load_checkpoint(directory, 30, 1, "cpu"), {"training": {"step": 30}, "loader": {"epoch": 0, "rank": 1},
+                                                                    "loaders": [{"epoch": 0}, {"epoch": 0, "rank": 1}]})
             self.assertFalse([name for name in os.listdir(directory) if ".tmp" in name])
+
+    def test_a_checkpoint_saved_at_another_rank_count_is_complete_with_its_own_ranks_and_gives_every_ranks_position(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            save_checkpoint(directory, 10, 0, {"step": 10}, {"epoch": 1, "rank": 0, "world_size": 2})
+            self.assertIsNone(newest_checkpoint(directory, 1))  # rank 1 of the saving job has not written yet
+            save_checkpoint(directory, 10, 1, None, {"epoch": 1, "rank": 1, "world_size": 2})
+            self.assertEqual([newest_checkpoint(directory, ranks) for ranks in (1, 2, 3)], [10, 10, 10])
+            restored = load_checkpoint(directory, 10, 2, "cpu")  # rank 2 of a job of 3: rank 0's as its own
+            self.assertEqual((restored["loader"]["rank"], [p["rank"] for p in restored["loaders"]]), (0, [0, 1]))
 
 
 @needs_torch
@@ -180,6 +199,19 @@ class TrainResumeTest(unittest.TestCase):
             self.assertEqual(len(names), 2 * files)
             for epoch in range(2):
                 self.assertEqual(len(set(names[epoch * files:(epoch + 1) * files])), files)
+
+    def test_stopped_mid_epoch_and_resumed_with_another_worker_count_it_trains_on_every_record_once(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            job = self.job(root, "resized")
+            once = ("--checkpoint_dir", job["checkpoints"], "--record_log", job["records"], "--epochs", "1",
+                    "--validation_channel", "none")
+            self.run_train(job["input"], *once, "--max_steps", "3")
+            # 25 records left for 4 workers: 6, 6, 6 and 7, no batch of one (batch norm refuses it)
+            second = self.run_train(job["input"], *once, "--num_workers", "4")
+            self.assertIn("step=3 at record 12 of epoch 0", second)
+            names = self.records(job, 0)
+            self.assertEqual(sorted(names), sorted(set(names)))
+            self.assertEqual(len(names), packed()["files"])
 
     def test_resumed_after_a_newer_version_was_published_it_reads_the_version_it_started_on(self) -> None:
         with tempfile.TemporaryDirectory() as root:
