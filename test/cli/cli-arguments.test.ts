@@ -91,7 +91,7 @@ describe('training-io plan: inputs that would print Infinity exit 2', () => {
     expect(stdout).not.toMatch(/Infinity|NaN/);
   });
 
-  test.each([['--bytes', '99999999999TB'], ['--mean-size', '0.1']])('%s %s is refused naming the flag and the range', async (flag, raw) => {
+  test.each([['--bytes', '99999999999TB'], ['--mean-size', '0.1B']])('%s %s is refused naming the flag and the range', async (flag, raw) => {
     // WHEN
     const { code, stderr } = await runCli('plan', '--objects', '1000', flag, raw, '--instance', 'ml.p3.2xlarge');
 

@@ -94,7 +94,7 @@ describe('the issue\'s plan (#34): 1.2 MB JPEGs on 4 × ml.g5.2xlarge at 1,000 s
 describe('the GPU table: compiled where measured, eager otherwise, and says which', () => {
   test.each<[string, TrainingCluster, RegExp]>([
     ['H200: measured compiled', { instance: TrainingInstance.P5E_48XLARGE }, /the ~5,531 an H200 trains ResNet-50 at with a compiled step \(train\.py --compile auto\) \(measured on one H200: torch\.compile/],
-    ['H100: eager only', { instance: TrainingInstance.P5_48XLARGE }, /the ~3,284 an H100 trains ResNet-50 at with an eager step \(no compiled figure measured for the H100: a compiled step trains faster; measured by bench\/container-gpu/],
+    ['H100: eager only', { instance: TrainingInstance.P5_48XLARGE }, /the ~3,284 an H100 trains ResNet-50 at with an eager step \(no compiled figure measured for the H100: a compiled step trains faster; measured on an H100 80GB \(eager, batch 64/],
     ['A100: eager only', { instance: TrainingInstance.P4D_24XLARGE }, /the ~2,470 an A100 trains ResNet-50 at with an eager step \(no compiled figure measured for the A100/],
     ['V100: eager only', { instance: TrainingInstance.P3_2XLARGE }, /the ~1,156 a V100 trains ResNet-50 at with an eager step/],
   ])('%s', (_what, cluster, figure) => {
