@@ -1,31 +1,23 @@
 """One entry per shard format: how to read its records and turn one into an image record."""
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, Optional
+from typing import Any, BinaryIO, Iterator, Optional
 
-from .records import MAX_RECORD_BYTES, FramedRecord, ImageRecord, ShardFormat
+from .records import FramedRecord, ImageRecord, ShardFormat
 from .recordio import read_recordio, recordio_image
 from .tfrecord import read_tfrecords, tfrecord_image
 
 
-def read_records(
-    shard_format: ShardFormat,
-    stream: BinaryIO,
-    name: str,
-    *,
-    offset: int = 0,
-    limit: Optional[int] = None,
-    check_crc: bool = True,
-    max_record: int = MAX_RECORD_BYTES,
-    first: int = 0,
-) -> Iterator[FramedRecord]:
-    """The records of a stream in `shard_format` (`check_crc` applies to TFRecord, whose records carry
-    CRCs: a RecordIO shard's is checked whole, shard_crc.py; `max_record` bounds a record's length
-    in a stream, whose end is unknown; `first` is the position of the record at `offset`)."""
+def read_records(shard_format: ShardFormat, stream: BinaryIO, name: str, **framing: Any) -> Iterator[FramedRecord]:
+    """The records of a stream in `shard_format`. `framing` is read_tfrecords' keywords, whose
+    defaults are said there once (`offset`, `limit`, `check_crc`, `max_record`, `first`); a RecordIO
+    stream takes `offset`, `limit` and `max_record`: its records carry no CRC (a RecordIO shard's is
+    checked whole, shard_crc.py) and its errors name offsets, so `check_crc` and `first` do not apply."""
     if shard_format is ShardFormat.TFRECORD:
-        return read_tfrecords(stream, name, offset=offset, limit=limit, check_crc=check_crc, max_record=max_record,
-                              first=first)
-    return read_recordio(stream, name, offset=offset, limit=limit, max_record=max_record)
+        return read_tfrecords(stream, name, **framing)
+    framing.pop("check_crc", None)
+    framing.pop("first", None)
+    return read_recordio(stream, name, **framing)
 
 
 def to_image(shard_format: ShardFormat, record: FramedRecord, name: str, *, shard: Optional[str] = None,

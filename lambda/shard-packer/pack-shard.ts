@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { shardFormat } from '../packing/formats';
 import type { ShardFormatName } from '../packing/formats/shard-format';
-import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
-import type { PackingSink, PackingSource } from '../io/storage';
+import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
 import { manifestIfPublished } from '../packing/publish';
+import type { ShardWriterOptions } from '../packing/shard-writer';
 import { writeShard } from '../packing/shard-writer';
 import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
 import { versionOfKey, VersionLayout } from '../packing/dataset-layout';
@@ -33,21 +33,13 @@ export function parsePackerEvent(event: unknown): ShardPackerEvent {
   return { shardIndex, shardName, membersKey };
 }
 
-/** How one shard is packed. */
-export interface PackShardOptions {
-  readonly source: PackingSource;
-  readonly sink: PackingSink;
+/**
+ * How one shard is packed: a shard writer's options (ShardWriterOptions, the one place they are
+ * described), the format by its name as the plan carries it, and the attempt named here when the
+ * caller does not (8 random hex digits: a Step Functions retry may run beside the first attempt).
+ */
+export interface PackShardOptions extends Omit<ShardWriterOptions, 'format'> {
   readonly format: ShardFormatName;
-  readonly readConcurrency: number;
-  readonly onFile?: (bytes: number) => void;
-  /** What is done to each image before it becomes a record; absent, the file's bytes unchanged. */
-  readonly preprocessing?: ImagePreprocessing;
-  /** Images resized at once (the function's vCPUs; see ShardWriterOptions). */
-  readonly imagesInFlight?: number;
-  /** Check every file as an image the readers decode (see ShardWriterOptions.checkImages). */
-  readonly checkImages?: boolean;
-  /** Names this attempt in its keys (see ShardWriterOptions.attempt). @default - 8 random hex digits */
-  readonly attempt?: string;
 }
 
 /**
@@ -86,14 +78,9 @@ export async function packShard(task: ShardPackerEvent, options: PackShardOption
   }
   // The shard writer is rooted at the version's folder; its keys are rebased onto the dataset.
   const written = await writeShard(planned, {
-    source: options.source,
+    ...options,
     sink: options.sink.scoped(layout.prefix),
     format: shardFormat(options.format),
-    readConcurrency: options.readConcurrency,
-    onFile: options.onFile,
-    preprocessing: options.preprocessing,
-    imagesInFlight: options.imagesInFlight,
-    checkImages: options.checkImages,
     attempt: options.attempt ?? randomBytes(4).toString('hex'),
   });
   const shard = { ...written.shard, key: layout.rebase(written.shard.key), indexKey: layout.rebase(written.shard.indexKey), membersKey: task.membersKey };

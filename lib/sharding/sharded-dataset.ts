@@ -26,7 +26,7 @@ import { LoggedStateMachine } from '../state-machines/logged-state-machine';
 import { grantDatasetRead } from './private/dataset-read-grant';
 import { grantPrefixAccess } from './private/packing-grants';
 import type { ImportedDatasetKeys } from './private/imported-sharded-dataset';
-import { ImportedShardedDataset } from './private/imported-sharded-dataset';
+import { importShardedDataset } from './private/imported-sharded-dataset';
 import type { ImagePreprocessingOptions } from '../vocabulary/image-preprocessing-options';
 import { RecordContent } from '../vocabulary/record-content';
 import type { RecordLabels } from '../vocabulary/record-labels';
@@ -342,7 +342,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   public static fromAttributes(scope: Construct, id: string, attrs: ShardedDatasetAttributes): IShardedDataset {
     const destinationPrefix = attrs.destinationPrefix ?? DEFAULT_DESTINATION_PREFIX;
     validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', destinationPrefix);
-    return new ImportedShardedDataset(scope, id, { destinationBucket: attrs.destinationBucket, ...datasetKeys(destinationPrefix) });
+    return importShardedDataset(scope, id, { destinationBucket: attrs.destinationBucket, ...datasetKeys(destinationPrefix) });
   }
 
   /** The state machine that packs the dataset. */

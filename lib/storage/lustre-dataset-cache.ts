@@ -8,7 +8,7 @@ import type { CacheLink, CacheSource } from './cache-source';
 import { validateCacheProps } from './private/cache-rules';
 import type { CacheDeploymentType, CacheSizing} from '../instances/private/lustre-sizing';
 import { sizeCache, THROUGHPUT_TIERS } from '../instances/private/lustre-sizing';
-import { ImportedDatasetCache } from './private/imported-dataset-cache';
+import { importDatasetCache } from './private/imported-dataset-cache';
 import { allowFsxToDecrypt } from './private/source-key-access';
 import type { ReadRate } from './read-rate';
 import { ValidationError } from '../private/errors';
@@ -175,7 +175,7 @@ export class LustreDatasetCache extends Construct implements ILustreDatasetCache
    * A cache made elsewhere, for `TrainingChannel.fromDatasetCache(...)`.
    */
   public static fromAttributes(scope: Construct, id: string, attrs: LustreDatasetCacheAttributes): ILustreDatasetCache {
-    return new ImportedDatasetCache(scope, id, attrs);
+    return importDatasetCache(scope, id, attrs);
   }
 
   /** The file system. */

@@ -2,22 +2,13 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Construct } from 'constructs';
 import type { ILustreDatasetCache, LustreDatasetCacheAttributes } from '../lustre-dataset-cache';
 
-/** An FSx for Lustre file system made elsewhere: `LustreDatasetCache.fromAttributes`. */
-export class ImportedDatasetCache extends Construct implements ILustreDatasetCache {
-  public readonly fileSystemId: string;
-  public readonly mountName: string;
-  public readonly vpc: ec2.IVpc;
-  public readonly subnet: ec2.ISubnet;
-  public readonly linkedPaths: string[];
-  public readonly connections: ec2.Connections;
-
-  constructor(scope: Construct, id: string, attrs: LustreDatasetCacheAttributes) {
-    super(scope, id);
-    this.fileSystemId = attrs.fileSystemId;
-    this.mountName = attrs.mountName;
-    this.vpc = attrs.vpc;
-    this.subnet = attrs.subnet;
-    this.linkedPaths = attrs.linkedPaths ?? ['/'];
-    this.connections = new ec2.Connections({ securityGroups: [attrs.securityGroup] });
-  }
+/**
+ * An FSx for Lustre file system made elsewhere, for `LustreDatasetCache.fromAttributes`: a
+ * construct at `id` (ids stay unique, as for any import) with what ILustreDatasetCache describes,
+ * the linked paths defaulting to the root and the connections through the given security group.
+ */
+export function importDatasetCache(scope: Construct, id: string, attrs: LustreDatasetCacheAttributes): ILustreDatasetCache {
+  const { fileSystemId, mountName, vpc, subnet, linkedPaths = ['/'], securityGroup } = attrs;
+  const connections = new ec2.Connections({ securityGroups: [securityGroup] });
+  return Object.assign(new Construct(scope, id), { fileSystemId, mountName, vpc, subnet, linkedPaths, connections });
 }
