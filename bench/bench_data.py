@@ -2,6 +2,7 @@
 ImageNet-like size and detail, and shards of them packed by the library's own CLI."""
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -77,10 +78,16 @@ def training_io_cli(cli: Optional[str] = None) -> List[str]:
 
 
 def pack(source: str, output: str, fmt: str, consumers: int, options: Sequence[str] = (), cli: Optional[str] = None) -> Optional[str]:
-    """Packs `source` into `output` (kept between runs); returns None, or why it could not (the CLI's
-    own message), for an option this CLI lacks."""
-    if os.path.exists(os.path.join(output, "manifest.json")):
-        return None
+    """Packs `source` into `output` (kept between runs while it holds as many files as `source`: made
+    anew with another --images); returns None, or why it could not (the CLI's own message), for an
+    option this CLI lacks."""
+    manifest = os.path.join(output, "manifest.json")
+    if os.path.exists(manifest):
+        with open(manifest, encoding="utf-8") as handle:
+            packed = json.load(handle).get("source", {}).get("objects")
+        if packed == sum(len(files) for _, _, files in os.walk(source)):
+            return None
+        shutil.rmtree(output)
     command = [*training_io_cli(cli), "pack", source, output, "--format", fmt, "--consumers", str(consumers), *options]
     run = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if run.returncode != 0:

@@ -115,16 +115,21 @@ def handover_rates(shards: str, batch_size: int, repeats: int, pin_memory: bool 
 
 
 def best_of(repeats: int, rows: Dict[str, Callable[[], Any]]) -> Dict[str, Any]:
-    """Each row measured `repeats` times, the rows alternating; the best of each (the highest
-    samples/s: a float, or a LoaderRate's wall rate)."""
+    """Each row measured `repeats` times, the rows alternating; the best of each: the highest
+    samples/s (a float), or for a LoaderRate the highest wall rate and the least CPU a sample of each
+    side, each from its least disturbed run (on a shared machine another process's load inflates
+    the CPU time a sample takes too, through the caches and the memory bus, less than the wall)."""
     best: Dict[str, Any] = {}
     for _ in range(repeats):
         for name, run in rows.items():
             result = run()
-            if name not in best or _rate(result) > _rate(best[name]):
-                best[name] = result
+            best[name] = result if name not in best else _better(best[name], result)
     return best
 
 
-def _rate(result: Any) -> float:
-    return result.samples_per_second if isinstance(result, LoaderRate) else result
+def _better(kept: Any, result: Any) -> Any:
+    if isinstance(result, LoaderRate):
+        return LoaderRate(max(kept.samples_per_second, result.samples_per_second), min(kept.worker_cpu_us, result.worker_cpu_us),
+                          min(kept.main_cpu_us, result.main_cpu_us))
+    return max(kept, result)
+

@@ -12,7 +12,8 @@ in the same run over the same TFRecord shards (no GPU needed; the GPU machine's 
               times larger per side (photos bigger than ImageNet's, where DCT scaling applies).
 
 Each row is measured --repeats times, alternating the two forms, and the best kept (this machine is
-shared; the best is the least disturbed). The handover rows also give the CPU time a sample takes in
+shared; the best is the least disturbed: the highest wall rate, the least CPU time a sample of each
+side). The handover rows also give the CPU time a sample takes in
 the worker and in this process (/proc): on a loaded machine the wall rate follows the load, the CPU
 time much less, so the ratios are given both ways: wall; on idle cores (1 / the slower side); on
 cores the two sides share (CPU a sample, both sides together); and this process's alone, which caps
@@ -40,6 +41,7 @@ import torchvision  # noqa: E402
 
 from bench_data import make_dataset, pack  # noqa: E402
 from shardio import ImageRecord, ShardDirectory  # noqa: E402
+from shardio.crc32c import NATIVE as NATIVE_CRC32C  # noqa: E402
 from shardio.images import CpuTrainTransform  # noqa: E402
 from worker_handover import (HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, FullSizeTrainTransform, best_of, handover_rates,  # noqa: E402
                              LoaderRate, labels_of, loader_alone)
@@ -83,6 +85,17 @@ def floor(records: List[ImageRecord], transform: Callable) -> float:
     return len(records) / (time.process_time() - started)
 
 
+def crc_backend() -> str:
+    """How this machine checks the records' CRC-32C (on by default), a good part of a worker's CPU
+    time a sample where it is not the processor's instruction (Debian's python3-crc32c: ~40 us of a
+    ~90 KB record; PyPI's wheels use SSE 4.2)."""
+    if not NATIVE_CRC32C:
+        return "CRC-32C in pure Python (no crc32c package)"
+    import crc32c  # the package shardio.crc32c found
+
+    return f"CRC-32C by the crc32c package, {'the processor instruction' if getattr(crc32c, 'hardware_based', False) else 'in software'}"
+
+
 def per_worker(rate: LoaderRate) -> float:
     """Samples/s one worker decodes by its own CPU time (what it makes on a core of its own)."""
     return 1e6 / rate.worker_cpu_us
@@ -99,7 +112,7 @@ def main() -> None:
         rates = handover_rates(shards, args.batch_size, args.repeats, pin_memory=torch.cuda.is_available())
         ratio = rates[ONE_BUFFER].samples_per_second / rates[LIST_OF_TENSORS].samples_per_second
         capacity = rates[ONE_BUFFER].capacity / rates[LIST_OF_TENSORS].capacity
-        print(f"gpu path, worker -> training process, 1 worker, loader alone (batch {args.batch_size}):")
+        print(f"gpu path, worker -> training process, 1 worker, loader alone (batch {args.batch_size}; {crc_backend()}):")
         for name, rate in rates.items():
             print(f"  {name:<28} {rate.samples_per_second:9.1f} samples/s; CPU a sample: worker {rate.worker_cpu_us:6.0f} us, "
                   f"this process {rate.main_cpu_us:6.0f} us: {rate.capacity:7.0f} samples/s on idle cores")
@@ -110,7 +123,7 @@ def main() -> None:
               f"{total:.2f}x with the worker and this process on shared cores (CPU a sample, both sides); this process "
               f"spends {main:.2f}x less CPU a sample (what caps the path with many workers). Issue #37's target: >= "
               f"{HANDOVER_TARGET}x", flush=True)
-        results["handover"] = {"rates": {name: rate._asdict() for name, rate in rates.items()}, "ratio": ratio,
+        results["handover"] = {"crc32c": crc_backend(), "rates": {name: rate._asdict() for name, rate in rates.items()}, "ratio": ratio,
                                "ratio_on_idle_cores": capacity,
                                "ratio_on_shared_cores": total, "training_process_cpu_ratio": main, "target": HANDOVER_TARGET}
     if "cpu-worker" in wanted:

@@ -10,9 +10,12 @@ All do ImageNet training augmentation: random resized crop, horizontal flip, nor
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import io
 import math
+import os
+import sys
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
@@ -183,10 +186,10 @@ def collate_encoded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
     offsets = torch.zeros(len(images) + 1, dtype=torch.int64)
     torch.cumsum(torch.tensor(lengths, dtype=torch.int64), 0, out=offsets[1:])
     data = _batch_buffer(int(offsets[-1]))
-    buffer = data.numpy()
+    buffer = memoryview(data.numpy())
     for image, start, length in zip(images, offsets.tolist(), lengths):
         payload = image.data if isinstance(image, EncodedImage) else image
-        buffer[start:start + length] = payload.numpy() if isinstance(payload, torch.Tensor) else numpy.frombuffer(payload, numpy.uint8)
+        buffer[start:start + length] = payload.numpy() if isinstance(payload, torch.Tensor) else payload
     names = [image.name for image in images] if all(isinstance(image, EncodedImage) for image in images) else None
     return (EncodedBatch(data, offsets, names), torch.tensor(labels, dtype=torch.int64), *[list(field) for field in rest])
 
@@ -199,7 +202,40 @@ def _batch_buffer(size: int) -> torch.Tensor:
     storage_class = getattr(torch, "UntypedStorage", None)
     if storage_class is None or not hasattr(storage_class, "_new_shared"):  # a PyTorch without it: moved there, one copy more
         return torch.empty(size, dtype=torch.uint8).share_memory_()
-    return torch.empty(0, dtype=torch.uint8).set_(storage_class._new_shared(size))
+    data = torch.empty(0, dtype=torch.uint8).set_(storage_class._new_shared(size))
+    _populate(data)
+    return data
+
+
+def _populate(data: torch.Tensor) -> None:
+    """Maps the pages of a new shared-memory buffer in one call (Linux 5.14's MADV_POPULATE_WRITE)
+    rather than one page fault each as the batch is copied in: a fresh segment's faults were most of
+    a worker's cost a sample after the records' parsing (~6 ms a batch of 64 ~90 KB images, 1 ms
+    less populated; issue #37). Where the call is missing (another OS, an older kernel), the faults
+    happen as before."""
+    madvise = _madvise()
+    if madvise is None or data.numel() == 0:
+        return
+    page = _PAGE_SIZE
+    start = data.data_ptr() - data.data_ptr() % page
+    madvise(start, data.data_ptr() + data.numel() - start, _MADV_POPULATE_WRITE)  # a failure leaves the faults to come
+
+
+_MADV_POPULATE_WRITE = 23  # linux/mman.h
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+@functools.lru_cache(maxsize=None)
+def _madvise() -> Optional[Any]:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madvise.restype = ctypes.c_int
+    return madvise
 
 
 class CpuDecodeOnly:

@@ -11,7 +11,7 @@ from typing import BinaryIO, Iterator, Optional
 
 from .crc32c import masked_crc32c
 from .errors import FormatError
-from .example import parse_example
+from .example import image_features, parse_example
 from .records import MAX_RECORD_BYTES, FramedRecord, ImageRecord, check_length, read_exactly, stream_end
 
 HEADER_SIZE = 12
@@ -67,6 +67,11 @@ def read_tfrecords(
 def tfrecord_image(record: FramedRecord, name: str, *, shard: Optional[str] = None, position: Optional[int] = None) -> ImageRecord:
     """The image record of a tf.train.Example as the packer writes it (ARCHITECTURE.md "Record formats");
     `shard` and `position` say where it was read (ImageRecord's)."""
+    fields = image_features(record.payload, _IMAGE, _LABEL, _FILENAME)
+    if fields is not None:
+        image, label, filename = fields
+        return ImageRecord(image=image, label=-1 if label is None else label,
+                           filename=filename.decode("utf-8") if filename is not None else None, shard=shard, position=position)
     where = f"{name} at offset {record.offset}"
     features = parse_example(record.payload, where)
     image = _single(features, "image/encoded", bytes, where)
@@ -76,6 +81,7 @@ def tfrecord_image(record: FramedRecord, name: str, *, shard: Optional[str] = No
                        shard=shard, position=position)
 
 
+_IMAGE, _LABEL, _FILENAME = b"image/encoded", b"image/class/label", b"image/filename"
 _MISSING = object()
 
 
