@@ -12,32 +12,33 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 from typing import BinaryIO, List, Optional, Union
 
 KEPT_BUFFERS = 8
 """Buffers kept for the next streams once theirs end (order.py OPEN_SHARDS are read at once)."""
-_free: List[bytearray] = []  # this process's, never pickled with a directory; list pop/append are atomic
+_free: List[bytearray] = []  # this process's (never pickled with a directory), whatever threads read
+_free_lock = threading.Lock()
+_PREADV = getattr(os, "preadv", None)
 
 
-def read_block(handle: BinaryIO, offset: int, size: int, into: Optional[bytearray] = None) -> Union[bytes, memoryview]:
-    """`size` bytes of an open file from `offset`, fewer only at its end: read at that offset, outside
-    the handle's buffer and without moving its position (several reads where one answers in part: a
-    FUSE mount, FastFile's). With `into` (at least `size` long): read into it, a view of them returned."""
-    fd = handle.fileno()
-    if into is None:
-        data = os.pread(fd, size, offset)
-        if len(data) == size or not data:
-            return data
-        parts, got = [data], len(data)
-        while got < size and (more := os.pread(fd, size - got, offset + got)):
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
-    view = memoryview(into)[:size]
+def read_block(handle: BinaryIO, offset: int, size: int, into: Optional[bytearray] = None) -> memoryview:
+    """A view of `size` bytes of an open file from `offset`, fewer only at its end, read into `into`
+    (at least `size` long; a buffer of their own without it): outside the handle's buffer where the
+    system reads at an offset (preadv: Linux, the BSDs), else through it after a seek. Several reads
+    where one answers in part (a FUSE mount, FastFile's)."""
+    view = memoryview(bytearray(size) if into is None else into)[:size]
     got = 0
-    while got < size and (count := os.preadv(fd, [view[got:]], offset + got)):
+    while got < size and (count := _read_into(handle, view[got:], offset + got)):
         got += count
     return view[:got]
+
+
+def _read_into(handle: BinaryIO, view: memoryview, offset: int) -> int:
+    if _PREADV is not None:
+        return _PREADV(handle.fileno(), [view], offset)
+    handle.seek(offset)
+    return handle.readinto(view) or 0  # type: ignore[attr-defined]
 
 
 class BlockBuffer:
@@ -48,22 +49,24 @@ class BlockBuffer:
     def __init__(self) -> None:
         self._buffer: Optional[bytearray] = None
 
-    def read(self, handle: BinaryIO, offset: int, size: int) -> Union[bytes, memoryview]:
+    def read(self, handle: BinaryIO, offset: int, size: int) -> memoryview:
         if self._buffer is None or len(self._buffer) < size:
             self.release()
             self._buffer = _take(size)
         return read_block(handle, offset, size, self._buffer)
 
     def release(self) -> None:
-        if self._buffer is not None and len(_free) < KEPT_BUFFERS:
-            _free.append(self._buffer)
+        with _free_lock:
+            if self._buffer is not None and len(_free) < KEPT_BUFFERS:
+                _free.append(self._buffer)
         self._buffer = None
 
 
 def _take(size: int) -> bytearray:
-    for index, buffer in enumerate(_free):
-        if len(buffer) >= size:
-            return _free.pop(index)
+    with _free_lock:
+        for index, buffer in enumerate(_free):
+            if len(buffer) >= size:
+                return _free.pop(index)
     return bytearray(size + size // 4)  # room for the stream's larger blocks
 
 
@@ -72,8 +75,8 @@ class BlockStream:
     views of the block, not copies: a record's payload is a memoryview of it. A read cut short by
     the block's end gives bytes, so that a reader completing a short header by concatenation can."""
 
-    def __init__(self, block: Union[bytes, memoryview]) -> None:
-        self._view = memoryview(block)
+    def __init__(self, block: memoryview) -> None:
+        self._view = block
         self._at = 0
 
     def read(self, count: int = -1) -> Union[memoryview, bytes]:

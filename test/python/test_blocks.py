@@ -8,6 +8,7 @@ import hashlib
 import os
 import tempfile
 import unittest
+from unittest import mock
 from typing import Dict, Iterable, Tuple
 
 from shardio import BLOCK, Consumer, FormatError, ShardDirectory
@@ -65,6 +66,12 @@ class BlockReadsTest(unittest.TestCase):
                                 for record in directory.images(Consumer(index, consumers), epoch, seed=11)]
                         self.assertTrue(all(type(record.image) is bytes for record in kept))
                         self.assertEqual(count((bytes(record.image), record.label) for record in kept), self.expected())
+
+    def test_where_the_system_cannot_read_at_an_offset_blocks_are_read_after_a_seek(self) -> None:
+        directory = ShardDirectory(self.dataset(".tfrecord"))
+        with mock.patch.object(blocks, "_PREADV", None):
+            kept = list(directory.images(Consumer(0, 1), 0, seed=11))
+        self.assertEqual(count((record.image, record.label) for record in kept), self.expected())
 
     def test_a_block_read_on_its_own_keeps_its_records_whole(self) -> None:
         for extension in FORMATS:
