@@ -51,7 +51,8 @@ _TABLE = _table()
 def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     """CRC-32C of `data`, continuing from `crc` (the value of the bytes before it)."""
     if _native_crc32c is not None:
-        return int(_native_crc32c(bytes(data) if not isinstance(data, bytes) else data, crc))
+        # Any buffer as it is (the package takes bytes-like objects): a record's payload is a view of its block.
+        return int(_native_crc32c(data, crc))
     return pure_crc32c(data, crc)
 
 

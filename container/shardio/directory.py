@@ -9,11 +9,11 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
-import io
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
+from .blocks import BlockBuffer, BlockStream, read_block
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
@@ -26,7 +26,7 @@ from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
 """The buffer a shard is read through to its end: whole records in few system calls (a block
-before the end is read in one call of its own size)."""
+before the end is read in one call of its own size, outside it: blocks.py)."""
 
 __all__ = ["Shard", "ShardDirectory"]
 
@@ -101,35 +101,46 @@ class ShardDirectory:
         """Records [start, stop) of a shard, read sequentially from the first one's offset (see `read_segments`)."""
         return (record for _position, record in self.read_segments(shard, [Segment(shard, start, stop)]))
 
-    def read_segments(self, shard: int, segments: Sequence[Segment]) -> Iterator[Tuple[int, FramedRecord]]:
+    def read_segments(self, shard: int, segments: Sequence[Segment], *, reuse: bool = False) -> Iterator[Tuple[int, FramedRecord]]:
         """(position, record) of every record of `segments` of a shard, in their order, through one open
-        file: a seek to each segment's first record, then a sequential read. Where the shard's record
-        count is known, fewer records than a segment lists (a shard cut at a record boundary frames
-        whole records), or more when read to its end, is a FormatError."""
+        file. A segment that runs to the shard's end is read sequentially from its first record; any
+        other (a block of the canonical order) in one read of its own size, its records' payloads
+        views of it (blocks.py): with `reuse`, of a buffer that each next block overwrites, so that a
+        record is valid only until the next is asked for (`images`, which keeps an ImageRecord of
+        each, bytes of its own). Where the shard's record count is known, fewer records than a segment
+        lists (a shard cut at a record boundary frames whole records), or more when read to its end,
+        is a FormatError."""
         expected = self.expected_records(shard)
         path = self.shards[shard].path
-        with self._open_shard(shard) as handle:
-            if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
-                self._check_whole(shard, handle)
-            for segment in segments:
-                start, stop = segment.start, segment.stop
-                to_end = stop is None or stop == expected
-                wanted = expected if to_end else stop
-                offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
-                offset = offsets[start] if start else 0
-                handle.seek(offset)
-                stream: BinaryIO = handle
-                if not to_end:
-                    # The block's bytes in one read, parsed in memory: a buffered reader refilled at
-                    # each seek would copy up to a buffer more than the block from the page cache.
-                    stream = io.BytesIO(handle.read(offsets[stop] - offset))  # type: ignore[index]
-                read = 0
-                for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc, first=start,
-                                           limit=None if to_end or stop is None else stop - start):
-                    yield start + read, record
-                    read += 1
-                if wanted is not None and read != wanted - start:
-                    self._miscounted(shard, expected)
+        buffer = BlockBuffer() if reuse else None
+        try:
+            with self._open_shard(shard) as handle:
+                if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
+                    self._check_whole(shard, handle)
+                for segment in segments:
+                    start, stop = segment.start, segment.stop
+                    to_end = stop is None or stop == expected
+                    wanted = expected if to_end else stop
+                    offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
+                    offset = offsets[start] if start else 0
+                    stream: BinaryIO
+                    if to_end:
+                        handle.seek(offset)
+                        stream = handle
+                    else:
+                        size = offsets[stop] - offset  # type: ignore[index]
+                        block = buffer.read(handle, offset, size) if buffer else read_block(handle, offset, size)
+                        stream = BlockStream(block)  # type: ignore[assignment]
+                    read = 0
+                    for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc, first=start,
+                                               limit=None if to_end or stop is None else stop - start):
+                        yield start + read, record
+                        read += 1
+                    if wanted is not None and read != wanted - start:
+                        self._miscounted(shard, expected)
+        finally:
+            if buffer is not None:
+                buffer.release()
 
     def _miscounted(self, shard: int, expected: Optional[int]) -> None:
         # Counted again from the start, so the error gives the shard's true count.
@@ -182,7 +193,7 @@ class ShardDirectory:
 
     def _stream_images(self, stream: Sequence[Segment]) -> Iterator[ImageRecord]:
         shard = stream[0].shard
-        for position, record in self.read_segments(shard, stream):
+        for position, record in self.read_segments(shard, stream, reuse=True):
             yield self.image(record, shard, position)
 
     def part_records(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Optional[int]:

@@ -94,4 +94,5 @@ def recordio_image(record: FramedRecord, name: str, *, shard: Optional[str] = No
         raise FormatError(f"{where}: {header.flag} labels per record; ImageRecord takes one (use unpack_ir_header)")
     if not header.label.is_integer():
         raise FormatError(f"{where}: label {header.label} is not a class index")
-    return ImageRecord(image=image, label=int(header.label), record_id=header.id, shard=shard, position=position)
+    # bytes of its own: a payload read in a block is a view of it (blocks.py), which the image must not keep.
+    return ImageRecord(image=bytes(image), label=int(header.label), record_id=header.id, shard=shard, position=position)

@@ -18,6 +18,8 @@ class FramedRecord:
     size: int
     """Bytes the record takes, framing and padding included."""
     payload: bytes
+    """The record's data: bytes, or a memoryview of the block it was read in (ShardDirectory.read_segments;
+    blocks.py), bytes-like either way; `bytes(payload)` for a copy of its own."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,121 @@
+"""The canonical order's block reads (blocks.py): a shard read 16 records at a time, each block in one
+read into a buffer reused from block to block and from stream to stream, its records views of it.
+What a reader hands out must stay whole however long it is kept, every CRC is still checked, and a
+shard cut inside a block is refused. Shards of many blocks each, written here (bad_dataset.py)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import unittest
+from unittest import mock
+from typing import Dict, Iterable, Tuple
+
+from shardio import BLOCK, Consumer, FormatError, ShardDirectory
+from shardio import blocks
+from bad_dataset import inputs, write_dataset
+
+RECORDS = 230
+"""Over 3 shards: 76 or 77 records each, so 5 blocks of 16 per shard, the last of them short."""
+FORMATS = (".tfrecord", ".rec")
+
+
+def count(images: Iterable[Tuple[bytes, int]]) -> Dict[Tuple[str, int], int]:
+    """How many times each (image, label) occurs, by the image's digest."""
+    counted: Dict[Tuple[str, int], int] = {}
+    for image, label in images:
+        key = (hashlib.sha256(image).hexdigest()[:16], label)
+        counted[key] = counted.get(key, 0) + 1
+    return counted
+
+
+def flip_byte(path: str, offset: int) -> None:
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        byte = handle.read(1)
+        handle.seek(offset)
+        handle.write(bytes([byte[0] ^ 0x01]))
+
+
+class BlockReadsTest(unittest.TestCase):
+    def setUp(self) -> None:
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.tmp = folder.name
+        self.files = inputs(RECORDS, {})
+
+    def dataset(self, extension: str) -> str:
+        root = os.path.join(self.tmp, extension.strip("."))
+        write_dataset(root, self.files, shards=3, extension=extension)
+        return root
+
+    def expected(self) -> Dict[Tuple[str, int], int]:
+        """How many times each (image digest, label) is packed (every input differs: once each)."""
+        return count((data, label) for _key, data, label in self.files)
+
+    def test_records_kept_across_blocks_and_streams_stay_whole(self) -> None:
+        for extension in FORMATS:
+            directory = ShardDirectory(self.dataset(extension))
+            self.assertGreater(min(directory.record_counts()), 4 * BLOCK)  # type: ignore[arg-type]
+            for consumers in (1, 2, 3):
+                for epoch in (0, 1):
+                    with self.subTest(format=extension, consumers=consumers, epoch=epoch):
+                        # Every record of the epoch kept until all are read: a record still viewing a reused buffer would
+                        # hold a later block's bytes by then.
+                        kept = [record for index in range(consumers)
+                                for record in directory.images(Consumer(index, consumers), epoch, seed=11)]
+                        self.assertTrue(all(type(record.image) is bytes for record in kept))
+                        self.assertEqual(count((bytes(record.image), record.label) for record in kept), self.expected())
+
+    def test_where_the_system_cannot_read_at_an_offset_blocks_are_read_after_a_seek(self) -> None:
+        directory = ShardDirectory(self.dataset(".tfrecord"))
+        with mock.patch.object(blocks, "_PREADV", None):
+            kept = list(directory.images(Consumer(0, 1), 0, seed=11))
+        self.assertEqual(count((record.image, record.label) for record in kept), self.expected())
+
+    def test_a_block_read_on_its_own_keeps_its_records_whole(self) -> None:
+        for extension in FORMATS:
+            directory = ShardDirectory(self.dataset(extension))
+            sequential = [directory.image(record, 1) for record in directory.read(1)]
+            with self.subTest(format=extension):
+                # read() without a reused buffer: each block its own, so records of several blocks can be kept
+                middle = list(directory.read(1, BLOCK, 3 * BLOCK))
+                self.assertEqual([directory.image(record, 1) for record in middle], sequential[BLOCK:3 * BLOCK])
+                self.assertEqual(directory.image(directory.record(1, BLOCK + 3), 1), sequential[BLOCK + 3])
+
+    def test_buffers_are_reused_across_streams_and_epochs_and_their_count_is_bounded(self) -> None:
+        directory = ShardDirectory(self.dataset(".tfrecord"))
+        for epoch in range(3):
+            sum(1 for _ in directory.images(Consumer(0, 1), epoch, seed=11))
+        kept = list(blocks._free)  # noqa: SLF001 - the process's free buffers, what the next streams take
+        self.assertGreaterEqual(len(kept), 1)
+        self.assertLessEqual(len(kept), blocks.KEPT_BUFFERS)
+        sum(1 for _ in directory.images(Consumer(0, 1), 3, seed=11))
+        self.assertTrue(any(buffer is old for buffer in blocks._free for old in kept))  # noqa: SLF001
+
+    def test_a_changed_byte_in_a_middle_block_is_refused_naming_the_record(self) -> None:
+        root = self.dataset(".tfrecord")
+        directory = ShardDirectory(root)
+        offsets = directory.offsets(0)
+        position = 2 * BLOCK + 5  # inside the third block, read whole like the others
+        flip_byte(directory.shards[0].path, (offsets[position] + offsets[position + 1]) // 2)  # in its image's bytes
+        with self.assertRaisesRegex(FormatError, rf"^{directory.shards[0].path}: record {position} at offset {offsets[position]}: "
+                                                 r"its \d+ bytes do not match their CRC-32C"):
+            list(directory.images(Consumer(0, 1), 0, seed=11))
+        self.assertEqual(len(list(ShardDirectory(root, check_crc=False).images(Consumer(0, 1), 0, seed=11))), RECORDS)
+
+    def test_a_shard_cut_inside_a_block_is_refused_naming_it(self) -> None:
+        for extension in FORMATS:
+            root = self.dataset(extension)
+            directory = ShardDirectory(root, check_crc=False)  # the count and framing alone (a RecordIO shard's CRC refuses it first)
+            offsets = directory.offsets(2)
+            with open(directory.shards[2].path, "r+b") as handle:
+                handle.truncate(offsets[BLOCK + 3] + 20)  # past its header, in the second block
+            with self.subTest(format=extension), self.assertRaisesRegex(
+                    FormatError, rf"^{directory.shards[2].path}: truncated (TFRecord|RecordIO part) of \d+ bytes at offset "
+                                 rf"{offsets[BLOCK + 3]}"):
+                list(directory.images(Consumer(0, 1), 0, seed=11))
+
+
+if __name__ == "__main__":
+    unittest.main()
