@@ -145,7 +145,7 @@ _INT64_LIST_TAG = 0x1A
 ImageFeatures = Tuple[bytes, Optional[int], Optional[bytes]]
 
 
-def image_features(payload: bytes, image: bytes, label: bytes, filename: bytes) -> Optional[ImageFeatures]:
+def image_features(payload: Union[bytes, memoryview], image: bytes, label: bytes, filename: bytes) -> Optional[ImageFeatures]:
     """(`image`'s one bytes value, `label`'s one int64 or None, `filename`'s one bytes value or None)
     of a serialized Example, the keys given UTF-8 encoded, in one scan of the canonical layout: each
     map entry its key then its value, each wanted feature one list of one value. The other features
@@ -171,7 +171,7 @@ def image_features(payload: bytes, image: bytes, label: bytes, filename: bytes) 
                 if entry_end > stop or payload[position] != _KEY_TAG:
                     return None
                 length, position = _length(payload, position + 1)
-                key = payload[position:position + length]
+                key = bytes(payload[position:position + length])  # hashable where the payload is a view of its block
                 position += length
                 if position > entry_end:
                     return None
@@ -205,7 +205,8 @@ def _single_bytes(payload: bytes, start: int, end: int) -> Optional[bytes]:
     if position + length != end or payload[position] != _LIST_VALUE_TAG:
         return None
     length, position = _length(payload, position + 1)
-    return payload[position:position + length] if position + length == end else None
+    # bytes of its own (free where the payload is bytes): a view would point into a block buffer that the next block overwrites
+    return bytes(payload[position:position + length]) if position + length == end else None
 
 
 def _single_int64(payload: bytes, start: int, end: int) -> Optional[int]:
