@@ -1,4 +1,3 @@
-import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
@@ -9,36 +8,21 @@ import { jpegSourceFolder } from '../support/jpeg-dataset';
 import { temporaryFolders } from '../support/local-files';
 import type { S3TestServer } from '../support/s3-server';
 import { startS3Server } from '../support/s3-server';
+import { pythonWith, runPythonChild } from '../support/python-child';
 
 // The S3 reader of container/shardio on the local S3 server (issue 38): a manifest's names that lead
 // out of the cache, throttling through a fault proxy, an endpoint's password, the cache's limit with
 // downloads in flight, a prefix with no published version: test/python/reader_safety_s3.py. The
 // Python tests run in a child process started asynchronously, so that the proxies answer meanwhile.
 
-const REPO = path.resolve(__dirname, '..', '..');
-const PYTHON = process.env.PYTHON ?? (hasBoto3('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const PYTHON = pythonWith('torch, boto3');
 const FILES = 37;
 const SHARDS = 5;
 /** reader_safety_s3.THROTTLED_GETS: more SlowDowns in a row than the 5 attempts that used to fail the read. */
 const THROTTLED_GETS = 12;
 
-function hasBoto3(python: string): boolean {
-  return spawnSync(python, ['-c', 'import torch, boto3'], { stdio: 'ignore', timeout: 60_000 }).status === 0;
-}
 
-function runPython(args: string[], env: Record<string, string>): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, args, {
-      cwd: REPO,
-      env: { ...process.env, PYTHONPATH: [path.join(REPO, 'container'), path.join(REPO, 'test', 'python')].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1', ...env },
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => { output += text; });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => { output += text; });
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, output }));
-  });
-}
+const runPython = (args: string[], env: Record<string, string>) => runPythonChild(PYTHON, args, env);
 
 const folder = temporaryFolders();
 let server: S3TestServer;

@@ -1,4 +1,3 @@
-import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,14 +9,14 @@ import { jpegSourceFolder } from '../support/jpeg-dataset';
 import { temporaryFolders } from '../support/local-files';
 import type { S3TestServer } from '../support/s3-server';
 import { startS3Server } from '../support/s3-server';
+import { pythonWith, runPythonChild } from '../support/python-child';
 
 // shardio.dataset.data_loader over a folder, a file:// URL, an S3 prefix of the local S3 server (with
 // a fault proxy per fault in front of it) and a SageMaker channel: test/python/reading_anywhere.py.
 // The Python tests run in a child process started asynchronously, so that the proxies of this
 // process answer them meanwhile.
 
-const REPO = path.resolve(__dirname, '..', '..');
-const PYTHON = process.env.PYTHON ?? (hasTorch('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const PYTHON = pythonWith('torch, torchvision, boto3');
 const FILES = 37;
 /** test/python/versioned.py derives version 2 from a pack of 5 shards. */
 const SHARDS = 5;
@@ -25,23 +24,8 @@ const SHARDS = 5;
 const SHUFFLE_FILES = 2000;
 const SHUFFLE_SHARDS = 20;
 
-function hasTorch(python: string): boolean {
-  return spawnSync(python, ['-c', 'import torch, torchvision, boto3'], { stdio: 'ignore', timeout: 60_000 }).status === 0;
-}
 
-function runPython(args: string[], env: Record<string, string>): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, args, {
-      cwd: REPO,
-      env: { ...process.env, PYTHONPATH: [path.join(REPO, 'container'), path.join(REPO, 'test', 'python')].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1', ...env },
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => { output += text; });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => { output += text; });
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, output }));
-  });
-}
+const runPython = (args: string[], env: Record<string, string>) => runPythonChild(PYTHON, args, env);
 
 const folder = temporaryFolders();
 let server: S3TestServer;

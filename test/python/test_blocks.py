@@ -14,6 +14,7 @@ from typing import Dict, Iterable, Tuple
 from shardio import BLOCK, Consumer, FormatError, ShardDirectory
 from shardio import blocks
 from bad_dataset import inputs, write_dataset
+from test_reader_safety import flip_byte
 
 RECORDS = 230
 """Over 3 shards: 76 or 77 records each, so 5 blocks of 16 per shard, the last of them short."""
@@ -27,14 +28,6 @@ def count(images: Iterable[Tuple[bytes, int]]) -> Dict[Tuple[str, int], int]:
         key = (hashlib.sha256(image).hexdigest()[:16], label)
         counted[key] = counted.get(key, 0) + 1
     return counted
-
-
-def flip_byte(path: str, offset: int) -> None:
-    with open(path, "r+b") as handle:
-        handle.seek(offset)
-        byte = handle.read(1)
-        handle.seek(offset)
-        handle.write(bytes([byte[0] ^ 0x01]))
 
 
 class BlockReadsTest(unittest.TestCase):
