@@ -79,8 +79,10 @@ def consumed_records(counts: Sequence[int], seed: int, epoch: int, runs: Sequenc
     for number, run in enumerate(runs):
         # The run's shares are split from what was left when it started: its own records are marked in a copy.
         consumed = [bytearray(count) for count in counts] if resumed.consumed is None else [bytearray(flags) for flags in resumed.consumed]
+        # One order for all of the run's consumers: what was left when it started, split among them.
+        left = remaining_order(counts, seed, epoch, resumed.consumed)
         for index, count in enumerate(run.yielded):
-            share = consumer_share(counts, len(counts), Consumer(index, run.consumers), seed, epoch, resumed)
+            share = split_segments(left, run.consumers, index)
             taken = 0
             for shard, position in consumer_order(share, seed, epoch, number, index, run.consumers, shuffle_buffer):
                 if taken == count:
