@@ -62,6 +62,8 @@ class ShardDirectory:
         self.host_sharded = host_sharded
         """Each host holds only its own shards (a ShardedByS3Key channel)."""
         self._offsets: Dict[int, List[int]] = {}
+        self._listed_crc: Dict[str, Optional[int]] = {entry.key: entry.crc32c for entry in self.manifest.shards} if self.manifest else {}
+        """Each shard's CRC-32C as the manifest lists it, by key: looked up once per RecordIO shard checked."""
 
     @property
     def dataset_version(self) -> Optional[str]:
@@ -117,11 +119,11 @@ class ShardDirectory:
             with self._open_shard(shard) as handle:
                 if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
                     self._check_whole(shard, handle)
+                offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
                 for segment in segments:
                     start, stop = segment.start, segment.stop
                     to_end = stop is None or stop == expected
                     wanted = expected if to_end else stop
-                    offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
                     offset = offsets[start] if start else 0
                     stream: BinaryIO
                     if to_end:
@@ -154,16 +156,13 @@ class ShardDirectory:
         path = self.shards[shard].path
         offset = self.offsets(shard)[start] if start else 0
         with self._open_shard(shard) as handle:
-            if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
-                self._check_whole(shard, handle)
             handle.seek(offset)
             yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.check_crc, first=start)
 
     def _check_whole(self, shard: int, handle: BinaryIO) -> None:
         """A RecordIO shard's CRC-32C against the manifest's, once per process (shard_crc.py)."""
         key = self.shards[shard].key
-        listed = {entry.key: entry.crc32c for entry in self.manifest.shards} if self.manifest is not None else {}
-        check_shard_crc(handle, f"{self.shards[shard].path} (shard {key})", listed.get(key or ""),
+        check_shard_crc(handle, f"{self.shards[shard].path} (shard {key})", self._listed_crc.get(key or ""),
                         getattr(self.manifest, "path", ""))
         self._crc_checked.add(shard)
 
