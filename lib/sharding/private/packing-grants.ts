@@ -13,20 +13,17 @@ const OBJECT_ACTIONS = {
 } as const;
 
 /**
- * Access of a packing handler to one prefix of a bucket: the objects under it, and ListBucket
- * (ListObjectsV2) only with an `s3:prefix` under it (the handlers list with a prefix always); the
- * bucket's key for decryption (read) or both ways (readWrite) when it has one.
+ * Access of a packing handler to one prefix of a bucket: the objects under it, ListBucket on the
+ * bucket, and the bucket's key for decryption (read) or both ways (readWrite) when it has one.
+ * ListBucket carries no `s3:prefix` condition: S3 answers a GET or HEAD of a missing key 404 only to
+ * a caller that may list the bucket, and the condition key is absent from those requests, so a
+ * conditioned grant turns every "not found" (no manifest yet, no claim, no result) into 403
+ * AccessDenied, which the engine must not read as absent.
  */
 export function grantPrefixAccess(bucket: s3.IBucket, grantee: iam.IGrantable, prefix: string, access: keyof typeof OBJECT_ACTIONS): iam.Grant {
   if (access === 'read') bucket.encryptionKey?.grantDecrypt(grantee);
   else bucket.encryptionKey?.grantEncryptDecrypt(grantee);
   const objects = iam.Grant.addToPrincipal({ grantee, actions: [...OBJECT_ACTIONS[access]], resourceArns: [bucket.arnForObjects(`${prefix}*`)] });
-  const listing = iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['s3:ListBucket'],
-    resourceArns: [bucket.bucketArn],
-    // An empty prefix is the whole bucket: a listing then may send no prefix, which a condition on s3:prefix would refuse.
-    ...(prefix === '' ? {} : { conditions: { StringLike: { 's3:prefix': [`${prefix}*`] } } }),
-  });
+  const listing = iam.Grant.addToPrincipal({ grantee, actions: ['s3:ListBucket'], resourceArns: [bucket.bucketArn] });
   return objects.combine(listing);
 }
