@@ -80,17 +80,14 @@ export class S3StorageError extends Error {
   }
 }
 
-const THROTTLING_CODES = new Set([
-  'SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException',
-  'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'BandwidthLimitExceeded',
-  'RequestTimeout', 'RequestTimeoutException', 'InternalError', 'ServiceUnavailable',
-]);
-
-/** The codes among THROTTLING_CODES that ask for less load, not a retry of a failure. */
+/** The codes that ask for less load, not a retry of a failure: waited out for the throttling budget. */
 const THROTTLE_ONLY_CODES = new Set([
   'SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException',
   'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'BandwidthLimitExceeded',
 ]);
+
+/** THROTTLE_ONLY_CODES and the service's transient failures, retried as they are. */
+const THROTTLING_CODES = new Set([...THROTTLE_ONLY_CODES, 'RequestTimeout', 'RequestTimeoutException', 'InternalError', 'ServiceUnavailable']);
 
 const NETWORK_CODES = new Set([
   'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN',
