@@ -3,7 +3,7 @@ import type { ShardFormatName } from './formats/shard-format';
 import type { PackingSink } from '../io/storage';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing, PlannedSizing } from './manifest';
-import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
+import { checkTotals, MANIFEST_FORMAT_VERSION, referencedKeys, serializeManifest } from './manifest';
 import { INDEX_FOLDER, isConfinedKey, MEMBERS_FOLDER, SHARDS_FOLDER, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
 import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
 import type { PruneResult } from './prune';
@@ -160,8 +160,7 @@ function sizingOf(planned: PlannedSizing, shards: readonly ManifestShard[]): Man
  * lie in their folders, never touched here; the RecordIO global index is written after this.
  */
 async function removeUnlistedObjects(sink: PackingSink, layout: VersionLayout, manifest: Manifest): Promise<void> {
-  const listed = new Set(manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]));
-  if (manifest.globalIndexKey) listed.add(manifest.globalIndexKey);
+  const listed = new Set(referencedKeys(manifest));
   const present = (await Promise.all([SHARDS_FOLDER, INDEX_FOLDER, MEMBERS_FOLDER].map((folder) => sink.list(layout.rebase(folder))))).flat();
   await mapLimited(present.filter((key) => !listed.has(key)), DELETES_AT_ONCE, (key) => sink.delete(key));
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { targetShardBytesOf } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
+import { VersionLayout } from './dataset-layout';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 
 /** One shard as written. */
@@ -150,4 +151,14 @@ export class FingerprintHasher {
     this.hash.update(this.lines.join(''));
     this.lines = [];
   }
+}
+
+/** Every object a version's readers open. */
+export function referencedKeys(manifest: Manifest): string[] {
+  const layout = new VersionLayout(manifest.datasetVersion);
+  return [
+    layout.manifestKey, layout.shardsChannelKey, layout.indexChannelKey,
+    ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : []),
+    ...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]),
+  ];
 }

@@ -2,7 +2,7 @@ import { PLAN_ROOT, versionOfKey, VERSIONS_PREFIX, VersionLayout, versionSequenc
 import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
-import type { Manifest } from './manifest';
+import { referencedKeys } from './manifest';
 import type { ClaimedVersion } from './publish';
 import { DatasetObjectError, publishedVersions, readVersionManifest } from './publish';
 
@@ -98,16 +98,6 @@ function retainedVersions(published: readonly ClaimedVersion[], retentionMs: num
     stoppedAt.push(latest);
   }
   return published.filter((_version, i) => i === published.length - 1 || clock - stoppedAt[i + 1] < retentionMs);
-}
-
-/** Every object a version's readers open. */
-function referencedKeys(manifest: Manifest): string[] {
-  const layout = new VersionLayout(manifest.datasetVersion);
-  return [
-    layout.manifestKey, layout.shardsChannelKey, layout.indexChannelKey,
-    ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : []),
-    ...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]),
-  ];
 }
 
 async function deleteAll(sink: PackingSink, keys: readonly string[]): Promise<void> {
