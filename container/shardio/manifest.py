@@ -37,6 +37,9 @@ class ManifestShard:
     crc32c: Optional[int] = None
     """CRC-32C of the whole shard (the manifest's base64 big-endian `crc32c`, as S3 reports
     ChecksumCRC32C); None where the manifest leaves it out."""
+    crc32: Optional[int] = None
+    """CRC-32 (zlib's, IEEE) of the whole shard, in the same form (S3's ChecksumCRC32): what a reader
+    without a fast CRC-32C checks the shard with (shard_crc.py); None in manifests packed before it."""
 
 
 @dataclass(frozen=True)
@@ -138,14 +141,16 @@ def _shards(path: str, listed: object) -> List[ManifestShard]:
         if size is not None and (not isinstance(size, int) or size < 0):
             raise FormatError(f"dataset manifest {path}: {where}.bytes must be a non-negative integer, got {size!r}")
         shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size, members_key=members_key,
-                                    crc32c=_crc32c(path, where, shard.get("crc32c"))))
+                                    crc32c=_checksum(path, f"{where}.crc32c", shard.get("crc32c"), "CRC-32C"),
+                                    crc32=_checksum(path, f"{where}.crc32", shard.get("crc32"), "CRC-32")))
     repeated = sorted(key for key, count in Counter(shard.key for shard in shards).items() if count > 1)
     if repeated:
         raise FormatError(f"dataset manifest {path}: lists {', '.join(repeated)} more than once; its records would be read twice")
     return shards
 
 
-def _crc32c(path: str, where: str, value: object) -> Optional[int]:
+def _checksum(path: str, field: str, value: object, name: str) -> Optional[int]:
+    """A base64 big-endian checksum (`crc32c`, `crc32`) as an integer; None where the manifest leaves it out."""
     if value is None:
         return None
     try:
@@ -153,7 +158,7 @@ def _crc32c(path: str, where: str, value: object) -> Optional[int]:
     except binascii.Error:
         digest = b""
     if len(digest) != 4:
-        raise FormatError(f"dataset manifest {path}: {where}.crc32c must be the base64 of 4 bytes (a big-endian CRC-32C), "
+        raise FormatError(f"dataset manifest {path}: {field} must be the base64 of 4 bytes (a big-endian {name}), "
                           f"got {value!r}")
     return int.from_bytes(digest, "big")
 

@@ -17,6 +17,12 @@ export interface ManifestShard {
   readonly bytes: number;
   /** CRC32C of the whole shard, base64 of the big-endian value: what S3 reports as ChecksumCRC32C. */
   readonly crc32c: string;
+  /**
+   * CRC-32 (zlib's, IEEE) of the whole shard, in the same form (what S3 reports as ChecksumCRC32): what a
+   * reader without a fast CRC-32C checks the shard with, since Python's standard library computes it at
+   * GB/s (container/shardio/shard_crc.py). Absent in manifests packed before it was written.
+   */
+  readonly crc32?: string;
   /** Global id of the first and last record (-1 when every member failed). */
   readonly firstRecordId: number;
   readonly lastRecordId: number;

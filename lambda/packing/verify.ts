@@ -1,4 +1,5 @@
 import { crc32c } from '@node-rs/crc32';
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import type {
   RecordIoShardIndex, ShardRecord} from './formats';
 import {
@@ -8,7 +9,7 @@ import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
 import type { Manifest, ManifestShard } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION } from './manifest';
-import { crc32cBase64 } from '../io/s3-checksum';
+import { crc32Base64, crc32cBase64 } from '../io/s3-checksum';
 import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';
@@ -267,6 +268,8 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   if (data.length !== shard.bytes) problems.push(`${shard.key}: ${data.length} bytes, the manifest says ${shard.bytes}`);
   const crc = crc32cBase64(crc32c(data));
   if (crc !== shard.crc32c) problems.push(`${shard.key}: CRC32C ${crc}, the manifest says ${shard.crc32c}`);
+  const zlibCrc = crc32Base64(zlibCrc32(data));
+  if (shard.crc32 !== undefined && zlibCrc !== shard.crc32) problems.push(`${shard.key}: CRC32 ${zlibCrc}, the manifest says ${shard.crc32}`);
 
   let records: ShardRecord[];
   try {
