@@ -9,11 +9,12 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
+from contextlib import closing
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
-from .blocks import BlockBuffer, BlockStream, read_block
+from .blocks import BlockStream, read_blocks
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
@@ -106,43 +107,39 @@ class ShardDirectory:
         """(position, record) of every record of `segments` of a shard, in their order, through one open
         file. A segment that runs to the shard's end is read sequentially from its first record; any
         other (a block of the canonical order) in one read of its own size, its records' payloads
-        views of it (blocks.py): with `reuse`, of a buffer that each next block overwrites, so that a
-        record is valid only until the next is asked for (`images`, which keeps an ImageRecord of
-        each, bytes of its own). Where the shard's record count is known, fewer records than a segment
-        lists (a shard cut at a record boundary frames whole records), or more when read to its end,
-        is a FormatError."""
+        views of it (blocks.py), the next blocks read ahead meanwhile (`read_blocks`): with `reuse`, of
+        buffers that later blocks overwrite, so that a record is valid only until the next is asked
+        for (`images`, which keeps an ImageRecord of each, bytes of its own). Where the shard's record
+        count is known, fewer records than a segment lists (a shard cut at a record boundary frames
+        whole records), or more when read to its end, is a FormatError."""
         expected = self.expected_records(shard)
         path = self.shards[shard].path
-        buffer = BlockBuffer() if reuse else None
-        try:
-            with self._open_shard(shard) as handle:
-                check = self.shard_check(shard)
-                if check.whole is not None and shard not in self._crc_checked:
-                    self._check_whole(shard, handle, check)
-                offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
-                for segment in segments:
+        with self._open_shard(shard) as handle:
+            check = self.shard_check(shard)
+            if check.whole is not None and shard not in self._crc_checked:
+                self._check_whole(shard, handle, check)
+            offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
+            ends = [segment.stop is None or segment.stop == expected for segment in segments]
+            ranges = [None if to_end else (offsets[segment.start], offsets[segment.stop] - offsets[segment.start])  # type: ignore[index]
+                      for segment, to_end in zip(segments, ends)]
+            with closing(read_blocks(handle, ranges, reuse=reuse)) as blocks:
+                for segment, to_end, block in zip(segments, ends, blocks):
                     start, stop = segment.start, segment.stop
-                    to_end = stop is None or stop == expected
-                    wanted = expected if to_end else stop
                     offset = offsets[start] if start else 0
                     stream: BinaryIO
-                    if to_end:
+                    if block is None:
                         handle.seek(offset)
                         stream = handle
                     else:
-                        size = offsets[stop] - offset  # type: ignore[index]
-                        block = buffer.read(handle, offset, size) if buffer else read_block(handle, offset, size)
                         stream = BlockStream(block)  # type: ignore[assignment]
                     read = 0
                     for record in read_records(self.format, stream, path, offset=offset, check_crc=check.records, first=start,
                                                limit=None if to_end or stop is None else stop - start):
                         yield start + read, record
                         read += 1
+                    wanted = expected if to_end else stop
                     if wanted is not None and read != wanted - start:
                         self._miscounted(shard, expected)
-        finally:
-            if buffer is not None:
-                buffer.release()
 
     def _miscounted(self, shard: int, expected: Optional[int]) -> None:
         # Counted again from the start, so the error gives the shard's true count.
