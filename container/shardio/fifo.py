@@ -41,11 +41,13 @@ class FifoReader(io.RawIOBase):
             raise TimeoutError(f"Pipe-mode FIFO {self.path}: {waited} within {self.timeout:.0f} s")
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
-        while True:
+        if self.offset == 0:  # a FIFO no writer has opened yet reads as ended: wait for one first
             self.wait()
+        while True:
             try:
                 count = os.readv(self._fd, [buffer])
             except BlockingIOError:
+                self.wait()
                 continue
             self.offset += count
             return count
