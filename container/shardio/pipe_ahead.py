@@ -11,7 +11,8 @@ from .pipe_check import WholeShardCheck
 
 CHUNK_BYTES = 4 * 1024 * 1024
 _DEPTH = 16
-"""Pieces waiting for the caller: with CHUNK_BYTES, at most 64 MiB (plus a shard held by its check)."""
+"""Pieces waiting for the caller: with CHUNK_BYTES, at most 64 MiB, and a shard more where shards are
+checked whole (while the next is held by its check: at most 2 shards and 64 MiB in memory)."""
 _END = object()
 
 
@@ -22,8 +23,12 @@ class ReadAhead:
 
     def __init__(self, source: FifoReader, check: Optional[WholeShardCheck] = None) -> None:
         self._source, self._check = source, check
-        self._queue: "queue.Queue[object]" = queue.Queue(maxsize=_DEPTH)
+        # Room for a shard released whole, so that the next one is read and checked while it is dealt.
+        depth = _DEPTH + (check.most_pieces(CHUNK_BYTES) if check is not None else 0)
+        self._queue: "queue.Queue[object]" = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
+        self._free: "queue.SimpleQueue[bytearray]" = queue.SimpleQueue()
+        """Chunks whose pieces the caller is done with."""
         self._thread = threading.Thread(target=self._run, name=f"pipe-read-ahead {source.path}", daemon=True)
 
     def __enter__(self) -> "ReadAhead":
@@ -34,13 +39,17 @@ class ReadAhead:
         self._stop.set()
 
     def pieces(self) -> Iterator[memoryview]:
+        """The stream's pieces in order; each is the caller's until it asks for the next."""
         while True:
             item = self._get()
             if item is _END:
                 return
             if isinstance(item, BaseException):
                 raise item
-            yield item  # type: ignore[misc]
+            piece, ends_chunk = item  # type: ignore[misc]
+            yield piece
+            if ends_chunk:  # read into again: fresh memory costs a page fault per 4 KiB
+                self._free.put(piece.obj)
 
     def _get(self) -> object:
         while True:
@@ -61,11 +70,14 @@ class ReadAhead:
 
     def _read(self) -> None:
         while not self._stop.is_set():
-            chunk = bytearray(CHUNK_BYTES)
+            try:
+                chunk = self._free.get_nowait()
+            except queue.Empty:
+                chunk = bytearray(CHUNK_BYTES)
             filled = self._fill(chunk)
             if filled:
                 view = memoryview(chunk)[:filled]
-                for piece in (self._check.feed(view) if self._check is not None else [view]):
+                for piece in (self._check.feed(view) if self._check is not None else [(view, True)]):
                     if not self._put(piece):
                         return
             if filled < CHUNK_BYTES:

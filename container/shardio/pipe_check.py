@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import zlib
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .crc32c import NATIVE
 from .errors import FormatError
@@ -64,34 +64,42 @@ class WholeShardCheck:
 
     def __init__(self, sums: ShardSums, name: str, max_record: int) -> None:
         self.sums, self.name, self.max_record = sums, name, max_record
-        self._held: List[memoryview] = []
+        self._held: List[List] = []
+        """[view, start, end]: the bytes held back, in as many pieces as the views they came in."""
         self._size = self._crc = self._start = 0
 
-    def feed(self, view: memoryview) -> List[memoryview]:
-        released: List[memoryview] = []
+    def feed(self, view: memoryview) -> List[Tuple[memoryview, bool]]:
+        """The pieces released, each with whether it ends the view it came in."""
+        released: List[Tuple[memoryview, bool]] = []
         position = 0
         while position < len(view):
             index = bisect.bisect_right(self.sums.sizes, self._size)
             if index == len(self.sums.sizes):
                 raise self._refused()
             take = min(self.sums.sizes[index] - self._size, len(view) - position)
-            part = view[position:position + take]
-            self._crc = zlib.crc32(part, self._crc)
-            self._held.append(part)
+            self._crc = zlib.crc32(view[position:position + take], self._crc)
+            if self._held and self._held[-1][0] is view:
+                self._held[-1][2] += take
+            else:
+                self._held.append([view, position, position + take])
             self._size += take
             position += take
             if self._crc in self.sums.by_size.get(self._size, ()):
-                released.extend(self._held)
+                released.extend((held[start:end], end == len(held)) for held, start, end in self._held)
                 self._start += self._size
                 self._held, self._size, self._crc = [], 0, 0
         return released
+
+    def most_pieces(self, chunk_bytes: int) -> int:
+        """The most pieces `feed` returns at once, fed views of `chunk_bytes`: the largest shard's, and one more."""
+        return -(-self.sums.sizes[-1] // chunk_bytes) + 1 if self.sums.sizes else 1
 
     def finish(self) -> None:
         if self._held:
             raise self._refused()
 
     def _refused(self) -> FormatError:
-        data = b"".join(self._held)
+        data = b"".join(held[start:end] for held, start, end in self._held)
         ends = set(record_ends(data, self.sums.shard_format, self.name, self.max_record))
         named = [f"{key} lists {size} bytes of CRC-32 {crc:#010x}, the stream's {size} bytes there have "
                  f"{zlib.crc32(data[:size]):#010x}"
