@@ -6,7 +6,11 @@ padded to 4 bytes), so the stream is read with the shard readers.
 A FIFO has one reader. With several consumers on a host (GPU processes × loader workers), one
 `PipeFanOut` thread reads the channel's FIFO and deals whole records round-robin into one FIFO per
 consumer, named like SageMaker's, so every consumer reads its own with the same code. Every
-consumer must read each epoch to its end (the fan-out waits for the slowest one).
+consumer must read each epoch to its end (the fan-out waits for the slowest one). It reads only
+each record's framing header in Python (pipe_frames.py) and moves the rest with os.splice on Linux
+(SPLICE: pipe_splice.py), or reads the stream ahead in large pieces and writes each record on in
+one write (COPY: pipe_copy.py, pipe_ahead.py) where the host checks shards whole or os.splice is
+missing.
 
 What a consumer can rely on (Linux, where FIFOs are polled):
 - Every wait has a timeout (`timeout`, DEFAULT_PIPE_TIMEOUT by default) and its TimeoutError names
@@ -17,6 +21,10 @@ What a consumer can rely on (Linux, where FIFOs are polled):
 - Errors reach the consumers at once: when the fan-out fails (a corrupt stream, a wrong record
   count, a timeout), every consumer's iterator raises FanOutError with the cause, which names the
   stream and the offset, in that epoch and in every later one instead of waiting.
+- No changed byte used: where the manifest lists each shard's zlib CRC-32 and the records' own
+  CRCs are missing or slow to check (RecordIO; TFRecord without the crc32c module), each shard of
+  the stream is checked whole before any record of it is dealt (pipe_check.py), by the fan-out or
+  the lone consumer; otherwise the consumers check each TFRecord's CRCs as they read it.
 - No quiet partial epoch: where the whole stream reaches this host (FullyReplicated, or one host)
   and the dataset manifest is known, the records of each epoch are counted against its `records`;
   a consumer of the fan-out checks it got every record dealt to it.

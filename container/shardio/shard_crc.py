@@ -7,8 +7,9 @@ before the first record of it is handed out, in each reading process: a byte cha
 in a channel is refused before any record of that shard reaches training, naming the shard. A
 shard fetched from S3 was checked the same way as it came (s3_dataset.py).
 
-Not covered: a Pipe-mode RecordIO stream (SageMaker concatenates the shards in an order of its own,
-with no boundary to check a shard's CRC at) and DALI's readers (they read the files natively).
+A Pipe-mode stream (SageMaker concatenates the shards in an order of its own) is checked by the
+host, each shard found by its size and zlib CRC-32: pipe_check.py. Not covered: DALI's readers (they
+read the files natively).
 """
 from __future__ import annotations
 
