@@ -4,9 +4,10 @@ A packed TFRecord stream (records of ~59 KB and of ~110 KB, CRCs written nativel
 module is installed) is fed into a FIFO by `cat`, as SageMaker feeds a channel's, and dealt by a
 PipeFanOut (a thread of this process, as in the training process of local rank 0) into 1, 16 and
 88 consumer FIFOs (8 GPU processes × 11 loader workers), each drained by `cat`; every path
-(splice, copy, copy with each shard checked whole against its CRC-32) in turn. Floors, same run:
-`cat` through one FIFO (the issue's floor), and N `cat` pairs each moving 1/N of the bytes through a
-FIFO of its own, what this machine does for N consumers with no fan-out at all. Prints GB/s, the
+(splice, copy, copy with each shard checked whole against its CRC-32, and the dealer before #46:
+pipe_dealer_before.py) in turn. Floors, same run: `cat` through one FIFO (the issue's floor),
+measured again just before each row, and N `cat` pairs each moving 1/N of the bytes through a FIFO
+of its own, what this machine does for N consumers with no fan-out at all. Prints GB/s, the
 fan-out's CPU seconds per GB and fan-out ÷ floor for each row, run after run, then the ranges.
 
     /usr/bin/python3 bench/pipe-fanout.py [--megabytes 384 --runs 3 --consumers 1,16,88]
@@ -26,12 +27,14 @@ import zlib
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "container"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from shardio.crc32c import NATIVE, masked_crc32c  # noqa: E402
 from shardio.pipe import COPY, SPLICE, PipeFanOut, consumer_channel, pipe_path  # noqa: E402
 from shardio.pipe_check import ShardSums  # noqa: E402
 from shardio.pipe_splice import splice_available  # noqa: E402
 from shardio.records import ShardFormat  # noqa: E402
+from pipe_dealer_before import BEFORE, FanOutBefore  # noqa: E402
 
 RECORD_SIZES = {"59 KB": (50_000, 68_000), "110 KB": (95_000, 125_000)}
 SHARD_BYTES = 64 * 1024 * 1024
@@ -99,7 +102,10 @@ def fan_out(work: str, stream: str, consumers: int, path: str, sums: Optional[Sh
     os.mkfifo(pipe_path(data_dir, "train", 0))
     targets = [pipe_path(fanout_dir, consumer_channel("train", c), 0) for c in range(consumers)]
     cpu, started = time.process_time(), time.perf_counter()
-    fanout = PipeFanOut(data_dir, "train", fanout_dir, consumers, timeout=60, epochs=1, path=path, sums=sums).start()
+    if path == BEFORE:
+        fanout = FanOutBefore(data_dir, "train", fanout_dir, consumers, timeout=60, epochs=1).start()
+    else:
+        fanout = PipeFanOut(data_dir, "train", fanout_dir, consumers, timeout=60, epochs=1, path=path, sums=sums).start()
     writer = feed(stream, pipe_path(data_dir, "train", 0))
     while not all(os.path.exists(target) for target in targets):
         time.sleep(0.001)
@@ -114,21 +120,22 @@ def fan_out(work: str, stream: str, consumers: int, path: str, sums: Optional[Sh
 
 
 def one_run(work: str, streams: Dict[str, Tuple[str, ShardSums]], counts: List[int], paths: List[str]) -> List[dict]:
+    """Every row once; `cat` through one FIFO is measured again just before each row, on a shared machine whose load moves."""
     rows = []
     for label, (stream, sums) in streams.items():
         gigabytes = os.path.getsize(stream) / 1e9
-        one_fifo = gigabytes / floor(work, stream, 1)
         for consumers in counts:
-            own = gigabytes / floor(work, stream, consumers) if consumers > 1 else one_fifo
+            own = gigabytes / floor(work, stream, consumers) if consumers > 1 else None
             for path in paths:
+                one_fifo = gigabytes / floor(work, stream, 1)
                 seconds, cpu = fan_out(work, stream, consumers, COPY if path == CHECKED else path,
                                        sums if path == CHECKED else None)
                 rate = gigabytes / seconds
                 rows.append({"records": label, "consumers": consumers, "path": path, "rate": rate, "cpu": cpu / gigabytes,
-                             "floor": one_fifo, "own": own})
-                print(f"  {label:>6} {consumers:>3} consumers {path:<10} {rate:5.2f} GB/s  fan-out CPU {cpu / gigabytes:4.2f} s/GB"
+                             "floor": one_fifo, "own": own or one_fifo})
+                print(f"  {label:>6} {consumers:>3} consumers {path:<15} {rate:5.2f} GB/s  fan-out CPU {cpu / gigabytes:4.2f} s/GB"
                       f"  ÷ cat through one FIFO ({one_fifo:4.2f} GB/s) {rate / one_fifo:4.2f}"
-                      f"  ÷ {consumers} cat pairs ({own:4.2f} GB/s) {rate / own:4.2f}", flush=True)
+                      f"  ÷ {consumers} cat pairs ({own or one_fifo:4.2f} GB/s) {rate / (own or one_fifo):4.2f}", flush=True)
     return rows
 
 
@@ -141,7 +148,7 @@ def summary(rows: List[dict]) -> None:
         def span(values: List[float]) -> str:
             return f"{min(values):.2f}–{max(values):.2f}"
 
-        print(f"  {key[0]:>6} {key[1]:>3} consumers {key[2]:<10} {span([r['rate'] for r in same])} GB/s"
+        print(f"  {key[0]:>6} {key[1]:>3} consumers {key[2]:<15} {span([r['rate'] for r in same])} GB/s"
               f"  ÷ one FIFO {span([r['rate'] / r['floor'] for r in same])}  ÷ N pairs {span([r['rate'] / r['own'] for r in same])}"
               f"  CPU {span([r['cpu'] for r in same])} s/GB  (one FIFO {span([r['floor'] for r in same])} GB/s,"
               f" N pairs {span([r['own'] for r in same])} GB/s)")
@@ -152,7 +159,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=384, help="the stream's size, per record size")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--consumers", default="1,16,88")
-    parser.add_argument("--paths", default=",".join(([SPLICE] if splice_available() else []) + [COPY, CHECKED]))
+    parser.add_argument("--paths", default=",".join(([SPLICE] if splice_available() else []) + [COPY, CHECKED, BEFORE]))
     args = parser.parse_args()
     counts = [int(count) for count in args.consumers.split(",")]
     paths = args.paths.split(",")
