@@ -321,6 +321,17 @@ class PipeFailureTest(unittest.TestCase):
                 with self.assertRaisesRegex(FormatError, f"{re.escape(refused)}.*{re.escape(named)}"):
                     list(channel.images(0))
 
+    def test_a_flipped_byte_in_a_tfrecord_dealt_by_splice_is_refused_by_the_consumer_that_gets_it(self) -> None:
+        if SPLICE not in PATHS:
+            self.skipTest("os.splice: Linux only")
+        data = bytearray(concatenated_shards(packed()["tfrecord"]))  # type: ignore[arg-type]
+        record = list(read_tfrecords(io.BytesIO(bytes(data)), "stream"))[2]  # consumer 0's second record
+        data[record.offset + record.size // 2] ^= 0x01
+        first = fan_out_once(bytes(data), 2, path=SPLICE)[0]
+        # The host never sees the bytes it splices: the consumer checks the record's CRC-32C (check_crc).
+        self.assertIsInstance(first, FormatError)
+        self.assertRegex(str(first), r"train-0_0: record 1 at offset \d+: its \d+ bytes do not match their CRC-32C")
+
     def test_a_stream_that_stalls_times_out_in_the_fan_out_on_either_path_and_every_consumer_is_told(self) -> None:
         for path in PATHS:
             shutil.rmtree(self.data_dir)
