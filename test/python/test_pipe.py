@@ -66,13 +66,14 @@ class PipeChannelTest(unittest.TestCase):
         for name in ("tfrecord", "recordio"):
             dataset = packed()[name]
             data = concatenated_shards(dataset)
-            with self.subTest(format=name), tempfile.TemporaryDirectory() as data_dir:
-                writers = [feed(pipe_path(data_dir, "train", 0), data), feed(pipe_path(data_dir, "train", 1), data, delay=0.3)]
-                channel = PipeChannel(data_dir, "train", timeout=10)
-                self.assertEqual(list(channel.images(0)), in_file_order(dataset))
-                self.assertEqual(list(channel.images(1)), in_file_order(dataset))
-                for writer in writers:
-                    writer.join()
+            for sums in (None, all_sums(dataset)):  # read as it comes, or each shard checked whole first
+                with self.subTest(format=name, checked_whole=sums is not None), tempfile.TemporaryDirectory() as data_dir:
+                    writers = [feed(pipe_path(data_dir, "train", 0), data), feed(pipe_path(data_dir, "train", 1), data, delay=0.3)]
+                    channel = PipeChannel(data_dir, "train", timeout=10, sums=sums)
+                    self.assertEqual(list(channel.images(0)), in_file_order(dataset))
+                    self.assertEqual(list(channel.images(1)), in_file_order(dataset))
+                    for writer in writers:
+                        writer.join()
 
     def test_an_epoch_whose_fifo_never_comes_times_out_and_points_at_set_epoch(self) -> None:
         with tempfile.TemporaryDirectory() as data_dir:
