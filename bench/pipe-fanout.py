@@ -18,6 +18,7 @@ import argparse
 import os
 import random
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -140,13 +141,13 @@ def one_run(work: str, streams: Dict[str, Tuple[str, ShardSums]], counts: List[i
 
 
 def summary(rows: List[dict]) -> None:
-    print("\nRanges over the runs (min–max): GB/s, ÷ cat through one FIFO, ÷ N cat pairs, fan-out CPU s/GB")
-    keys = sorted({(r["records"], r["consumers"], r["path"]) for r in rows}, key=lambda k: (k[0], k[1], k[2]))
+    print("\nRanges over the runs (min–max, median): GB/s, ÷ cat through one FIFO, ÷ N cat pairs, fan-out CPU s/GB")
+    keys = sorted({(r["records"], r["consumers"], r["path"]) for r in rows}, key=lambda k: (list(RECORD_SIZES).index(k[0]), k[1], k[2]))
     for key in keys:
         same = [r for r in rows if (r["records"], r["consumers"], r["path"]) == key]
 
         def span(values: List[float]) -> str:
-            return f"{min(values):.2f}–{max(values):.2f}"
+            return f"{min(values):.2f}–{max(values):.2f} (median {statistics.median(values):.2f})"
 
         print(f"  {key[0]:>6} {key[1]:>3} consumers {key[2]:<15} {span([r['rate'] for r in same])} GB/s"
               f"  ÷ one FIFO {span([r['rate'] / r['floor'] for r in same])}  ÷ N pairs {span([r['rate'] / r['own'] for r in same])}"
@@ -167,14 +168,14 @@ def main() -> None:
           f"record CRCs {'native' if NATIVE else 'left 0 (no crc32c module: nothing here checks them)'}")
     work = tempfile.mkdtemp(prefix="pipe-fanout-")
     try:
-        streams = {label: (os.path.join(work, f"stream-{index}"), None) for index, label in enumerate(RECORD_SIZES)}
+        streams: Dict[str, Tuple[str, ShardSums]] = {}
         for index, (label, sizes) in enumerate(RECORD_SIZES.items()):
             path = os.path.join(work, f"stream-{index}.tfrecord")
-            streams[label] = (path, write_stream(path, args.megabytes, sizes, seed=index))  # type: ignore[assignment]
+            streams[label] = (path, write_stream(path, args.megabytes, sizes, seed=index))
         rows = []
         for run in range(args.runs):
             print(f"run {run + 1} (load average {os.getloadavg()[0]:.2f})")
-            rows += one_run(work, streams, counts, paths)  # type: ignore[arg-type]
+            rows += one_run(work, streams, counts, paths)
         summary(rows)
     finally:
         shutil.rmtree(work)
