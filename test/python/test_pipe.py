@@ -322,6 +322,17 @@ class PipeFailureTest(unittest.TestCase):
                 with self.assertRaisesRegex(FormatError, f"{re.escape(refused)}.*{re.escape(named)}"):
                     list(channel.images(0))
 
+    def test_a_corrupt_record_header_in_a_shard_checked_whole_is_refused_before_its_records_are_dealt(self) -> None:
+        dataset = str(packed()["recordio"])
+        shards = ShardDirectory(dataset).shards
+        start = os.path.getsize(shards[0].path)
+        data = bytearray(concatenated_shards(dataset))
+        data[start] ^= 0xFF  # the magic word of the second shard's first record
+        for got in fan_out_once(bytes(data), 2, sums=all_sums(dataset)):
+            self.assertIsInstance(got, FanOutError)
+            self.assertRegex(str(got), rf"the bytes from offset {start} match no shard that .* lists by size and CRC-32: \d+ bytes "
+                                       r"with no listed shard's size at a record's end \(a corrupt record header")
+
     def test_a_flipped_byte_in_a_tfrecord_dealt_by_splice_is_refused_by_the_consumer_that_gets_it(self) -> None:
         if SPLICE not in PATHS:
             self.skipTest("os.splice: Linux only")
