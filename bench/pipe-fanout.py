@@ -165,7 +165,7 @@ def main() -> None:
     counts = [int(count) for count in args.consumers.split(",")]
     paths = args.paths.split(",")
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; {args.megabytes} MB per stream; "
-          f"record CRCs {'native' if NATIVE else 'left 0 (no crc32c module: nothing here checks them)'}")
+          f"record CRCs {'native' if NATIVE else 'left 0 (no fast CRC-32C module: nothing here checks them)'}")
     work = tempfile.mkdtemp(prefix="pipe-fanout-")
     try:
         streams: Dict[str, Tuple[str, ShardSums]] = {}

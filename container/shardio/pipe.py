@@ -22,7 +22,7 @@ What a consumer can rely on (Linux, where FIFOs are polled):
   count, a timeout), every consumer's iterator raises FanOutError with the cause, which names the
   stream and the offset, in that epoch and in every later one instead of waiting.
 - No changed byte used: where the manifest lists each shard's zlib CRC-32 and the records' own
-  CRCs are missing or slow to check (RecordIO; TFRecord without the crc32c module), each shard of
+  CRCs are missing or slow to check (RecordIO; TFRecord without a fast CRC-32C: crc32c.py), each shard of
   the stream is checked whole before any record of it is dealt (pipe_check.py), by the fan-out or
   the lone consumer; otherwise the consumers check each TFRecord's CRCs as they read it.
 - No quiet partial epoch: where the whole stream reaches this host (FullyReplicated, or one host)
@@ -340,11 +340,11 @@ class PipeSource:
         # Every host reads the whole stream unless it gets its own objects, and keeps its share.
         self.total_consumers = local_consumers * (1 if host_sharded else host_count)
         self.timeout, self.check_crc = timeout, check_crc
-        if check_crc:
-            warn_if_slow()
         self.dataset_version = manifest.dataset_version if manifest is not None else None
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
         self.sums = whole_shard_sums(manifest, check_crc)
+        if check_crc and self.sums is None:  # the consumers check each TFRecord's CRCs: say so where that is in pure Python
+            warn_if_slow()
         self.max_record = record_limit(manifest.largest_shard_bytes if manifest is not None else 0)
 
     def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:

@@ -8,7 +8,7 @@ looking at each listed size. Its bytes are held back until they match, so a flip
 is refused, naming the shard, before a record of it is dealt; the next shard starts where it ends.
 
 Used where the per-record checks are missing or slow: RecordIO records carry no CRC, and TFRecord's
-CRC-32C is checked in pure Python (about 10 MB/s per process) without the `crc32c` module; otherwise
+CRC-32C is checked in pure Python (about 10 MB/s per process) without a fast CRC-32C (crc32c.py); otherwise
 the consumers check every TFRecord's CRCs as they read it. Manifests packed before `crc32` existed
 leave the stream to those checks alone (RecordIO: unchecked).
 """

@@ -4,7 +4,8 @@ into a local cache (shard_cache.py), ahead of the reader and in parallel.
 Opening fetches the manifest (the root's, the current version, or a pinned version's) and every index
 file, which are small; each loader worker then fetches only the shards of its own share of the epoch
 (split.py), `shards_ahead` at a time beyond those it reads (order.py OPEN_SHARDS at once). Every shard is checked against the
-manifest's size and CRC-32C before it is renamed into the cache; a second epoch reads the cache.
+manifest's size and checksum (its CRC-32C, or its CRC-32 where no fast CRC-32C is installed: shard_crc.py) before it
+is renamed into the cache; a second epoch reads the cache.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .manifest import DatasetManifest, read_manifest
 from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_BACKOFF, DEFAULT_TIMEOUT, Backoff, S3Objects, S3ReadError
 from .shard_cache import ShardCache
+from .shard_crc import shard_checksum
 from .order import Resumed, streams_of
 from .split import Consumer
 
@@ -79,7 +81,7 @@ class S3ShardDirectory(ShardDirectory):
                   for shard in manifest.shards]
         files = DatasetFiles(manifest.format, shards, manifest, self._small_file(manifest.global_index_key))
         self._take(files, False, check_crc)
-        # Every shard in the cache came whole and checked against the manifest's CRC-32C (_fetch).
+        # Every shard in the cache came whole and checked against the manifest's checksum (_fetch).
         self._crc_checked = set(range(len(self.shards)))
 
     def _manifest(self, version: Optional[str]) -> DatasetManifest:
@@ -116,14 +118,15 @@ class S3ShardDirectory(ShardDirectory):
 
     def _fetch(self, key: str, handle: BinaryIO) -> None:
         listed = self._listed[key]
+        checksum = shard_checksum(listed.crc32c, listed.crc32)
 
         def check(size: int, crc: Optional[int]) -> None:
             if listed.bytes is not None and size != listed.bytes:
                 raise ValueError(f"received {size} bytes but {self.manifest.path} lists {listed.bytes}")  # type: ignore[union-attr]
-            if listed.crc32c is not None and crc != listed.crc32c:
-                raise ValueError(f"received bytes of CRC-32C {crc:#010x} but {self.manifest.path} lists "  # type: ignore[union-attr]
-                                 f"{listed.crc32c:#010x}")
-        self.objects.download(key, handle, check, crc=listed.crc32c is not None)
+            if checksum is not None and crc != checksum.expected:
+                raise ValueError(f"received bytes of {checksum.name} {crc:#010x} but {self.manifest.path} lists "  # type: ignore[union-attr]
+                                 f"{checksum.expected:#010x}")
+        self.objects.download(key, handle, check, checksum=checksum.update if checksum is not None else None)
 
     def _open_shard(self, shard: int) -> BinaryIO:
         if self._ahead is not None:

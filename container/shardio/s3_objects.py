@@ -122,13 +122,12 @@ class S3Objects:
             return self._client().get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"].read()
         return self._retried(key, get)
 
-    def download(self, key: str, handle: BinaryIO, check: Callable[[int, Optional[int]], None], *, crc: bool = True) -> None:
-        """Writes the object into `handle` (truncated at each attempt), then calls `check(size, crc32c)`
-        with what was received (the CRC-32C None without `crc`: the manifest lists none to check it
-        against): a check that raises ValueError fails the attempt (a transfer that came corrupt or
-        cut), and the last attempt's error is raised."""
-        from .crc32c import crc32c
-
+    def download(self, key: str, handle: BinaryIO, check: Callable[[int, Optional[int]], None], *,
+                 checksum: Optional[Callable[[bytes, int], int]] = None) -> None:
+        """Writes the object into `handle` (truncated at each attempt), then calls `check(size, crc)`
+        with what was received, `crc` the bytes' `checksum` (None without one: the manifest lists none
+        to check them against): a check that raises ValueError fails the attempt (a transfer that came
+        corrupt or cut), and the last attempt's error is raised."""
         def get() -> None:
             handle.seek(0)
             handle.truncate()
@@ -137,9 +136,9 @@ class S3Objects:
             for chunk in body.iter_chunks(_CHUNK):
                 handle.write(chunk)
                 size += len(chunk)
-                if crc:
-                    received = crc32c(chunk, received)
-            check(size, received if crc else None)
+                if checksum is not None:
+                    received = checksum(chunk, received)
+            check(size, received if checksum is not None else None)
         self._retried(key, get)
 
     def _retried(self, key: str, attempt: Callable[[], T]) -> T:
