@@ -91,8 +91,12 @@ def sniff_format(stream: BinaryIO, name: str) -> Tuple[Optional[ShardFormat], Bi
         head += more
     if not head:
         return None, stream
-    shard_format = ShardFormat.RECORDIO if head == _RECORDIO_MAGIC_BYTES else ShardFormat.TFRECORD
-    return shard_format, _Prefixed(head, stream)  # type: ignore[return-value]
+    return format_of_head(head), _Prefixed(head, stream)  # type: ignore[return-value]
+
+
+def format_of_head(head: bytes) -> ShardFormat:
+    """The format of a stream whose first 4 bytes are `head`."""
+    return ShardFormat.RECORDIO if bytes(head[:4]) == _RECORDIO_MAGIC_BYTES else ShardFormat.TFRECORD
 
 
 MAX_RECORD_BYTES = 128 * 1024 * 1024

@@ -14,8 +14,9 @@ through the checksum before the first record of it is handed out, in each readin
 changed on a disk or in a channel is refused before any record of that shard reaches training,
 naming the shard. A shard fetched from S3 is checked the same way as it comes (s3_dataset.py).
 
-Not covered here: a Pipe-mode stream (SageMaker concatenates the shards in an order of its own;
-pipe.py) and DALI's readers, which read the files natively (dali.py checks each shard whole first).
+A Pipe-mode stream (SageMaker concatenates the shards in an order of its own) is checked by its
+host, each shard found in it by its size and CRC-32: pipe_check.py. DALI's readers read the files
+natively (dali.py checks each shard whole first).
 """
 from __future__ import annotations
 
