@@ -4,8 +4,8 @@ const path = require('node:path');
 /**
  * The suites' two tiers, decided from what they load rather than from a list kept by hand: a suite is
  * `full` when it, or any module of this repository it loads (transitively), may start a process, a
- * worker thread or a server: it imports `child_process`, `worker_threads` or `cluster`, calls
- * `createServer(`, or uses a package that starts a process of its own (the S3 test server, esbuild's
+ * worker thread or a server: it imports `child_process`, `worker_threads` or `cluster`, creates a
+ * server, or uses a package that starts a process of its own (the S3 test server, esbuild's
  * service, cfn-guard). Every other suite is `fast`: `npm run test:fast` runs those
  * (jest.fast.config.js), `npm test` runs both. A new suite that starts a server, the CLI's pack (its
  * worker threads), Python or a build lands in `full` without anyone listing it; what it imports only
