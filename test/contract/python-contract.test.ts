@@ -73,4 +73,11 @@ describe('the Python contract (container/shardio/contract.py)', () => {
     // THEN
     expect(found).toEqual([]);
   });
+
+  test('the Node engine keeps no copy either: lambda/io/s3-retry.ts spells none of the contract\'s codes or numbers', () => {
+    const text = fs.readFileSync(path.join(ROOT, 'lambda', 'io', 's3-retry.ts'), 'utf8');
+    const copies = [...THROTTLING_CODES, ...TRANSIENT_CODES].map((code) => `'${code}'`)
+      .concat(['60_000', '20_000', 'maxAttempts: 6', 'maxThrottledAttempts']);
+    expect(copies.filter((copy) => text.includes(copy))).toEqual([]);
+  });
 });
