@@ -127,13 +127,12 @@ class S3ReaderSafetyTest(unittest.TestCase):
 
     def test_an_endpoint_password_never_reaches_an_error(self) -> None:
         port = str(S3["endpoint"]).rsplit(":", 1)[1]
+        once = S3Options(cache_dir=self.folder("secret"), attempts=1, retry_seconds=0, timeout=1)
         with Endpoint(f"http://user:{SECRET}@127.0.0.1:9"):
             with self.assertRaises(S3ReadError) as refused:
-                S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(cache_dir=self.folder("secret"), attempts=1,
-                                                                                   retry_seconds=0, timeout=1))
+                S3ShardDirectory(*bucket_and_prefix(self.s3), options=once)
         with Endpoint(f"http://user:{SECRET}@127.0.0.1:{port}"), self.assertRaises(FileNotFoundError) as missing:
-            S3ShardDirectory(str(bucket_and_prefix(self.s3)[0]), "no/such/dataset/", options=S3Options(cache_dir=self.folder("secret"), attempts=1,
-                                                                                                     retry_seconds=0))
+            S3ShardDirectory(str(bucket_and_prefix(self.s3)[0]), "no/such/dataset/", options=S3Options(cache_dir=self.folder("secret"), attempts=1))
         for error in (refused.exception, missing.exception):
             printed = "".join(traceback.format_exception(type(error), error, error.__traceback__))
             with self.subTest(error=type(error).__name__):
