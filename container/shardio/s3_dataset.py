@@ -40,13 +40,15 @@ class S3Options:
     """How an S3 prefix is read: the cache at `cache_dir` (a folder per dataset under the temporary
     folder by default: `default_cache_dir`) holding `cache_limit` bytes of shards at most (None: no
     limit); each GET waits `timeout` seconds at most between reads and is tried `attempts` times on
-    transient errors, waiting between attempts as `backoff` says (s3_objects.py); each reader fetches
+    transient errors, then again until `retry_seconds` have passed (None: SHARDIO_S3_RETRY_SECONDS,
+    else 60 s), waiting between attempts as `backoff` says (s3_objects.py); each reader fetches
     `shards_ahead` shards beyond those it reads."""
 
     cache_dir: Optional[str] = None
     cache_limit: Optional[int] = None
     timeout: float = DEFAULT_TIMEOUT
     attempts: int = DEFAULT_ATTEMPTS
+    retry_seconds: Optional[float] = None
     shards_ahead: int = DEFAULT_SHARDS_AHEAD
     backoff: Backoff = DEFAULT_BACKOFF
 
@@ -68,7 +70,8 @@ class S3ShardDirectory(ShardDirectory):
         check_crc: bool = True,
     ) -> None:
         prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts, backoff=options.backoff)
+        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts,
+                                 retry_seconds=options.retry_seconds, backoff=options.backoff)
         self.cache = ShardCache(options.cache_dir or default_cache_dir(bucket, prefix), options.cache_limit)
         self.cache.remove_orphaned_parts()
         self.shards_ahead = options.shards_ahead

@@ -20,7 +20,7 @@ import { createTestBucket, s3TestClient, startS3Server } from '../support/s3-ser
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'diagnosis');
 const LOADER_METRICS = ['train:samples_per_second', 'train:data_wait_fraction'];
-const FAST_RETRY = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
+const FAST_RETRY = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20, retryBudgetMs: 0 };
 
 function recorded(name: string): JobMetricSet {
   return parseMetricSet(JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.json`), 'utf8')), name);

@@ -210,12 +210,14 @@ class RedactionTest(unittest.TestCase):
                            "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"})
         try:
             with self.assertRaises(S3ReadError) as raised:
-                S3Objects("bucket", "prefix/", attempts=2, timeout=1, backoff=Backoff(sleep=lambda _seconds: None)).read("manifest.json")
+                S3Objects("bucket", "prefix/", attempts=2, retry_seconds=0, timeout=1,
+                          backoff=Backoff(sleep=lambda _seconds: None)).read("manifest.json")
         finally:
             for name, value in saved.items():
                 os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
         printed = "".join(traceback.format_exception(type(raised.exception), raised.exception, raised.exception.__traceback__))
-        self.assertIn("GetObject s3://bucket/prefix/manifest.json: failed 2 times, last: EndpointConnectionError", printed)
+        self.assertRegex(printed, r"GetObject s3://bucket/prefix/manifest.json: failed 2 times in \d+\.\d s \(retried for 0 s at most: "
+                                  r"retry_seconds, SHARDIO_S3_RETRY_SECONDS\), last: EndpointConnectionError")
         self.assertIn("http://<redacted>@127.0.0.1:9/", printed)
         self.assertNotIn(SECRET, printed)
 
