@@ -12,6 +12,7 @@ import unittest
 
 from shardio import FormatError, ShardDirectory
 from shardio.errors import printable, quoted
+from shardio.index import parse_index
 from shardio.json_limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, JsonLimitError, json_depth
 from shardio.location import parse_location
 from shardio.manifest import read_manifest
@@ -84,6 +85,13 @@ class JsonLimitsTest(unittest.TestCase):
         os.mkfifo(path)
         with self.assertRaisesRegex(JsonLimitError, rf"^{re.escape(path)}: not a regular file"):
             read_manifest(path)
+
+
+class IndexNumbersTest(unittest.TestCase):
+    def test_an_index_line_of_other_digits_than_ascii_is_a_format_error_naming_the_file(self) -> None:
+        for line in ("\u00b2\t3", "\u0663\t3", "-1\t3"):
+            with self.subTest(line=line), self.assertRaisesRegex(FormatError, r"^x\.idx: index line 2: expected two non-negative integers"):
+                parse_index(f"0\t0\n{line}\n", "x.idx")
 
 
 @needs_packed
