@@ -1,6 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
 import { didYouMean } from './did-you-mean';
+import { quoted } from '../../lambda/io/printable';
 
 /**
  * A command-line mistake: printed as one line, then where to read the command's usage (not the usage
@@ -22,11 +23,11 @@ export function parseSize(flag: string, raw: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(raw);
   const unit = match ? SIZE_UNITS[match[2].toLowerCase()] : undefined;
   if (!match || unit === undefined) {
-    throw new UsageError(`${flag} must be a size such as 64MiB, 100MB or 1048576 (bytes), got '${raw}'`);
+    throw new UsageError(`${flag} must be a size such as 64MiB, 100MB or 1048576 (bytes), got ${quoted(raw)}`);
   }
   const bytes = Math.round(Number(match[1]) * unit);
   // Beyond 2^53 bytes (8 PiB) sums and rates lose their precision, then overflow to Infinity.
-  if (!Number.isSafeInteger(bytes)) throw new UsageError(`${flag} must be at most 8PiB (${Number.MAX_SAFE_INTEGER} bytes), got '${raw}'`);
+  if (!Number.isSafeInteger(bytes)) throw new UsageError(`${flag} must be at most 8PiB (${Number.MAX_SAFE_INTEGER} bytes), got ${quoted(raw)}`);
   return bytes;
 }
 
@@ -36,7 +37,7 @@ export function parseWholeNumber(flag: string, raw: string, min: number, max = N
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
     // Without a maximum, the largest exact integer is named only to a value past it.
     const allowed = max === Number.MAX_SAFE_INTEGER && !(value > max) ? `≥ ${min}` : `between ${min} and ${max}`;
-    throw new UsageError(`${flag} must be a whole number ${allowed}, got '${raw}'`);
+    throw new UsageError(`${flag} must be a whole number ${allowed}, got ${quoted(raw)}`);
   }
   return value;
 }
@@ -45,7 +46,7 @@ export function parseWholeNumber(flag: string, raw: string, min: number, max = N
 export function parseNumberInRange(flag: string, raw: string, min: number, max: number, unit: string): number {
   const value = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be a number of ${unit} from ${min} to ${max}, got '${raw}'`);
+    throw new UsageError(`${flag} must be a number of ${unit} from ${min} to ${max}, got ${quoted(raw)}`);
   }
   return value;
 }
@@ -53,7 +54,7 @@ export function parseNumberInRange(flag: string, raw: string, min: number, max: 
 /** One of a few words. */
 export function parseChoice<T extends string>(flag: string, raw: string, choices: readonly T[]): T {
   if (!(choices as readonly string[]).includes(raw)) {
-    throw new UsageError(`${flag} must be one of ${choices.join(', ')}, got '${raw}'`);
+    throw new UsageError(`${flag} must be one of ${choices.join(', ')}, got ${quoted(raw)}`);
   }
   return raw as T;
 }
@@ -63,7 +64,7 @@ export function parsePositiveNumber(flag: string, raw: string, max = Number.MAX_
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0 || value > max) {
     const allowed = max === Number.MAX_VALUE ? 'greater than 0' : `greater than 0 and at most ${max}`;
-    throw new UsageError(`${flag} must be a number ${allowed}, got '${raw}'`);
+    throw new UsageError(`${flag} must be a number ${allowed}, got ${quoted(raw)}`);
   }
   return value;
 }
@@ -97,7 +98,7 @@ function unknownOption(config: ParseArgsConfig, args: string[]): UsageError | un
   // A known short option's token carries its long name (`-h` → help).
   const unknown = tokens.find((token) => token.kind === 'option' && !(token.name in options));
   if (unknown?.kind !== 'option') return undefined;
-  return new UsageError(`unknown option '${unknown.rawName}'${didYouMean(unknown.rawName, known)}`);
+  return new UsageError(`unknown option ${quoted(unknown.rawName)}${didYouMean(unknown.rawName, known)}`);
 }
 
 /** `--flag -3` → `--flag=-3` where `--flag` takes a value. */

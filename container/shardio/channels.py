@@ -9,7 +9,7 @@ from .dataset_files import find_manifest
 from .directory import ShardDirectory
 from .environment import INPUT_DIR, input_channels
 from .errors import FormatError
-from .manifest import DatasetManifest, read_manifest
+from .manifest import DatasetManifest, pinned_version, read_manifest
 from .records import record_limit
 from .pipe import DEFAULT_PIPE_TIMEOUT, PipeFanOut, PipeSource, whole_stream
 from .pipe_check import whole_shard_sums
@@ -81,4 +81,4 @@ def channel_manifest(
     data_dir = os.path.join(input_dir, "data")
     folders = [os.path.join(data_dir, name) for name in (channel, index_channel) if name]
     path = find_manifest(folders, manifest)
-    return read_manifest(path) if path else None
+    return read_manifest(path, pinned_version(manifest) if manifest else None) if path else None

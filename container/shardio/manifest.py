@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set
 
 from .errors import FormatError
-from .layout import KEY_SHAPE_TEXT, is_confined_key, is_layout_key, is_version_id
+from .json_limits import loads, read_json_bytes
+from .layout import KEY_SHAPE_TEXT, MANIFEST_NAME, VERSIONS_FOLDER, is_confined_key, is_layout_key, is_version_id
 from .records import ShardFormat
 
 MANIFEST_VERSIONS = (1, 2)
@@ -76,12 +77,17 @@ class DatasetManifest:
         return keys | ({self.global_index_key} if self.global_index_key else set())
 
 
-def read_manifest(path: str) -> DatasetManifest:
-    """The manifest at `path`, checked: a FormatError names the file and the field that is wrong."""
+def read_manifest(path: str, pinned: Optional[str] = None) -> DatasetManifest:
+    """The manifest at `path`, checked: a FormatError names the file and the field that is wrong.
+    `pinned`: the version pinned, which the manifest must name."""
+    return parse_manifest(path, read_json_bytes(path), pinned)
+
+
+def parse_manifest(path: str, data: bytes, pinned: Optional[str] = None) -> DatasetManifest:
+    """The manifest in `data` (read from `path`, which errors name), checked as read_manifest does."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except json.JSONDecodeError as error:
+        document = loads(f"dataset manifest {path}", data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise FormatError(f"dataset manifest {path}: not JSON ({error})") from None
     if not isinstance(document, dict):
         raise FormatError(f"dataset manifest {path}: expected a JSON object, got {type(document).__name__}")
@@ -111,12 +117,22 @@ def read_manifest(path: str) -> DatasetManifest:
         # It names a folder of the dataset (versions/<id>/) and of the S3 reader's cache: one name, no path.
         raise FormatError(f"dataset manifest {path}: datasetVersion {dataset_version!r} is not a version id "
                           "(v<8 digits>-<8 hex digits>, such as v00000002-1a2b3c4d); refused, as it would name a path")
+    if pinned is not None and dataset_version != pinned:
+        # Read as the pinned version, its records would be cached and read under an id they are not.
+        raise FormatError(f"dataset manifest {path}: names version {dataset_version!r}, not {pinned!r}, the version "
+                          "pinned: it is not that version's manifest")
     preprocessing = document.get("preprocessing")
     if preprocessing is not None and not isinstance(preprocessing, dict):
         raise FormatError(f"dataset manifest {path}: preprocessing must be an object, got {preprocessing!r}")
     return DatasetManifest(path=path, version=version, dataset_version=dataset_version,
                            format=FORMAT_NAMES[format_name], labels=dict(labels), classes=classes, records=records,
                            shards=shards, global_index_key=global_index_key, preprocessing=preprocessing)
+
+
+def pinned_version(manifest_key: str) -> Optional[str]:
+    """The version a pinned manifest key names (`versions/<id>/manifest.json` → `<id>`); None for another key."""
+    parts = manifest_key.split("/")
+    return parts[1] if len(parts) == 3 and parts[0] == VERSIONS_FOLDER and parts[2] == MANIFEST_NAME else None
 
 
 def _shards(path: str, listed: object) -> List[ManifestShard]:

@@ -18,7 +18,7 @@ from typing import BinaryIO, Dict, Iterator, List, Optional
 from .dataset_files import DatasetFiles, Shard, no_published_version
 from .directory import READ_BUFFER, ShardDirectory
 from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
-from .manifest import DatasetManifest, read_manifest
+from .manifest import DatasetManifest, parse_manifest, read_manifest
 from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_BACKOFF, DEFAULT_TIMEOUT, Backoff, S3Objects, S3ReadError
 from .shard_cache import ShardCache
@@ -69,6 +69,10 @@ class S3ShardDirectory(ShardDirectory):
         options: S3Options = S3Options(),
         check_crc: bool = True,
     ) -> None:
+        if "@" in bucket:
+            # Not echoed (botocore's bucket-name error would): the part before '@' is a user name and password.
+            raise ValueError("S3 bucket name with a user name or password before '@' (not shown): S3 credentials come "
+                             "from the environment, never from the bucket or the location")
         prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
         self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts,
                                  retry_seconds=options.retry_seconds, backoff=options.backoff)
@@ -94,13 +98,15 @@ class S3ShardDirectory(ShardDirectory):
             checked_version_id(version)
         key = version_manifest_key(version) if version else MANIFEST_NAME
         if version and os.path.isfile(self.cache.path(key)):
-            return read_manifest(self.cache.path(key))
+            return read_manifest(self.cache.path(key), version)
         try:
             data = self.objects.read(key)
         except S3ReadError as error:
             if error.code == "NoSuchKey" and version is None:
                 raise FileNotFoundError(no_published_version(self.objects.uri(""))) from None
             raise
+        # Checked before anything is cached: a pinned manifest that names another version is cached under no id.
+        parse_manifest(self.objects.uri(key), data, version)
         path = self.cache.put_small(key, data)
         manifest = read_manifest(path)
         if manifest.dataset_version:

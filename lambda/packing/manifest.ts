@@ -115,7 +115,18 @@ export function checkTotals(manifest: Manifest): string | undefined {
   if (records + manifest.failures.length !== manifest.source.objects) {
     return `${records} records + ${manifest.failures.length} failures ≠ ${manifest.source.objects} source objects`;
   }
-  return undefined;
+  return checkRecordIds(manifest.shards);
+}
+
+/**
+ * A shard's record ids are whole numbers from 0, the first at most the last: the next repack numbers
+ * new records from the largest plus one. A shard without records has none (its -1 says so).
+ */
+function checkRecordIds(shards: readonly ManifestShard[]): string | undefined {
+  const wrong = shards.find(({ records, firstRecordId: first, lastRecordId: last }) => records > 0
+    && (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || first < 0 || last < first));
+  return wrong && `${wrong.key}: record ids ${String(wrong.firstRecordId)}–${String(wrong.lastRecordId)} for ${wrong.records} record(s); `
+    + 'expected whole numbers from 0, the first at most the last';
 }
 
 /** Deterministic bytes: keys in a fixed order, two-space indent, trailing newline. */

@@ -7,6 +7,8 @@ import {
 } from './formats';
 import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
+import { JsonLimitError, parseBoundedJson } from '../io/bounded-json';
+import { quoted } from '../io/printable';
 import type { Manifest, ManifestShard } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION } from './manifest';
 import { crc32Base64, crc32cBase64 } from '../io/s3-checksum';
@@ -61,10 +63,12 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
   const manifestKey = options.version === undefined ? MANIFEST_KEY : new VersionLayout(options.version).manifestKey;
   let manifest: Manifest;
   try {
-    manifest = JSON.parse((await dataset.get(manifestKey)).toString('utf8')) as Manifest;
+    manifest = parseBoundedJson(manifestKey, await dataset.get(manifestKey)) as Manifest;
   } catch (error) {
     // Only a manifest that is not there says the dataset is incomplete; a store that did not answer says nothing of it.
-    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset' : 'the store could not be read, so nothing was checked';
+    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset'
+      : error instanceof SyntaxError || error instanceof JsonLimitError ? 'it is not a manifest this engine writes, so nothing was checked'
+        : 'the store could not be read, so nothing was checked';
     return {
       problems: [`${manifestKey}: cannot be read (${(error as Error).message}); ${why}`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
@@ -77,6 +81,11 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
         + `${MANIFEST_FORMAT_VERSION} (a dataset packed before versions: pack it again)`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
     };
+  }
+  if (options.version !== undefined && manifest.datasetVersion !== options.version) {
+    // Read as the pinned version, it would be checked as one that was never published.
+    return { problems: [`${manifestKey}: names version ${quoted(String(manifest.datasetVersion))}, not ${options.version}: not that version's manifest`],
+      shardsChecked: 0, recordsChecked: 0, bytesChecked: 0 };
   }
   const problems: string[] = [];
   const totals = checkTotals(manifest);

@@ -201,7 +201,7 @@ describe('job-diagnoser inputs', () => {
   test.each<[unknown, RegExp]>([
     [null, /job-diagnoser: the event must be a JSON object/],
     [{}, /event field 'trainingJobName' must be a non-empty string, got nothing/],
-    [{ trainingJobName: 'bad_name' }, /must be a SageMaker training job name, got 'bad_name'/],
+    [{ trainingJobName: 'bad_name' }, /must be a SageMaker training job name, got "bad_name"/],
   ])('the event %p is refused naming the field', async (event, message) => {
     await expect(diagnoseTrainingJob(event, { ...clients, s3 }, settings())).rejects.toThrow(message);
   });

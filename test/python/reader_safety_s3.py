@@ -29,6 +29,7 @@ from shardio.s3_objects import DEFAULT_ATTEMPTS, Backoff, S3Objects, S3ReadError
 from support import needs_packed, packed
 from reading_anywhere import Endpoint, upload
 from test_reader_safety import FakeTime, files_under
+from versioned import SECOND, make_versioned
 
 _S3 = os.environ.get("SHARDIO_TEST_S3")
 needs_s3 = unittest.skipUnless(_S3, "SHARDIO_TEST_S3 is not set: run through `npx jest test/container/reader-safety.test.ts`")
@@ -82,7 +83,18 @@ class S3ReaderSafetyTest(unittest.TestCase):
         cache = os.path.join(base, "a", "b", "cache")
         with self.assertRaisesRegex(FormatError, r"datasetVersion '../../x/elsewhere' is not a version id"):
             data_loader(location, 4, num_workers=0, cache_dir=cache)
-        self.assertEqual(files_under(base), [os.path.join("a", "b", "cache", "manifest.json")])
+        self.assertEqual(files_under(base), [])  # checked before it is cached: nothing written at all
+
+    def test_a_pinned_manifest_that_names_another_version_is_refused_and_cached_under_no_id(self) -> None:
+        dataset = make_versioned(self.root, os.path.join(self.folder("pinned"), "dataset"))
+        # Version 1's folder holds version 2's manifest.
+        shutil.copyfile(os.path.join(dataset.root, dataset.manifest_key(SECOND)), os.path.join(dataset.root, dataset.manifest_key(dataset.first)))
+        location = bucket_and_prefix(upload(dataset.root))
+        cache = self.folder("pinned-cache")
+        with self.assertRaisesRegex(FormatError, rf"names version '{SECOND}', not '{dataset.first}', the version pinned"):
+            S3ShardDirectory(*location, version=dataset.first, options=S3Options(cache_dir=cache))
+        self.assertEqual(files_under(cache), [])
+        self.assertEqual(S3ShardDirectory(*location, version=SECOND, options=S3Options(cache_dir=cache)).dataset_version, SECOND)
 
     def test_throttling_past_the_old_five_attempts_is_waited_out_and_every_record_read(self) -> None:
         time = FakeTime()
