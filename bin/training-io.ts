@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { didYouMean } from './cli/did-you-mean';
 import { floorOf, nodeFloorProblem } from './cli/node-floor';
+import { HelpRequested } from './cli/command-args';
 import { UsageError } from './cli/usage-error';
 import { redactSecrets } from '../lambda/io/redact-secrets';
 
@@ -89,6 +90,10 @@ export async function main(argv: string[], out = process.stdout, err = process.s
         return await run(rest, out, err, sleep);
     }
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      out.write(error.usage);
+      return 0;
+    }
     if (!(error instanceof UsageError)) throw error;
     // The mistake and where to read more: the whole usage would scroll the mistake off a terminal.
     err.write(`training-io: ${redactSecrets(error.message)}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);

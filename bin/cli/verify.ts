@@ -1,5 +1,6 @@
-import { checkS3Flags, describeLocation, parseLocation } from './dataset-location';
-import { parseCommandArgs, UsageError } from './usage-error';
+import { parseCommandArgs } from './command-args';
+import { describeLocation, parseLocation } from './dataset-location';
+import { UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
 import { verifyDataset } from '../../lambda/packing/verify';
@@ -29,7 +30,7 @@ Exit status: 0 sound, 1 problems found (or files missing, without --allow-missin
 `;
 
 export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = parseCommandArgs({
+  const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
     strict: true,
@@ -38,21 +39,12 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream):
       'images': { type: 'boolean', default: false },
       'repair': { type: 'boolean', default: false },
       'version': { type: 'string' },
-      'endpoint-url': { type: 'string' },
-      'region': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    out.write(VERIFY_USAGE);
-    return 0;
-  }
+  }, { usage: VERIFY_USAGE, endpoint: true });
   if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
-  const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
-  checkS3Flags(s3Flags);
   const s3 = dataset.kind === 's3' ? await import('./s3-storage') : undefined;
-  const client = s3?.createS3Client(s3Flags);
+  const client = s3?.createS3Client(endpoint);
   try {
     const reader = dataset.kind === 'local' ? new LocalDirectorySink(dataset.dir) : s3!.openS3Sink(dataset, client!);
     if (values.repair) {

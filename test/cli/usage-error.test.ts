@@ -1,5 +1,6 @@
 import { closestMatch, editDistance } from '../../bin/cli/did-you-mean';
-import { parseChoice, parseCommandArgs, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from '../../bin/cli/usage-error';
+import { parseCommandArgs } from '../../bin/cli/command-args';
+import { parseChoice, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from '../../bin/cli/usage-error';
 
 describe('parseSize', () => {
   test.each([
