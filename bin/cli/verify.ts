@@ -1,5 +1,7 @@
 import { parseCommandArgs } from './command-args';
+import { existsSync, statSync } from 'node:fs';
 import { describeLocation, parseLocation } from './dataset-location';
+import { ProgressDisplay } from './progress';
 import { UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
@@ -29,7 +31,7 @@ the manifest.
 Exit status: 0 sound, 1 problems found (or files missing, without --allow-missing), 2 bad arguments.
 `;
 
-export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+export async function verifyCommand(args: string[], out: NodeJS.WritableStream, err: NodeJS.WriteStream): Promise<number> {
   const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
@@ -43,6 +45,8 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream):
   }, { usage: VERIFY_USAGE, endpoint: true });
   if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
+  if (dataset.kind === 'local' && !existsSync(dataset.dir)) throw new UsageError(`dataset folder '${dataset.dir}' does not exist`);
+  if (dataset.kind === 'local' && !statSync(dataset.dir).isDirectory()) throw new UsageError(`dataset '${dataset.dir}' is not a folder`);
   const s3 = dataset.kind === 's3' ? await import('./s3-storage') : undefined;
   const client = s3?.createS3Client(endpoint);
   try {
@@ -51,7 +55,11 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream):
       const repaired = await syncRootCopies(reader);
       out.write(repaired.length > 0 ? `repaired: ${repaired.join(', ')} now name the newest published version\n` : 'repair: the root\'s copies were current\n');
     }
-    const report = await verifyDataset(reader, { version: values.version, images: values.images });
+    const progress = new ProgressDisplay(err, 'verifying', 'shards');
+    const report = await verifyDataset(reader, {
+      version: values.version, images: values.images,
+      onProgress: (state) => progress.update({ filesDone: state.shardsDone, totalFiles: state.totalShards, bytesDone: state.bytesDone, totalBytes: state.totalBytes }),
+    }).finally(() => progress.finish());
     const failures = report.manifest?.failures ?? [];
     const missing = failures.length > 0 && !values['allow-missing'];
     const problems = [
