@@ -125,9 +125,10 @@ export interface ShardedDatasetProps {
   readonly sourceInventory?: SourceInventory;
 
   /**
-   * Pack only the files whose key below `sourcePrefix` matches one of these globs (picomatch syntax:
-   * `*` within a folder, `**` across folders, `{a,b}`, `[abc]`; names starting with a dot are matched
-   * too), e.g. `['cat/**', 'dog/**']`. Files left out are not listed in the manifest's failures.
+   * Pack only the files whose key below `sourcePrefix` matches one of these globs, e.g. `['cat/**', 'dog/**']`.
+   *
+   * The globs are picomatch's: `*` within a folder, `**` across folders, `{a,b}`, `[abc]`, and names
+   * that start with a dot match too. Files left out are not listed in the manifest's failures.
    *
    * @default - every file under `sourcePrefix`
    */
