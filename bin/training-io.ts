@@ -2,9 +2,11 @@
 // The `training-io` command line: parses the command, runs it, prints. The work is done by the
 // library (lib/) and the packing engine shared with the Lambda handlers (lambda/packing/).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { didYouMean } from './cli/did-you-mean';
 import { floorOf, nodeFloorProblem } from './cli/node-floor';
+import { HelpRequested } from './cli/command-args';
 import { UsageError } from './cli/usage-error';
 import { printableMessage } from '../lambda/io/printable';
 
@@ -59,7 +61,7 @@ type Sleep = (seconds: number) => Promise<void>;
  */
 const COMMANDS: Record<string, (args: string[], out: Stream, err: Stream, sleep?: Sleep) => Promise<number>> = {
   pack: async (args, out, err) => (await import('./cli/pack')).packCommand(args, out, err),
-  verify: async (args, out) => (await import('./cli/verify')).verifyCommand(args, out),
+  verify: async (args, out, err) => (await import('./cli/verify')).verifyCommand(args, out, err),
   instances: async (args, out) => (await import('./cli/instances')).instancesCommand(args, out),
   plan: async (args, out) => (await import('./cli/plan')).planCommand(args, out),
   diagnose: async (args, out, err) => (await import('./cli/diagnose')).diagnoseCommand(args, out, err),
@@ -89,6 +91,10 @@ export async function main(argv: string[], out = process.stdout, err = process.s
         return await run(rest, out, err, sleep);
     }
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      out.write(error.usage);
+      return 0;
+    }
     if (!(error instanceof UsageError)) throw error;
     // The mistake and where to read more: the whole usage would scroll the mistake off a terminal.
     err.write(`training-io: ${printableMessage(error.message)}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);
@@ -96,7 +102,21 @@ export async function main(argv: string[], out = process.stdout, err = process.s
   }
 }
 
+/**
+ * A reader that stops early (`training-io instances | head`) closes the pipe: the next write fails
+ * with EPIPE, which Node raises as an unhandled 'error' event (a stack trace). That reader has what
+ * it wanted, so the command ends quietly, with the status a shell gives a process killed by SIGPIPE.
+ */
+function endQuietlyWhenTheReaderLeaves(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(128 + os.constants.signals.SIGPIPE);
+  });
+}
+
 if (require.main === module) {
+  endQuietlyWhenTheReaderLeaves(process.stdout);
+  endQuietlyWhenTheReaderLeaves(process.stderr);
   // Before any command loads what an older Node.js lacks: one line, then a non-zero exit.
   const tooOld = nodeFloorProblem(process.versions.node, floorOf(packageManifest()?.engines?.node));
   if (tooOld) {

@@ -86,15 +86,28 @@ COMPILED_PREFIX = "_orig_mod."
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    parser = argument_parser()
+    # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
+    args, _unknown = parser.parse_known_args(argv)
+    if args.record_log:
+        # Checked here: the log is opened at the first batch, after loading and the loader trial.
+        folder = os.path.dirname(os.path.abspath(args.record_log))
+        if not os.path.isdir(folder):
+            parser.error(f"--record_log {args.record_log}: folder {folder} does not exist; create it or give a path in an existing folder")
+    return args
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    """train.py's flags, each with its help text."""
     parser = argparse.ArgumentParser(description="Train a torchvision ResNet on packed shards")
     parser.add_argument("--arch", default="resnet50", help="a torchvision.models classification model")
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--epochs", type=int, default=1, help="passes over the training dataset")
     parser.add_argument("--max_steps", type=int, default=0, help="stop after this many steps in all (0: every epoch to its end)")
     parser.add_argument("--batch_size", type=int, default=64, help="per process (GPU)")
     parser.add_argument("--lr", type=float, default=0.1, help="for a global batch of 256, scaled linearly")
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--weight_decay", type=float, default=1e-4)
-    parser.add_argument("--image_size", type=int, default=224)
+    parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    parser.add_argument("--weight_decay", type=float, default=1e-4, help="SGD weight decay (L2 penalty)")
+    parser.add_argument("--image_size", type=int, default=224, help="side in pixels of the square crops the model trains on")
     parser.add_argument("--num_classes", type=int, default=None, help="default: the dataset manifest's classes")
     parser.add_argument("--loader", choices=LOADERS, default="auto",
                         help="auto: on a GPU each usable path (cpu, gpu; dali where installed) is timed with the job's own "
@@ -115,26 +128,30 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help="read the dataset here instead of a job's channel: a folder a pack wrote (or file:// URL) or "
                              "s3://bucket/prefix/, as shardio.dataset.data_loader reads it (to run outside SageMaker)")
     parser.add_argument("--validation_data", default=None, help="with --data: a validation dataset, evaluated each epoch")
-    parser.add_argument("--channel", default="train")
+    parser.add_argument("--channel", default="train", help="the SageMaker input channel of the training dataset")
     parser.add_argument("--index_channel", default=None, help="channel of the index/ prefix (default: 'index' if present)")
     parser.add_argument("--dataset_manifest", default=os.environ.get(PINNED_MANIFEST_ENV),
                         help="the training dataset's version to read: its manifest's key under the dataset root, "
                              f"e.g. versions/v00000002-1a2b3c4d/manifest.json (default: ${PINNED_MANIFEST_ENV}, else the current version)")
-    parser.add_argument("--shuffle_buffer", type=int, default=1024)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--log_interval", type=int, default=50)
+    parser.add_argument("--shuffle_buffer", type=int, default=1024,
+                        help="records each loader worker shuffles among, on top of the packed order (0: the packed order)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the model's initialisation (plus the rank) and of the record shuffle")
+    parser.add_argument("--log_interval", type=int, default=50, help="steps between progress lines (throughput, data wait)")
     parser.add_argument("--processes", type=int, default=0, help="processes per host (default: one per GPU, 1 without)")
     parser.add_argument("--amp", type=_boolean, default=True, help="false: fp32 where --precision is auto (the earlier flag)")
-    parser.add_argument("--master_port", type=int, default=29500)
-    parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"))
-    parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"))
+    parser.add_argument("--master_port", type=int, default=29500, help="TCP port of the first host's process group rendezvous")
+    parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"),
+                        help="SageMaker's input folder: channels and resource config (default: $SM_INPUT_DIR, else /opt/ml/input)")
+    parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"),
+                        help="where the trained model is saved (default: $SM_MODEL_DIR, else /opt/ml/model)")
     parser.add_argument("--validation_channel", default=None, help="evaluated each epoch (default: 'validation' if present; 'none': off)")
     parser.add_argument("--validation_index_channel", default=None,
                         help="the validation dataset's index channel, which holds its manifest in a version's ManifestFile channels "
                              "(default: 'validation_index' if present)")
-    parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
+    parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR,
+                        help=f"checkpoints, synced to S3 by SageMaker; a restarted job resumes from the newest (default: {CHECKPOINT_DIR})")
     parser.add_argument("--checkpoint_interval", type=int, default=500, help="steps between checkpoints (0: epoch ends and SIGTERM only)")
-    parser.add_argument("--keep_checkpoints", type=int, default=3)
+    parser.add_argument("--keep_checkpoints", type=int, default=3, help="newest checkpoints kept; older ones are deleted")
     parser.add_argument("--on_dataset_change", choices=DATASET_CHANGES, default="fail",
                         help="resuming mid-epoch when the channels lack the dataset version the checkpoint was saved on: "
                              "fail, or restart_epoch (read the interrupted epoch again from its start on the version they hold)")
@@ -146,9 +163,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--check_crc", type=_boolean, default=True,
                         help="false: leave the records' CRCs unchecked (each TFRecord's, each RecordIO shard's)")
     parser.add_argument("--record_log", default=None, help="append the records of each trained batch to <path>.rank-<r> (tests, audits)")
-    # The toolkit passes every hyperparameter; the ones this script does not know are not errors.
-    args, _unknown = parser.parse_known_args(argv)
-    return args
+    return parser
 
 
 def _boolean(value: str) -> bool:

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import { JsonLimitError, readBoundedJsonFile } from '../../lambda/io/bounded-json';
 import { printable, printableMessage } from '../../lambda/io/printable';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
-import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
+import { parseCommandArgs } from './command-args';
+import { parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
 import type { InstanceHardware} from '../../lambda/diagnosis/collect-metrics';
 import { collectJobMetrics, JobCollectionError } from '../../lambda/diagnosis/collect-metrics';
 import { LOADER_METRICS } from '../../lib/contract/metric-names';
@@ -48,7 +49,7 @@ export async function diagnoseCommand(args: string[], out: NodeJS.WritableStream
 }
 
 async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = parseCommandArgs({
+  const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
     strict: true,
@@ -62,20 +63,16 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
       'cache-baseline-mbps': { type: 'string' },
       'samples-metric': { type: 'string' },
       'wait-metric': { type: 'string' },
-      'endpoint-url': { type: 'string' },
-      'region': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    out.write(DIAGNOSE_USAGE);
-    return 0;
-  }
+  }, { usage: DIAGNOSE_USAGE, endpoint: true });
   let set: JobMetricSet;
   if (values.metrics !== undefined) {
     if (positionals.length) throw new UsageError(`give a job name or --metrics FILE, not both (got ${quoted(positionals[0])} and --metrics)`);
-    const live = ['save-metrics', 'gpus', 'vcpus', 'cache-id', 'cache-baseline-mbps', 'samples-metric', 'wait-metric', 'endpoint-url', 'region']
-      .filter((flag) => values[flag as keyof typeof values] !== undefined);
+    const live = [
+      ...['save-metrics', 'gpus', 'vcpus', 'cache-id', 'cache-baseline-mbps', 'samples-metric', 'wait-metric'].filter((flag) => values[flag as keyof typeof values] !== undefined),
+      ...(endpoint.endpointUrl !== undefined ? ['endpoint-url'] : []),
+      ...(endpoint.region !== undefined ? ['region'] : []),
+    ];
     if (live.length) throw new UsageError(`--${live[0]} reads the live job: it does not apply to --metrics FILE`);
     set = readMetricSet(values.metrics);
   } else {
@@ -86,7 +83,7 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
     }
     const hardware = hardwareFlags(values.gpus, values.vcpus);
     const cache = cacheFlags(values['cache-id'], values['cache-baseline-mbps']);
-    const clients = createAwsClients({ endpointUrl: values['endpoint-url'], region: values.region });
+    const clients = createAwsClients(endpoint);
     // The catalog needs aws-cdk-lib (a quarter second to load): only when the counts are not given.
     const catalog = hardware ? undefined : (await import('../../lib/instances/training-instance')).TrainingInstance;
     set = await collectJobMetrics({

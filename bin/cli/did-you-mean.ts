@@ -32,8 +32,19 @@ export function editDistance(a: string, b: string): number {
   return rows[a.length][b.length];
 }
 
-/** `: did you mean 'pack'?`, or nothing where no candidate is close. */
+/**
+ * The candidates that start with `word`, for a name cut short (`ml.p4d.24xl` → `ml.p4d.24xlarge`),
+ * which edit distance misses: at most `limit`, and none for a word of fewer than 3 characters.
+ */
+export function completions(word: string, candidates: readonly string[], limit = 3): string[] {
+  if (word.length < 3) return [];
+  return candidates.filter((candidate) => candidate !== word && candidate.startsWith(word)).slice(0, limit);
+}
+
+/** `: did you mean 'pack'?` (the closest by edit distance, else the names the word begins), or nothing where none is close. */
 export function didYouMean(word: string, candidates: readonly string[]): string {
   const match = closestMatch(word, candidates);
-  return match === undefined ? '' : `: did you mean '${match}'?`;
+  if (match !== undefined) return `: did you mean '${match}'?`;
+  const started = completions(word, candidates);
+  return started.length === 0 ? '' : `: did you mean ${started.map((candidate) => `'${candidate}'`).join(' or ')}?`;
 }

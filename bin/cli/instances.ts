@@ -1,5 +1,6 @@
 import { Size } from 'aws-cdk-lib';
-import { parseCommandArgs, parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
+import { parseCommandArgs } from './command-args';
+import { parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
 import { TrainingInstance } from '../../lib/instances/training-instance';
 import { quoted } from '../../lambda/io/printable';
 
@@ -22,14 +23,9 @@ export function instancesCommand(args: string[], out: NodeJS.WritableStream): nu
     options: {
       'processes': { type: 'string' },
       'memory-per-worker': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
     },
     strict: true,
-  });
-  if (values.help) {
-    out.write(INSTANCES_USAGE);
-    return 0;
-  }
+  }, { usage: INSTANCES_USAGE });
   const processes = values.processes === undefined ? undefined : parseProcesses(values.processes);
   const memoryGiB = values['memory-per-worker'] === undefined
     ? undefined : parsePositiveNumber('--memory-per-worker', values['memory-per-worker']);

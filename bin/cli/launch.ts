@@ -6,7 +6,8 @@ import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/c
 import type { HistoryEvent, SFNClient} from '@aws-sdk/client-sfn';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
-import { parseCommandArgs, parseNumberInRange, UsageError } from './usage-error';
+import { parseCommandArgs } from './command-args';
+import { parseNumberInRange, UsageError } from './usage-error';
 import type { PipelineExecutionInput, PipelineExecutionOutput } from '../../lib/pipeline/pipeline-execution';
 import { PIPELINE_EXECUTION_NAME } from '../../lib/pipeline/private/execution-name';
 import { quoted } from '../../lambda/io/printable';
@@ -35,7 +36,7 @@ Single job:
                               training-io-<UTC time>)
 
   --no-follow                 start it and exit
-  --poll SECONDS              how often to check progress, \${MIN_POLL_SECONDS}-\${MAX_POLL_SECONDS} (default: 30)
+  --poll SECONDS              how often to check progress, ${MIN_POLL_SECONDS}-${MAX_POLL_SECONDS} (default: 30)
   --endpoint-url URL          endpoint of Step Functions and SageMaker (a private endpoint)
   --region R                  region (default: AWS_REGION, then AWS_DEFAULT_REGION)
 
@@ -60,7 +61,7 @@ export async function launchCommand(args: string[], out: NodeJS.WritableStream, 
 }
 
 async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream, sleep: Sleep): Promise<number> {
-  const { values } = parseCommandArgs({
+  const { values, endpoint } = parseCommandArgs({
     args,
     strict: true,
     options: {
@@ -72,15 +73,8 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
       'job-name': { type: 'string' },
       'no-follow': { type: 'boolean', default: false },
       'poll': { type: 'string', default: '30' },
-      'endpoint-url': { type: 'string' },
-      'region': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    out.write(LAUNCH_USAGE);
-    return 0;
-  }
+  }, { usage: LAUNCH_USAGE, endpoint: true });
   const pipeline = values['state-machine'];
   const request = values.request;
   if ((pipeline === undefined) === (request === undefined)) {
@@ -89,7 +83,6 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
   // At least a second: every poll is a few API calls, and Step Functions and SageMaker throttle them.
   const poll = parseNumberInRange('--poll', values.poll, MIN_POLL_SECONDS, MAX_POLL_SECONDS, 'seconds');
   const follow = !values['no-follow'];
-  const flags = { endpointUrl: values['endpoint-url'], region: values.region };
 
   if (pipeline !== undefined) {
     for (const flag of ['job-name'] as const) {
@@ -106,7 +99,7 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
       err.write(`training-io launch: warning: num_workers=${input.hyperparameters.num_workers} replaces the loader workers the pipeline's `
         + 'dataset was packed for; some readers may get more shards than others (set loaderWorkers on the pipeline instead)\n');
     }
-    const { sfn } = createAwsClients(flags);
+    const { sfn } = createAwsClients(endpoint);
     return runPipeline(sfn, pipeline, name, input, { follow, poll, out, err, sleep });
   }
   for (const flag of ['name', 'hyperparameter'] as const) {
@@ -114,7 +107,7 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
   }
   if (values.force) throw new UsageError('--force is for the pipeline (--state-machine): a single job does not pack');
   const jobRequest = readRequest(request!, values['job-name']);
-  const { sagemaker } = createAwsClients(flags);
+  const { sagemaker } = createAwsClients(endpoint);
   return runJob(sagemaker, jobRequest, { follow, poll, out, err, sleep });
 }
 

@@ -1,16 +1,18 @@
 import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as v8 from 'node:v8';
-import type { DatasetLocation } from './dataset-location';
-import { checkS3Flags, describeLocation, isInside, parseLocation, resolveLinks } from './dataset-location';
+import { parseCommandArgs } from './command-args';
+import type { DatasetLocation, S3ClientFlags } from './dataset-location';
+import { describeLocation, isInside, parseLocation, resolveLinks } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
-import { parseChoice, parseCommandArgs, parseSize, parseWholeNumber, UsageError } from './usage-error';
+import { parseChoice, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { LocalDirectorySink, LocalDirectorySource, SourceContainsOutputError } from '../../lambda/io/local-directory';
 import type { S3InventoryLocation } from '../../lambda/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { MissingFilesError } from '../../lambda/packing/finalize';
-import type { PackResult } from '../../lambda/packing/pack';
+import { FilteredSource } from '../../lambda/packing/listing/filtered-source';
+import type { PackOptions, PackResult } from '../../lambda/packing/pack';
 import { packDataset } from '../../lambda/packing/pack';
 import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-preprocessing';
 import { describePreprocessing } from '../../lambda/packing/preprocess/preprocessing-settings';
@@ -21,6 +23,8 @@ import { PlanError } from '../../lambda/packing/planning/plan-shards';
 import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import { printable, quoted } from '../../lambda/io/printable';
+import type { FilePatterns } from '../../lib/contract/file-patterns';
+import { filePatternProblem } from '../../lib/contract/file-patterns';
 
 const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 
@@ -46,6 +50,11 @@ version stays current, unless --allow-missing.
                                count is rounded up to a multiple of it
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
   --labels folder|none         label = first folder of the path, or no labels (default: folder)
+  --include GLOB               pack only the files whose key below <source> matches GLOB (repeatable;
+                               * within a folder, ** across folders, {a,b}, [abc]; e.g. 'cat/**')
+  --exclude GLOB               leave out the files whose key matches GLOB (repeatable), e.g.
+                               --exclude README.txt for a stray file at the source root; the
+                               summary counts the files left out
   --content images|any         images: every file is checked, whole, as a JPEG or PNG the training
                                readers decode (anything else is a failure with its reason); any:
                                files packed as they are (default: images with folder labels, any
@@ -90,8 +99,25 @@ published (or any other error), 2 bad arguments.
 /** Shards written at once when one side is S3. */
 const S3_PARALLEL_SHARDS = 4;
 
+/** A pack as the command line asks for it, every flag checked. */
+interface PackRequest {
+  readonly source: DatasetLocation;
+  readonly output: DatasetLocation;
+  readonly endpoint: S3ClientFlags;
+  readonly inventory?: S3InventoryLocation;
+  readonly patterns: FilePatterns;
+  readonly followSymlinks: boolean;
+  readonly checkImages: boolean;
+  /** The engine's options, less where it reads from and writes to and how. */
+  readonly settings: Omit<PackOptions, 'source' | 'sink' | 'parallelShards' | 'writeShard' | 'onProgress' | 'onLargeListing'> & { readonly readConcurrency: number };
+}
+
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
-  const { values, positionals } = parseCommandArgs({
+  return runPack(parsePackArgs(args), out, err);
+}
+
+function parsePackArgs(args: string[]): PackRequest {
+  const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
     strict: true,
@@ -104,6 +130,8 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       'labels': { type: 'string', default: DEFAULT_LABEL_MODE },
       'content': { type: 'string' },
       'concurrency': { type: 'string' },
+      'include': { type: 'string', multiple: true },
+      'exclude': { type: 'string', multiple: true },
       'allow-missing': { type: 'boolean', default: false },
       'full': { type: 'boolean', default: false },
       'follow-symlinks': { type: 'boolean', default: false },
@@ -113,77 +141,98 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
       'keep-grayscale': { type: 'boolean', default: false },
       'retention': { type: 'string', default: String(DEFAULT_RETENTION_DAYS) },
       'inventory': { type: 'string' },
-      'endpoint-url': { type: 'string' },
-      'region': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    out.write(PACK_USAGE);
-    return 0;
-  }
+  }, { usage: PACK_USAGE, endpoint: true });
   if (positionals.length !== 2) {
     throw new UsageError(`pack takes a source and an output (folders or s3:// URIs), got ${positionals.length} argument(s)`);
   }
-  if (values['shard-size'] !== undefined && values.shards !== undefined) {
-    throw new UsageError('--shard-size and --shards both set the shard count: give one of them');
-  }
   const source = parseLocation('source', positionals[0]);
   const output = parseLocation('output', positionals[1]);
-  const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
-  checkS3Flags(s3Flags);
   checkLocations(source, output);
   const inventory = values.inventory === undefined ? undefined : parseInventory(values.inventory, source);
+  const patterns = parseFilePatterns(values.include, values.exclude);
 
-  const format = parseChoice('--format', values.format!, SHARD_FORMAT_NAMES);
-  const seed = parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1);
-  const targetShardBytes = values['shard-size'] === undefined ? undefined : parseShardSize(values['shard-size']);
-  const shardCount = values.shards === undefined ? undefined : parseWholeNumber('--shards', values.shards, 1);
-  const consumers = values.consumers === undefined ? undefined : parseWholeNumber('--consumers', values.consumers, 1);
-  if (shardCount !== undefined && consumers !== undefined && shardCount % consumers !== 0) {
-    // --shards is exact, and rounding it up to a multiple of the consumers would break that promise.
-    throw new UsageError(`--shards ${shardCount} is not a multiple of --consumers ${consumers}: an exact shard count is written as given, `
-      + `so give a multiple of ${consumers} (${consumers}, ${2 * consumers}, …), or --shard-size instead of --shards to have the count rounded up`);
-  }
   const labels = parseChoice('--labels', values.labels!, LABEL_MODES);
-  const retentionDays = parseWholeNumber('--retention', values.retention!, 0, 36_500);
   const onS3 = source.kind === 's3' || output.kind === 's3';
-  const readConcurrency = parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096);
   const preprocessing = parsePreprocessing(values);
   const content = values.content === undefined ? defaultRecordContent(labels) : parseChoice('--content', values.content, RECORD_CONTENTS);
   if (values.content === 'any' && preprocessing) {
     throw new UsageError('--content any packs files as they are, and --resize, --max-side, --quality and --keep-grayscale decode every file '
       + 'as an image: give one or the other');
   }
-  const checkImages = checksImages(content, preprocessing !== undefined);
-  const followSymlinks = values['follow-symlinks'];
+  return {
+    source, output, endpoint, inventory, patterns,
+    followSymlinks: values['follow-symlinks'],
+    checkImages: checksImages(content, preprocessing !== undefined),
+    settings: {
+      format: parseChoice('--format', values.format!, SHARD_FORMAT_NAMES),
+      seed: parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1),
+      ...parseShardCount(values['shard-size'], values.shards, values.consumers),
+      labels,
+      readConcurrency: parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096),
+      fullRepack: values.full,
+      allowMissing: values['allow-missing'],
+      retentionDays: parseWholeNumber('--retention', values.retention!, 0, 36_500),
+      preprocessing,
+      content,
+    },
+  };
+}
 
+/** `--shard-size`, `--shards` and `--consumers`: a target size or an exact count, and the consumers it is a multiple of. */
+function parseShardCount(shardSize: string | undefined, shards: string | undefined, consumersFlag: string | undefined) {
+  if (shardSize !== undefined && shards !== undefined) {
+    throw new UsageError('--shard-size and --shards both set the shard count: give one of them');
+  }
+  const targetShardBytes = shardSize === undefined ? undefined : parseShardSize(shardSize);
+  const shardCount = shards === undefined ? undefined : parseWholeNumber('--shards', shards, 1);
+  const consumers = consumersFlag === undefined ? undefined : parseWholeNumber('--consumers', consumersFlag, 1);
+  if (shardCount !== undefined && consumers !== undefined && shardCount % consumers !== 0) {
+    // --shards is exact, and rounding it up to a multiple of the consumers would break that promise.
+    throw new UsageError(`--shards ${shardCount} is not a multiple of --consumers ${consumers}: an exact shard count is written as given, `
+      + `so give a multiple of ${consumers} (${consumers}, ${2 * consumers}, …), or --shard-size instead of --shards to have the count rounded up`);
+  }
+  return { targetShardBytes, shardCount, consumers };
+}
+
+/** `--include` and `--exclude` (each repeatable): globs over the keys below the source, checked as the construct checks them. */
+function parseFilePatterns(include: string[] | undefined, exclude: string[] | undefined): FilePatterns {
+  for (const [flag, patterns] of [['--include', include], ['--exclude', exclude]] as const) {
+    const problem = (patterns ?? []).map((pattern) => filePatternProblem(flag, pattern)).find((found) => found !== undefined);
+    if (problem) throw new UsageError(problem);
+  }
+  return { ...(include ? { include } : {}), ...(exclude ? { exclude } : {}) };
+}
+
+async function runPack(request: PackRequest, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
+  const { source, output, settings, followSymlinks } = request;
   // Local to local is disk- and CPU-bound: a worker thread per core; on one core, this thread
   // alone (a worker there would only add its start, its own compilation and heap: 5-8 % of the
   // CPU of 100,000 small files). With S3 the network is the limit: shards are written in this
   // process, a few at once, each with many reads in flight.
-  const s3 = onS3 ? await import('./s3-storage') : undefined;
-  const client = s3?.createS3Client(s3Flags);
+  const s3 = source.kind === 's3' || output.kind === 's3' ? await import('./s3-storage') : undefined;
+  const client = s3?.createS3Client(request.endpoint);
   const threads = Math.max(1, os.availableParallelism());
-  if (preprocessing) allowImageWorkOnEveryThread(threads);
+  if (settings.preprocessing) allowImageWorkOnEveryThread(threads);
   const local = source.kind === 'local' && output.kind === 'local';
   const pool = local && threads > 1
-    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format, readConcurrency, preprocessing, checkImages, followSymlinks }, threads)
+    ? new LocalShardPool({ sourceDir: source.dir, outputDir: output.dir, format: settings.format, readConcurrency: settings.readConcurrency,
+      preprocessing: settings.preprocessing, checkImages: request.checkImages, followSymlinks }, threads)
     : undefined;
+  const listed = new FilteredSource(source.kind === 'local'
+    ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles, outputDir: output.kind === 'local' ? output.dir : undefined, followSymlinks })
+    : s3!.openS3Source(source, client!, request.inventory), request.patterns);
   const progress = new ProgressDisplay(err, 'packing');
   const started = Date.now();
   let result: PackResult;
   try {
     pool?.start();
     result = await packDataset({
-      source: source.kind === 'local'
-        ? new LocalDirectorySource(source.dir, { statFiles: pool?.statFiles, outputDir: output.kind === 'local' ? output.dir : undefined, followSymlinks })
-        : s3!.openS3Source(source, client!, inventory),
+      ...settings,
+      source: listed,
       sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
-      format, seed, targetShardBytes, shardCount, consumers, labels, readConcurrency,
       parallelShards: local ? threads : S3_PARALLEL_SHARDS,
       writeShard: pool ? (shard, prefix, onFiles) => pool.write(shard, prefix, onFiles) : undefined,
-      fullRepack: values.full, allowMissing: values['allow-missing'], retentionDays, preprocessing, content,
       onProgress: (state) => progress.update(state),
       onLargeListing: favourMemoryOverSpeed,
     });
@@ -201,7 +250,7 @@ export async function packCommand(args: string[], out: NodeJS.WriteStream, err: 
     await pool?.close();
     client?.destroy();
   }
-  out.write(summary(result, describeLocation(output), (Date.now() - started) / 1000));
+  out.write(summary(result, { output: describeLocation(output), seconds: (Date.now() - started) / 1000, excludedFiles: listed.excludedFiles }));
   return 0;
 }
 
@@ -283,7 +332,15 @@ function parseInventory(raw: string, source: DatasetLocation): S3InventoryLocati
   return { bucket: location.bucket, key: manifest ? location.prefix.slice(0, -1) : location.prefix };
 }
 
-function summary(result: PackResult, output: string, seconds: number): string {
+/** What the summary says beside the result. */
+interface RunFacts {
+  readonly output: string;
+  readonly seconds: number;
+  /** Files --include/--exclude left out. */
+  readonly excludedFiles: number;
+}
+
+function summary(result: PackResult, { output, seconds, excludedFiles }: RunFacts): string {
   const { manifest } = result;
   const sizes = manifest.shards.map((s) => s.bytes);
   const shardBytes = sizes.reduce((a, b) => a + b, 0);
@@ -291,7 +348,8 @@ function summary(result: PackResult, output: string, seconds: number): string {
   const lines = [
     '',
     `source     ${manifest.source.uri}`,
-    `           ${manifest.source.objects} files, ${mb(manifest.source.bytes)}`,
+    `           ${manifest.source.objects} files, ${mb(manifest.source.bytes)}`
+      + `${excludedFiles > 0 ? `; ${excludedFiles} more left out by --include/--exclude` : ''}`,
     `output     ${output}`,
     ...(result.repairedRootCopies.length > 0
       ? [`repaired   ${result.repairedRootCopies.join(', ')}: behind the newest claim (an earlier run stopped after publishing), now rewritten`] : []),
@@ -311,6 +369,7 @@ function summary(result: PackResult, output: string, seconds: number): string {
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
     ...(manifest.preprocessing ? [`images     ${describePreprocessing(manifest.preprocessing)}`] : []),
     `shards     ${manifest.shards.length}${sizes.length > 0 ? ` (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all` : ''}`,
+    ...shrunkShardsNote(manifest, shardBytes),
     `records    ${manifest.records}`,
     `failures   ${manifest.failures.length}`,
     ...manifest.failures.slice(0, 10).map((f) => `           ${f.key}: ${f.reason}`),
@@ -320,6 +379,25 @@ function summary(result: PackResult, output: string, seconds: number): string {
   ];
   // Each line escaped: a file name holding ESC or a line break must not rewrite the terminal or fake a line.
   return lines.map(printable).join('\n');
+}
+
+/**
+ * Why shards came out far under the target, when preprocessing shrank the images: shards are
+ * planned by the source files' bytes (the plan comes before any image is decoded), so a resize
+ * that makes images 10× smaller makes shards 10× smaller than --shard-size. Says what to give instead.
+ */
+function shrunkShardsNote(manifest: PackResult['manifest'], shardBytes: number): string[] {
+  const target = manifest.sizing.targetShardBytes;
+  if (!manifest.preprocessing || target === null || manifest.shards.length === 0 || manifest.source.bytes === 0) return [];
+  const meanShardBytes = shardBytes / manifest.shards.length;
+  if (meanShardBytes >= target / 2) return [];
+  const shrink = manifest.source.bytes / shardBytes;
+  const consumers = manifest.sizing.consumers;
+  const fuller = Math.max(consumers, Math.ceil(shardBytes / target / consumers) * consumers);
+  return [
+    `           shards average ${mb(meanShardBytes)} against a target of ${mb(target)}: shards are planned by the source files' `
+      + `bytes, and preprocessing made the records ${shrink.toFixed(1)}× smaller; --shards ${fuller} gives shards near the target`,
+  ];
 }
 
 /** A run whose files could not all be packed, and that was not allowed to publish without them. */

@@ -1,6 +1,7 @@
 import { Size } from 'aws-cdk-lib';
 import { didYouMean } from './did-you-mean';
-import { parseChoice, parseCommandArgs, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from './usage-error';
+import { parseCommandArgs } from './command-args';
+import { parseChoice, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from './usage-error';
 import { TrainingInstance } from '../../lib/instances/training-instance';
 import { DatasetFormat, SampleEncoding } from '../../lib/planning/dataset-profile';
 import type { IoPlan} from '../../lib/planning/io-plan';
@@ -104,13 +105,8 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
       'reused': { type: 'boolean', default: false },
       'samples-per-second': { type: 'string' },
       'json': { type: 'boolean', default: false },
-      'help': { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    out.write(PLAN_USAGE);
-    return 0;
-  }
+  }, { usage: PLAN_USAGE });
   if (values.objects === undefined) throw new UsageError('--objects is required: the number of objects under the prefix');
   if (values.instance === undefined) throw new UsageError('--instance is required, e.g. --instance ml.p3dn.24xlarge');
   if ((values.bytes === undefined) === (values['mean-size'] === undefined)) {

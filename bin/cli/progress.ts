@@ -1,4 +1,4 @@
-/** What a progress display is told. */
+/** What a progress display is told: items (files, shards) and their bytes. */
 export interface ProgressState {
   readonly filesDone: number;
   readonly totalFiles: number;
@@ -15,7 +15,8 @@ export class ProgressDisplay {
   private lastDraw = 0;
   private last?: ProgressState;
 
-  constructor(private readonly stream: NodeJS.WriteStream, private readonly label: string) {}
+  /** `unit`: what `filesDone` counts, as shown (`files`, `shards`). */
+  constructor(private readonly stream: NodeJS.WriteStream, private readonly label: string, private readonly unit = 'files') {}
 
   public update(state: ProgressState): void {
     this.last = state;
@@ -49,7 +50,7 @@ export class ProgressDisplay {
     const filled = Math.min(width, Math.round(fraction * width));
     const bar = this.stream.isTTY ? `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` : '';
     return `${this.label} ${bar}${(fraction * 100).toFixed(0).padStart(3)}%  ` +
-      `${state.filesDone}/${state.totalFiles} files  ${(rate / 1e6).toFixed(1)} MB/s  ETA ${formatDuration(eta)}`;
+      `${state.filesDone}/${state.totalFiles} ${this.unit}  ${(rate / 1e6).toFixed(1)} MB/s  ETA ${formatDuration(eta)}`;
   }
 }
 

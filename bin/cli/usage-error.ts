@@ -1,6 +1,3 @@
-import type { ParseArgsConfig } from 'node:util';
-import { parseArgs } from 'node:util';
-import { didYouMean } from './did-you-mean';
 import { quoted } from '../../lambda/io/printable';
 
 /**
@@ -67,50 +64,4 @@ export function parsePositiveNumber(flag: string, raw: string, max = Number.MAX_
     throw new UsageError(`${flag} must be a number ${allowed}, got ${quoted(raw)}`);
   }
   return value;
-}
-
-/**
- * `util.parseArgs`, with its errors (unknown option, missing value) turned into a UsageError; an unknown
- * option is named with the closest known one ("did you mean").
- * A negative number after an option that takes a value is that value (`--poll -3`), so that the
- * option's own check says what is allowed: parseArgs would take it for an option and call it ambiguous.
- */
-export function parseCommandArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  const args = joinNegativeValues(config.args ?? [], config.options ?? {});
-  try {
-    return parseArgs({ ...config, args }) as ReturnType<typeof parseArgs<T>>;
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw unknownOption(config, args) ?? new UsageError((error as Error).message);
-    if (code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError((error as Error).message);
-    throw error;
-  }
-}
-
-/**
- * The first option the command does not know, with the closest it does. parseArgs' own message names
- * the option but ends in a hint about positionals starting with '-', which is rarely what was meant.
- */
-function unknownOption(config: ParseArgsConfig, args: string[]): UsageError | undefined {
-  const options = config.options ?? {};
-  const { tokens } = parseArgs({ ...config, args, strict: false, tokens: true });
-  const known = Object.entries(options).flatMap(([name, option]) => [`--${name}`, ...(option.short ? [`-${option.short}`] : [])]);
-  // A known short option's token carries its long name (`-h` → help).
-  const unknown = tokens.find((token) => token.kind === 'option' && !(token.name in options));
-  if (unknown?.kind !== 'option') return undefined;
-  return new UsageError(`unknown option ${quoted(unknown.rawName)}${didYouMean(unknown.rawName, known)}`);
-}
-
-/** `--flag -3` → `--flag=-3` where `--flag` takes a value. */
-function joinNegativeValues(args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
-  const joined: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const name = /^--([^=]+)$/.exec(args[i])?.[1];
-    if (name !== undefined && options[name]?.type === 'string' && /^-\.?\d/.test(args[i + 1] ?? '')) {
-      joined.push(`${args[i]}=${args[++i]}`);
-    } else {
-      joined.push(args[i]);
-    }
-  }
-  return joined;
 }

@@ -1,5 +1,8 @@
-import { checkS3Flags, describeLocation, parseLocation } from './dataset-location';
-import { parseCommandArgs, UsageError } from './usage-error';
+import { parseCommandArgs } from './command-args';
+import { existsSync, statSync } from 'node:fs';
+import { describeLocation, parseLocation } from './dataset-location';
+import { ProgressDisplay } from './progress';
+import { UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
 import { verifyDataset } from '../../lambda/packing/verify';
@@ -29,8 +32,8 @@ the manifest.
 Exit status: 0 sound, 1 problems found (or files missing, without --allow-missing), 2 bad arguments.
 `;
 
-export async function verifyCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = parseCommandArgs({
+export async function verifyCommand(args: string[], out: NodeJS.WritableStream, err: NodeJS.WriteStream): Promise<number> {
+  const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
     strict: true,
@@ -39,28 +42,25 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream):
       'images': { type: 'boolean', default: false },
       'repair': { type: 'boolean', default: false },
       'version': { type: 'string' },
-      'endpoint-url': { type: 'string' },
-      'region': { type: 'string' },
-      'help': { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    out.write(VERIFY_USAGE);
-    return 0;
-  }
+  }, { usage: VERIFY_USAGE, endpoint: true });
   if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
-  const s3Flags = { endpointUrl: values['endpoint-url'], region: values.region };
-  checkS3Flags(s3Flags);
+  if (dataset.kind === 'local' && !existsSync(dataset.dir)) throw new UsageError(`dataset folder '${dataset.dir}' does not exist`);
+  if (dataset.kind === 'local' && !statSync(dataset.dir).isDirectory()) throw new UsageError(`dataset '${dataset.dir}' is not a folder`);
   const s3 = dataset.kind === 's3' ? await import('./s3-storage') : undefined;
-  const client = s3?.createS3Client(s3Flags);
+  const client = s3?.createS3Client(endpoint);
   try {
     const reader = dataset.kind === 'local' ? new LocalDirectorySink(dataset.dir) : s3!.openS3Sink(dataset, client!);
     if (values.repair) {
       const repaired = await syncRootCopies(reader);
       out.write(repaired.length > 0 ? `repaired: ${repaired.join(', ')} now name the newest published version\n` : 'repair: the root\'s copies were current\n');
     }
-    const report = await verifyDataset(reader, { version: values.version, images: values.images });
+    const progress = new ProgressDisplay(err, 'verifying', 'shards');
+    const report = await verifyDataset(reader, {
+      version: values.version, images: values.images,
+      onProgress: (state) => progress.update({ filesDone: state.shardsDone, totalFiles: state.totalShards, bytesDone: state.bytesDone, totalBytes: state.totalBytes }),
+    }).finally(() => progress.finish());
     const failures = report.manifest?.failures ?? [];
     const missing = failures.length > 0 && !values['allow-missing'];
     const problems = [

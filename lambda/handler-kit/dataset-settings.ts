@@ -1,6 +1,8 @@
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
 import type { LabelMode, RecordContent, ShardFormatName } from '../../lib/contract/record-vocabulary';
 import { DEFAULT_LABEL_MODE, isOneOf, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
+import type { FilePatterns } from '../../lib/contract/file-patterns';
+import { filePatternsProblems } from '../../lib/contract/file-patterns';
 import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import { IMAGE_PREPROCESSING_FIELDS, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
@@ -117,6 +119,36 @@ export function readImagePreprocessing(env: Environment): ImagePreprocessing | u
     ...optional('jpegQuality', whole('jpegQuality', jpegQuality)),
     ...optional('keepGrayscale', keepGrayscale),
   };
+}
+
+/**
+ * The include and exclude globs over the source's keys (`SOURCE_FILE_PATTERNS`, JSON
+ * `{"include": [...], "exclude": [...]}`), each checked as the construct checks it; absent, none.
+ */
+export function readFilePatterns(env: Environment): FilePatterns {
+  const name = ENV.filePatterns;
+  const text = env[name];
+  if (text === undefined || text === '') return {};
+  const bad = (why: string) => new HandlerInputError(`environment variable ${name} ${why}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw bad('must be a JSON object {"include": [globs], "exclude": [globs]}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw bad('must be a JSON object {"include": [globs], "exclude": [globs]}');
+  const fields = parsed as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((field) => field !== 'include' && field !== 'exclude');
+  if (unknown.length > 0) throw bad(`has unknown field(s) ${unknown.join(', ')}; allowed: include, exclude`);
+  const list = (field: 'include' | 'exclude'): string[] | undefined => {
+    const value = fields[field];
+    if (value === undefined) return undefined;
+    if (!Array.isArray(value) || !value.every((pattern) => typeof pattern === 'string')) throw bad(`field ${field} must be an array of strings`);
+    const problems = filePatternsProblems(field, value as string[]);
+    if (problems.length > 0) throw bad(`field ${problems.join('; ')}`);
+    return value as string[];
+  };
+  return { ...optional('include', list('include')), ...optional('exclude', list('exclude')) };
 }
 
 /** `{ [name]: value }`, or nothing when the value is undefined: settings hold no undefined fields (the plan is JSON). */

@@ -32,10 +32,19 @@ export interface VerifyReport {
 export type DatasetReader = Pick<PackingSink, 'get' | 'list' | 'uri'>;
 
 /** What to verify. */
+/** How far a verification is. */
+export interface VerifyProgress {
+  readonly shardsDone: number;
+  readonly totalShards: number;
+  readonly bytesDone: number;
+  readonly totalBytes: number;
+}
+
 export interface VerifyOptions {
   /** A version id: that version's own manifest instead of the current one (the root's `manifest.json`). */
   readonly version?: string;
-  readonly onShard?: (done: number, total: number) => void;
+  /** Called before the first shard and after each: shards and their bytes (as the manifest lists them) checked so far. */
+  readonly onProgress?: (progress: VerifyProgress) => void;
   /**
    * Also check every record's image as the pack-time check does (lambda/packing/image-check/):
    * for datasets packed before it, or with `--content any`. Each record that the training readers
@@ -52,7 +61,6 @@ export interface VerifyOptions {
  * not list, or a key it lists twice, is reported (a reader of the folder would read its records too).
  */
 export async function verifyDataset(dataset: DatasetReader, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const { onShard } = options;
   if (options.version !== undefined && versionSequence(options.version) === undefined) {
     return { problems: [`'${options.version}' is not a version id (v<8 digits>-<8 hex digits>)`], shardsChecked: 0, recordsChecked: 0, bytesChecked: 0 };
   }
@@ -97,6 +105,8 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
   let bytesChecked = 0;
   const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
   const failed = new Set(manifest.failures.map((failure) => failure.key));
+  const progress = { shardsDone: 0, totalShards: manifest.shards.length, bytesDone: 0, totalBytes: manifest.shards.reduce((sum, shard) => sum + shard.bytes, 0) };
+  options.onProgress?.({ ...progress });
 
   for (const [position, shard] of manifest.shards.entries()) {
     if (!confined.has(shard.key) || !confined.has(shard.indexKey)) continue;
@@ -105,7 +115,9 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
     recordsChecked += checked.records.length;
     bytesChecked += checked.bytes;
     globalIndex?.next({ records: checked.ids.map((id, i) => ({ id, offset: checked.records[i].offset })), bytes: checked.bytes });
-    onShard?.(position + 1, manifest.shards.length);
+    progress.shardsDone = position + 1;
+    progress.bytesDone += shard.bytes;
+    options.onProgress?.({ ...progress });
   }
   globalIndex?.finish();
   return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked };

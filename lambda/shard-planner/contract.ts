@@ -45,5 +45,5 @@ export const SHARD_TASK_FIELDS = ['shardIndex', 'shardName', 'membersKey'] as co
 export const SHARD_PLANNER_ENVIRONMENT = [
   ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix,
   ENV.format, ENV.seed, ENV.labels, ENV.targetShardBytes, ENV.shardCount, ENV.consumers,
-  ENV.inventoryBucket, ENV.inventoryKey, ENV.imagePreprocessing,
+  ENV.inventoryBucket, ENV.inventoryKey, ENV.filePatterns, ENV.imagePreprocessing,
 ] as const;

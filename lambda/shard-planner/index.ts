@@ -4,7 +4,8 @@ import { engineS3Client } from '../io/s3-client';
 import { S3Sink } from '../io/s3-sink';
 import { S3Source } from '../io/s3-source';
 import type { ShardPlannerEvent, ShardPlannerResult } from './contract';
-import { readInventory, readLocation, readPlanSettings } from '../handler-kit/dataset-settings';
+import { readFilePatterns, readInventory, readLocation, readPlanSettings } from '../handler-kit/dataset-settings';
+import { FilteredSource } from '../packing/listing/filtered-source';
 import { booleanField, eventObject } from '../handler-kit/handler-input';
 import { planDataset } from './plan-dataset';
 
@@ -15,6 +16,7 @@ const source = readLocation(process.env, 'source');
 const destination = readLocation(process.env, 'destination');
 const settings = readPlanSettings(process.env);
 const inventory = readInventory(process.env);
+const filePatterns = readFilePatterns(process.env);
 
 /** Lists the source, plans the shards, writes the plan; or says the dataset is up to date. */
 export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerResult> {
@@ -22,10 +24,10 @@ export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerRes
   const started = Date.now();
   try {
     const result = await planDataset({
-      source: new S3Source({
+      source: new FilteredSource(new S3Source({
         client, bucket: source.bucket, prefix: source.prefix,
         inventory: inventory && { bucket: inventory.bucket, key: inventory.prefix },
-      }),
+      }), filePatterns),
       sink: new S3Sink({ client, bucket: destination.bucket, prefix: destination.prefix }),
       destination,
       settings,

@@ -17,6 +17,11 @@ export const PACKING_ENV = {
   readConcurrency: 'READ_CONCURRENCY',
   inventoryBucket: 'INVENTORY_BUCKET',
   inventoryKey: 'INVENTORY_KEY',
+  /**
+   * On the planner: JSON `{"include": [...], "exclude": [...]}`, globs over the keys below the source
+   * prefix (lib/contract/file-patterns.ts); absent, every file is packed.
+   */
+  filePatterns: 'SOURCE_FILE_PATTERNS',
   /** Days an old dataset version is kept after it stops being current (the finalizer prunes). */
   retentionDays: 'VERSION_RETENTION_DAYS',
   /** `true` or `false`: whether the finalizer publishes a version with listed failures (ShardedDataset `allowMissing`). */

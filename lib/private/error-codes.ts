@@ -97,6 +97,7 @@ export const ERROR_CODES = {
   InvalidPrefix: { subject: 'ShardedDataset', meaning: 'a source or destination prefix that does not name a folder' },
   DestinationInsideSource: { subject: 'ShardedDataset', meaning: 'a destination inside the source, which the next run would pack again' },
   InvalidInventoryPrefix: { subject: 'ShardedDataset', meaning: 'an inventory prefix that is neither a report folder nor its manifest.json' },
+  InvalidFilePattern: { subject: 'ShardedDataset', meaning: 'an include or exclude glob that is empty, absolute, negated, has . or .. folders, or does not compile' },
   InvalidMemorySize: { subject: 'ShardedDataset', meaning: 'Lambda memory outside 128–10,240 MiB or not whole MiB' },
   InvalidVersionRetention: { subject: 'ShardedDataset', meaning: 'a version retention that is not whole days from 0 to 3,650' },
   InvalidImageSide: { subject: 'ShardedDataset', meaning: 'an image preprocessing side outside 1 to 16,384 pixels' },

@@ -11,6 +11,8 @@ import { Construct } from 'constructs';
 import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, defaultRecordContent } from '../contract/record-vocabulary';
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES, targetShardBytesOf } from '../contract/shard-limits';
 import { DATASET_LAYOUT } from '../contract/dataset-layout';
+import type { FilePatterns } from '../contract/file-patterns';
+import { filePatternsProblems, filtersFiles } from '../contract/file-patterns';
 import { PACKING_ENV } from '../contract/handler-environment';
 import { MIB } from '../contract/units';
 import { resolveCluster } from '../instances/private/cluster-rules';
@@ -121,6 +123,25 @@ export interface ShardedDatasetProps {
    * @default - the planner lists the source with ListObjectsV2
    */
   readonly sourceInventory?: SourceInventory;
+
+  /**
+   * Pack only the files whose key below `sourcePrefix` matches one of these globs, e.g. `['cat/**', 'dog/**']`.
+   *
+   * The globs are picomatch's: `*` within a folder, `**` across folders, `{a,b}`, `[abc]`, and names
+   * that start with a dot match too. Files left out are not listed in the manifest's failures.
+   *
+   * @default - every file under `sourcePrefix`
+   */
+  readonly include?: string[];
+
+  /**
+   * Leave out the files whose key below `sourcePrefix` matches one of these globs, whatever `include`
+   * says: e.g. `['README.txt']` for a stray file at the source root, which folder labels would
+   * otherwise refuse (it has no class folder).
+   *
+   * @default - no file is left out
+   */
+  readonly exclude?: string[];
 
   /**
    * The bucket the shards are written to.
@@ -417,6 +438,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...(props.shardCount !== undefined ? { [env.shardCount]: numberVariable(props.shardCount) } : {}),
       [env.consumers]: numberVariable(this.consumers),
       ...(props.sourceInventory ? { [env.inventoryBucket]: props.sourceInventory.bucket.bucketName, [env.inventoryKey]: props.sourceInventory.prefix } : {}),
+      ...filePatternsVariable(this, props),
       ...preprocessing,
     }, 'lists the source, shuffles and balances it into shards, writes the plan');
     this.packerFunction = this.createFunction('Packer', 'shard-packer', packerMemorySize, {
@@ -668,6 +690,27 @@ function numberVariable(value: number): string {
   return Token.isUnresolved(value) ? Token.asString(value) : String(value);
 }
 
+/** The planner's `SOURCE_FILE_PATTERNS`, or nothing when every file is packed. */
+function filePatternsVariable(scope: Construct, props: ShardedDatasetProps): Record<string, string> {
+  const patterns: FilePatterns = { ...optionalList('include', props.include), ...optionalList('exclude', props.exclude) };
+  if (!filtersFiles(patterns)) return {};
+  const resolved = [...patterns.include ?? [], ...patterns.exclude ?? []].every((pattern) => !Token.isUnresolved(pattern));
+  return { [PACKING_ENV.filePatterns]: resolved ? JSON.stringify(patterns) : Stack.of(scope).toJsonString(patterns) };
+}
+
+function optionalList(name: 'include' | 'exclude', list: string[] | undefined): Partial<FilePatterns> {
+  return list && list.length > 0 ? { [name]: list } : {};
+}
+
+function validateFilePatterns(scope: Construct, props: ShardedDatasetProps): void {
+  for (const name of ['include', 'exclude'] as const) {
+    const list = props[name];
+    if (!list || Token.isUnresolved(list)) continue;
+    const problems = filePatternsProblems(name, list.filter((pattern) => !Token.isUnresolved(pattern)));
+    if (problems.length > 0) throw new ValidationError('InvalidFilePattern', problems.join('; '), scope);
+  }
+}
+
 function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateKeyPrefix(scope, 'InvalidPrefix', 'sourcePrefix', props.sourcePrefix);
   validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', props.destinationPrefix);
@@ -683,6 +726,7 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateMebibytes(scope, 'InvalidMemorySize', 'packerMemorySize', props.packerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateMebibytes(scope, 'InvalidMemorySize', 'plannerMemorySize', props.plannerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateInventory(scope, props.sourceInventory);
+  validateFilePatterns(scope, props);
   validateRetention(scope, props.versionRetention);
   validateImagePreprocessing(scope, props.imagePreprocessing);
   if (props.recordContent === RecordContent.ANY && props.imagePreprocessing) {

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import type { Manifest } from '../../lambda/packing/manifest';
 import { temporaryFolders, writeFiles } from '../support/local-files';
+import { sizedJpeg } from '../support/jpeg-dataset';
 import { runCli } from '../support/run-cli';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/images/preprocess');
@@ -72,5 +73,35 @@ describe('training-io pack --resize, --max-side, --quality, --keep-grayscale', (
     expect(stdout).toMatch(/--max-side PX +cap the longer side at PX pixels \(1-16384\)/);
     expect(stdout).toMatch(/--quality Q +JPEG quality of re-encoded images, 1-100 \(default: 90\)/);
     expect(stdout).toMatch(/--keep-grayscale +keep grayscale images one channel/);
+  });
+});
+
+describe('training-io pack --resize: shards far under --shard-size', () => {
+  test('the summary says that shards are planned by the source bytes, how much smaller the records came out, and the --shards that fills them', async () => {
+    // GIVEN 40 JPEGs of about 60 KB (a comment segment pads each; re-encoding drops it): 2.4 MB, planned as 3 shards of 1 MiB
+    const source = folder('src');
+    writeFiles(source, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`photos/${i}.jpg`, sizedJpeg(`photos/${i}.jpg`, 60_000)])));
+    const output = folder('out');
+
+    // WHEN
+    const packed = await runCli('pack', source, output, '--resize', '16', '--shard-size', '1MiB');
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(packed.stdout).toMatch(/^shards {5}3 /m);
+    expect(packed.stdout).toMatch(/^ {11}shards average 0\.\d MB against a target of 1\.0 MB: shards are planned by the source files' bytes, and preprocessing made the records [\d.]+× smaller; --shards 1 gives shards near the target$/m);
+  });
+
+  test('without preprocessing nothing is said about the shard sizes', async () => {
+    // GIVEN
+    const source = folder('src');
+    writeFiles(source, Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`photos/${i}.jpg`, sizedJpeg(`photos/${i}.jpg`, 2_000)])));
+
+    // WHEN
+    const packed = await runCli('pack', source, folder('out'));
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(packed.stdout).not.toMatch(/shards average/);
   });
 });

@@ -45,6 +45,33 @@ describe('training-io CLI', () => {
     expect(stderr).toBe(`training-io: ${message}\nRun 'training-io ${command} --help' for the usage.\n`);
   });
 
+  test.each(['pack', 'verify', 'instances', 'plan', 'diagnose', 'launch'])('%s -h and --help print the usage on stdout, exit 0, before any other check', async (command) => {
+    for (const flag of ['-h', '--help']) {
+      // WHEN: with what would otherwise be a usage error (a bad region, missing positionals)
+      const { code, stdout, stderr } = await run(command, flag, ...(['pack', 'verify', 'diagnose', 'launch'].includes(command) ? ['--region', 'NOT A REGION'] : []));
+      // THEN
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout).toMatch(new RegExp(`^Usage: training-io ${command} `));
+    }
+  });
+
+  test.each(['pack', 'verify', 'diagnose', 'launch'])('%s checks --endpoint-url and --region before anything else', async (command) => {
+    expect((await run(command, '--region', 'Not_A_Region')).stderr).toMatch(/^training-io: --region must be a region name such as us-east-1, got 'Not_A_Region'\n/);
+    expect((await run(command, '--endpoint-url', 'ftp://x')).stderr).toMatch(/^training-io: --endpoint-url must be an http:\/\/ or https:\/\/ URL, got 'ftp:\/\/x'\n/);
+  });
+
+  test('launch --help prints the bounds of --poll as numbers', async () => {
+    const { stdout } = await run('launch', '--help');
+    expect(stdout).toMatch(/--poll SECONDS +how often to check progress, 1-3600 \(default: 30\)/);
+    expect(stdout).not.toContain('${');
+  });
+
+  test('plan --instance cut short names the instance it begins', async () => {
+    const { code, stderr } = await run('plan', '--objects', '10', '--bytes', '1GB', '--instance', 'ml.p4d.24xl');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/got 'ml\.p4d\.24xl': did you mean 'ml\.p4d\.24xlarge'\?/);
+  });
+
   test('--version prints the package version', async () => {
     const { code, stdout } = await run('--version');
     expect(code).toBe(0);

@@ -1,5 +1,6 @@
-import { closestMatch, editDistance } from '../../bin/cli/did-you-mean';
-import { parseChoice, parseCommandArgs, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from '../../bin/cli/usage-error';
+import { closestMatch, didYouMean, editDistance } from '../../bin/cli/did-you-mean';
+import { parseCommandArgs } from '../../bin/cli/command-args';
+import { parseChoice, parsePositiveNumber, parseSize, parseWholeNumber, UsageError } from '../../bin/cli/usage-error';
 
 describe('parseSize', () => {
   test.each([
@@ -107,6 +108,16 @@ describe('closestMatch', () => {
 
   test.each(['train', 'x', 'deploy', '--verbose'])('%j is close to none: no guess', (word) => {
     expect(closestMatch(word, ['pack', 'verify', 'instances', 'plan', 'diagnose', 'launch', '--resize'])).toBeUndefined();
+  });
+
+  test.each([
+    ['ml.p4d.24xl', ": did you mean 'ml.p4d.24xlarge'?"],
+    ['ml.p4d', ": did you mean 'ml.p4d.24xlarge' or 'ml.p4de.24xlarge'?"],
+    ['ml.p4d.24xlarg', ": did you mean 'ml.p4d.24xlarge'?"],
+    ['ml', ''],
+    ['ml.z9', ''],
+  ])('didYouMean(%j) names the names it begins where none is within 2 edits: %j', (word, hint) => {
+    expect(didYouMean(word, ['ml.p4d.24xlarge', 'ml.p4de.24xlarge', 'ml.p5.48xlarge'])).toBe(hint);
   });
 
   test.each([['kitten', 'sitting', 3], ['', 'abc', 3], ['pack', 'pack', 0], ['flaw', 'lawn', 2], ['plna', 'plan', 1], ['ab', 'ba', 1]])('editDistance(%j, %j) is %d', (a, b, distance) => {

@@ -109,3 +109,33 @@ describe('training-io verify --version', () => {
     expect(stdout).toMatch(new RegExp(`^problem: version v00000042-00000000 was never published .*; published versions: ${readManifest(output).datasetVersion}$`, 'm'));
   });
 });
+
+describe('training-io verify on a first try', () => {
+  test('a folder that does not exist is named as missing (exit 2), not blamed on manifest.json', async () => {
+    // GIVEN
+    const missing = path.join(folder('parent'), 'no-such-dataset');
+
+    // WHEN
+    const { code, stdout, stderr } = await runCli('verify', missing);
+
+    // THEN
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`training-io: dataset folder '${missing}' does not exist\nRun 'training-io verify --help' for the usage.\n`);
+  });
+
+  test('shows its progress in shards and MB on stderr, the report alone on stdout', async () => {
+    // GIVEN
+    const output = folder('out');
+    expect((await runCli('pack', '--content', 'any', sourceFolder(), output, '--shards', '3')).code).toBe(0);
+
+    // WHEN
+    const { code, stdout, stderr } = await runCli('verify', output);
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/^verifying +0% {2}0\/3 shards/m);
+    expect(stderr).toMatch(/^verifying 100% {2}3\/3 shards {2}[\d.]+ MB\/s/m);
+    expect(stdout).toMatch(/^ok: 3 shards, 6 records/m);
+  });
+});

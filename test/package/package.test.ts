@@ -119,7 +119,7 @@ describe('jsii', () => {
 });
 
 describe('npm package', () => {
-  test('holds the compiled library and its assembly, the handler bundles, container/ and tar, and no sources, tests or benches', () => {
+  test('holds the compiled library and its assembly, the handler bundles, container/, picomatch and tar, and no sources, tests or benches', () => {
     // GIVEN
     const files = packed.files.map((file) => file.path);
     const required = [
@@ -131,7 +131,7 @@ describe('npm package', () => {
       'container/train.py', 'container/shardio/__init__.py', 'container/dali/Dockerfile', 'container/pyproject.toml',
       // The readers' wheel builds from the package's container/: setup.py keeps its build out of the folder, py.typed types it.
       'container/setup.py', 'container/shardio/py.typed',
-      'node_modules/tar/package.json',
+      'node_modules/tar/package.json', 'node_modules/picomatch/package.json',
       // What the README links to: the docs, the examples (sources only) and the architecture.
       'ARCHITECTURE.md', 'docs/package.md', 'examples/README.md', 'examples/pipeline-fsx/stack.ts', 'examples/custom-model/train.py',
       'examples/diagnose/starved/metrics.json',
@@ -182,18 +182,18 @@ describe('npm package', () => {
     expect([...checked]).toEqual(expect.arrayContaining(['README.md', 'docs/package.md', 'ARCHITECTURE.md', 'CHANGELOG.md', 'examples/README.md', 'examples/diagnose/README.md']));
   });
 
-  test('depends on aws-cdk-lib and constructs as peers only, bundles tar, and leaves the handlers\' dependencies out', () => {
+  test('depends on aws-cdk-lib and constructs as peers only, bundles picomatch and tar, and leaves the handlers\' dependencies out', () => {
     // GIVEN
     const manifest = JSON.parse(run('tar', ['-xOzf', tarball, 'package/package.json'], { cwd: work }).stdout);
     // THEN
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
-    expect(manifest.dependencies).toEqual({ tar: expect.any(String) });
-    expect(manifest.bundledDependencies).toEqual(['tar']);
+    expect(manifest.dependencies).toEqual({ picomatch: expect.any(String), tar: expect.any(String) });
+    expect(manifest.bundledDependencies).toEqual(['picomatch', 'tar']);
     const installed = { ...manifest.dependencies, ...manifest.optionalDependencies, ...manifest.peerDependencies };
     expect(Object.keys(installed).filter((name) => name.startsWith('@aws-lambda-powertools/'))).toEqual([]);
   });
 
-  test('the constructs load nothing but Node.js, the peers and tar; the optional dependencies are the command line\'s', () => {
+  test('the constructs load nothing but Node.js, the peers, picomatch and tar; the optional dependencies are the command line\'s', () => {
     // GIVEN
     const root = extractedPackage();
     // WHEN

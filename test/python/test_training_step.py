@@ -192,6 +192,28 @@ class CompiledStepTest(unittest.TestCase):
 
 
 @needs_torch
+class TrainArgumentsTest(unittest.TestCase):
+    """train.py's flags: each explained by --help, and a --record_log that cannot be written refused at the start."""
+
+    def test_every_flag_has_a_help_text(self) -> None:
+        flags = [action for action in train.argument_parser()._actions if action.option_strings]
+        self.assertGreater(len(flags), 30)
+        self.assertEqual([action.option_strings[0] for action in flags if not action.help], [])
+
+    def test_a_record_log_in_a_missing_folder_fails_at_the_start_naming_the_folder(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            missing = os.path.join(root, "missing")
+            command = [sys.executable, os.path.join(CONTAINER, "train.py"), "--record_log", os.path.join(missing, "records")]
+            run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
+        self.assertIn(f"--record_log {os.path.join(missing, 'records')}: folder {missing} does not exist", run.stderr)
+
+    def test_a_record_log_in_an_existing_folder_is_accepted(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            self.assertEqual(train.parse_args(["--record_log", os.path.join(root, "records")]).record_log, os.path.join(root, "records"))
+
+
+@needs_torch
 @needs_packed
 class TrainFlagsTest(unittest.TestCase):
     """train.py on the CPU with a small ResNet and each new flag."""

@@ -453,4 +453,29 @@ describe('bundled handlers against a local S3 server', () => {
     expect(result).toEqual({ ...listed, datasetVersion: result!.datasetVersion, tasksKey: `inventoried/_plan/${result!.datasetVersion}/tasks.json` });
     expect((await tasksOf('inventoried/')).map(inVersionFolder)).toEqual((await tasksOf('listed/')).map(inVersionFolder));
   });
+
+  test('the bundled planner leaves out what SOURCE_FILE_PATTERNS excludes or does not include (picomatch is in the bundle)', async () => {
+    // GIVEN cat and dog, less the dogs 0001, 0004 and 0007
+    const environment = {
+      SOURCE_BUCKET: sourceBucket,
+      SOURCE_PREFIX,
+      DESTINATION_BUCKET: datasetBucket,
+      DESTINATION_PREFIX: 'filtered/',
+      SHARD_FORMAT: SETTINGS.format,
+      SHUFFLE_SEED: String(SETTINGS.seed),
+      SHARD_COUNT: String(SETTINGS.shardCount),
+      SOURCE_FILE_PATTERNS: JSON.stringify({ include: ['cat/**', 'dog/**'], exclude: ['dog/000*.jpg'] }),
+      ...sdkEnvironment(),
+    };
+
+    // WHEN
+    let result: ShardPlannerResult | undefined;
+    await withBundledHandler<ShardPlannerEvent, ShardPlannerResult>('shard-planner', environment, async (handler) => {
+      result = await handler({});
+    });
+
+    // THEN
+    expect(result!.source.objects).toBe(2 * SOURCE_OBJECTS / CLASSES.length - 3);
+    expect(result!.classes).toBe(2);
+  });
 });

@@ -83,6 +83,7 @@ describe('ShardedDataset', () => {
       sourceBucket: source, sourcePrefix: 'raw/', shardCount: 16, consumers: 8, seed: 7, labels: RecordLabels.NONE, format: ShardFormat.RECORDIO,
       sourceInventory: { bucket: new s3.Bucket(stack, 'Inventory'), prefix: 'inventory/raw/daily/' },
       imagePreprocessing: { shorterSidePixels: 256 },
+      exclude: ['README.txt'],
     });
     const template = Template.fromStack(stack);
     // WHEN

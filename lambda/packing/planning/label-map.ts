@@ -76,7 +76,7 @@ export function className(key: string): string {
   if (slash < 0) {
     throw new PlanError(
       `labels 'folder' takes the class from the first folder of each key, but '${key}' is at the root of the source: `
-      + "move it into a class folder (e.g. 'cat/…') or use labels 'none'",
+      + "move it into a class folder (e.g. 'cat/…'), leave it out with an exclude pattern (--exclude on the CLI) or use labels 'none'",
     );
   }
   if (slash === 0) {

@@ -1,0 +1,60 @@
+import picomatch from 'picomatch';
+
+/**
+ * Include and exclude globs over a source's keys (relative to the source root, `/`-separated):
+ * `--include`/`--exclude` on the CLI, `include`/`exclude` on ShardedDataset, and the planner's
+ * environment. One set of rules, checked here for all three.
+ */
+export interface FilePatterns {
+  /** A file is packed only if it matches one of these (default: every file). */
+  readonly include?: readonly string[];
+  /** A file that matches one of these is left out, whatever `include` says. */
+  readonly exclude?: readonly string[];
+}
+
+/**
+ * picomatch's settings: `*` and `**` match names that start with a dot too (excluding `*.txt` leaves
+ * out `.notes.txt` as well), and an unclosed `[` or `{` is an error rather than a literal character.
+ */
+const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, strictBrackets: true };
+
+/** Longer than any S3 key (1,024 bytes): a pattern past this is a mistake. */
+const MAX_PATTERN_LENGTH = 1024;
+
+/** What is wrong with one pattern, named as `name` (e.g. `--exclude`, `exclude[2]`), or undefined when it is sound. */
+export function filePatternProblem(name: string, pattern: string): string | undefined {
+  const shown = pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern;
+  const allowed = 'a glob over keys relative to the source root, such as README.txt, **/*.txt or cat/**';
+  if (pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) return `${name} must be 1-${MAX_PATTERN_LENGTH} characters (${allowed}), got '${shown}'`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(pattern)) return `${name} must not contain control characters, got ${JSON.stringify(shown)}`;
+  if (pattern.startsWith('/')) return `${name} must be relative to the source root (no leading '/'), got '${shown}': ${allowed}`;
+  if (pattern.startsWith('!')) return `${name} must not start with '!', got '${shown}': leave files out with exclude instead of a negated include`;
+  if (pattern.includes('\\')) return `${name} must use '/' between folders (a '\\' escapes the next character in a glob), got '${shown}'`;
+  if (pattern.split('/').some((segment) => segment === '.' || segment === '..')) {
+    return `${name} must not contain '.' or '..' folders (keys never do), got '${shown}': ${allowed}`;
+  }
+  try {
+    picomatch.makeRe(pattern, GLOB_OPTIONS);
+  } catch (error) {
+    return `${name} is not a valid glob, got '${shown}': ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+/** Every problem of `patterns`, each naming `<name>[i]` (or `name` for a single pattern). */
+export function filePatternsProblems(name: string, patterns: readonly string[] | undefined): string[] {
+  return (patterns ?? []).flatMap((pattern, i) => filePatternProblem(patterns!.length === 1 ? name : `${name}[${i}]`, pattern) ?? []);
+}
+
+/** Whether a key is packed: it matches an include (or there is none) and no exclude. Patterns must have been checked. */
+export function fileMatcher(patterns: FilePatterns): (key: string) => boolean {
+  const included = patterns.include && patterns.include.length > 0 ? picomatch([...patterns.include], GLOB_OPTIONS) : () => true;
+  const excluded = patterns.exclude && patterns.exclude.length > 0 ? picomatch([...patterns.exclude], GLOB_OPTIONS) : () => false;
+  return (key) => included(key) && !excluded(key);
+}
+
+/** Whether any pattern is given. */
+export function filtersFiles(patterns: FilePatterns): boolean {
+  return (patterns.include?.length ?? 0) > 0 || (patterns.exclude?.length ?? 0) > 0;
+}
