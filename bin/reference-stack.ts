@@ -100,134 +100,153 @@ export class ReferenceTrainingStack extends Stack {
     }
     // The library's training network: isolated subnets, the S3 gateway endpoint, flow logs, the instances' security group.
     const network = TrainingNetwork.of(this, { encryptionKey: governance?.key });
-    const vpc = network.vpc;
     // What the diagnoser calls from the isolated subnets; the packers need S3 only (the gateway endpoint).
     const endpoints = governance ? Object.entries({
       SageMakerApi: ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API,
       CloudWatch: ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
       EventBridge: ec2.InterfaceVpcEndpointAwsService.EVENTBRIDGE,
-    }).map(([id, service]) => vpc.addInterfaceEndpoint(id, { service, privateDnsEnabled: true, open: false })) : [];
-    // The PyTorch container runs the library's reference code (TrainingCode.reference()) by default.
-    const common = { network, container: TrainingContainer.pytorch() };
-    // raw/ packed into 64 MiB TFRecord shards under packed/ (the pipeline and the packed scenarios).
-    const packing = {
-      sourceBucket: datasets, sourcePrefix: 'raw/', destinationBucket: datasets, destinationPrefix: PACKED_PREFIX,
-      format: ShardFormat.TFRECORD, targetShardSize: Size.mebibytes(64), seed: 42,
-    };
-    // Pipe mode over the shards, each instance a share of them, reshuffled every epoch (the pipe and packed scenarios).
-    const pipeShares = { inputMode: InputMode.PIPE, distribution: S3DataDistribution.SHARDED_BY_S3_KEY, shuffleSeed: 42 };
+    }).map(([id, service]) => network.vpc.addInterfaceEndpoint(id, { service, privateDnsEnabled: true, open: false })) : [];
+    const parts: ScenarioParts = { datasets, network, governance };
 
     if (props.scenario === Scenario.PIPELINE || governance) {
-      const pipelineCluster = { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 };
-      this.dataset = new ShardedDataset(this, 'Packing', {
-        ...packing,
-        // The shard count is a multiple of the readers: 2 instances × 8 GPU processes × 11 loader workers.
-        cluster: pipelineCluster,
-        ...(governance ? { encryptionKey: governance.key, vpc } : {}),
-      });
-      this.pipeline = new TrainingPipeline(this, 'Pipeline', {
-        dataset: this.dataset,
-        training: {
-          ...common,
-          ...pipelineCluster,
-          hyperparameters: { epochs: '3' },
-          ...(governance ? { encryptionKey: governance.key, outputBucket: governance.bucket('TrainingOutput') } : {}),
-        },
-        ...(governance ? { lambdaVpc: vpc } : {}),
-        datasetCache: {
-          ...(governance ? { kmsKey: governance.key } : {}),
-          deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
-          datasetSize: Size.gibibytes(150),
-          readRate: ReadRate.forTraining({
-            instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110),
-          }),
-        },
-      });
-      this.job = this.pipeline.trainingJob;
-      endpoints.forEach((endpoint) => endpoint.connections.allowDefaultPortFrom(this.pipeline!.diagnoserFunction, 'the diagnoser'));
-      this.cache = this.pipeline.cache;
-      this.stateMachine = this.pipeline.stateMachine;
+      const { dataset, pipeline } = this.createPipeline(parts);
+      this.dataset = dataset;
+      this.pipeline = pipeline;
+      this.job = pipeline.trainingJob;
+      endpoints.forEach((endpoint) => endpoint.connections.allowDefaultPortFrom(pipeline.diagnoserFunction, 'the diagnoser'));
+      this.cache = pipeline.cache;
+      this.stateMachine = pipeline.stateMachine;
       new CfnOutput(this, 'PipelineStateMachineArn', {
         value: this.stateMachine.stateMachineArn,
         description: 'training-io launch --state-machine <this ARN>',
       });
-      new CfnOutput(this, 'PipelineDashboard', { value: this.pipeline.dashboard.dashboardName });
+      new CfnOutput(this, 'PipelineDashboard', { value: pipeline.dashboard.dashboardName });
       return;
     }
 
-    const packedByCli = () => ShardedDataset.fromAttributes(this, 'PackedByCli', { destinationBucket: datasets, destinationPrefix: PACKED_PREFIX });
-    switch (props.scenario) {
-      case Scenario.PIPE:
-        this.job = new TrainingJob(this, 'Train', {
-          ...common,
-          instance: TrainingInstance.G4DN_12XLARGE,
-          instanceCount: 4,
-          channels: [TrainingChannel.fromShards('train', packedByCli(), pipeShares)],
-          hyperparameters: { epochs: '3' },
-        });
-        break;
-      case Scenario.NVME:
-        this.job = new TrainingJob(this, 'Train', {
-          ...common,
-          instance: TrainingInstance.G5_2XLARGE,
-          channels: [TrainingChannel.fromShards('train', packedByCli(), {
-            inputMode: InputMode.FILE,
-            datasetSize: Size.gibibytes(200),
-          })],
-        });
-        break;
-      case Scenario.FASTFILE:
-        this.job = new TrainingJob(this, 'Train', {
-          ...common,
-          instance: TrainingInstance.P4D_24XLARGE,
-          instanceCount: 2,
-          // FastFile mounts the dataset's root (S3Prefix only): FullyReplicated, the loaders split the shards by rank.
-          channels: [TrainingChannel.fromShards('train', packedByCli(), { inputMode: InputMode.FAST_FILE })],
-        });
-        break;
-      case Scenario.PACKED: {
-        // 4 × 4 GPU processes × 11 sized loader workers: the shard count is a multiple of these 176 readers.
-        const cluster = { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4 };
-        this.dataset = new ShardedDataset(this, 'Packing', {
-          ...packing,
-          cluster,
-          // Four T4s per instance outrun what 11 loader workers decode from full-size JPEGs: resize once, at pack time.
-          imagePreprocessing: { shorterSidePixels: 256, longerSidePixels: 512 },
-        });
-        this.job = new TrainingJob(this, 'Train', {
-          ...common,
-          ...cluster,
-          channels: [TrainingChannel.fromShards('train', this.dataset, pipeShares)],
-          hyperparameters: { epochs: '3' },
-        });
-        break;
-      }
-      case Scenario.FSX:
-        // The dataset is loaded from S3 once and read by every job at the cache's throughput.
-        this.cache = new LustreDatasetCache(this, 'Cache', {
-          vpc,
-          source: CacheSource.fromBucket(datasets, PACKED_PREFIX),
-          deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
-          datasetSize: Size.gibibytes(150),
-          // 2 × 8 V100 at about 1000 images/s each, ImageNet JPEGs of about 110 KiB: 1.8 GB/s.
-          readRate: ReadRate.forTraining({
-            instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110),
-          }),
-        });
-        this.job = new TrainingJob(this, 'Train', {
-          ...common,
-          instance: TrainingInstance.P3DN_24XLARGE,
-          instanceCount: 2,
-          // The cache's root is the dataset's: the reader follows its manifest to the current version.
-          channels: [TrainingChannel.fromDatasetCache('train', this.cache, '')],
-          hyperparameters: { epochs: '3' },
-        });
-        break;
-      default:
-        throw new Error(`unknown scenario '${props.scenario}': use one of ${SCENARIOS.join(', ')}`);
-    }
-
+    const built = this.createScenarioJob(props.scenario, parts);
+    this.job = built.job;
+    this.dataset = built.dataset;
+    this.cache = built.cache;
     this.stateMachine = new LoggedStateMachine(this, 'Training', { definitionBody: sfn.DefinitionBody.fromChainable(this.job) });
+  }
+
+  /** The pipeline and the regulated scenarios: raw/ packed by a ShardedDataset and trained on by a TrainingPipeline. */
+  private createPipeline({ datasets, network, governance }: ScenarioParts): { dataset: ShardedDataset; pipeline: TrainingPipeline } {
+    const vpc = network.vpc;
+    const pipelineCluster = { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 };
+    const dataset = new ShardedDataset(this, 'Packing', {
+      ...packing(datasets),
+      // The shard count is a multiple of the readers: 2 instances × 8 GPU processes × 11 loader workers.
+      cluster: pipelineCluster,
+      ...(governance ? { encryptionKey: governance.key, vpc } : {}),
+    });
+    const pipeline = new TrainingPipeline(this, 'Pipeline', {
+      dataset,
+      training: {
+        ...common(network),
+        ...pipelineCluster,
+        hyperparameters: { epochs: '3' },
+        ...(governance ? { encryptionKey: governance.key, outputBucket: governance.bucket('TrainingOutput') } : {}),
+      },
+      ...(governance ? { lambdaVpc: vpc } : {}),
+      datasetCache: {
+        ...(governance ? { kmsKey: governance.key } : {}),
+        deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
+        datasetSize: Size.gibibytes(150),
+        readRate: ReadRate.forTraining({
+          instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110),
+        }),
+      },
+    });
+    return { dataset, pipeline };
+  }
+
+  /** The scenarios of one training job in a LoggedStateMachine: the job, and what it reads from. */
+  private createScenarioJob(scenario: Scenario, { datasets, network }: ScenarioParts): { job: TrainingJob; dataset?: ShardedDataset; cache?: LustreDatasetCache } {
+    const packedByCli = () => ShardedDataset.fromAttributes(this, 'PackedByCli', { destinationBucket: datasets, destinationPrefix: PACKED_PREFIX });
+    switch (scenario) {
+      case Scenario.PIPE:
+        return {
+          job: new TrainingJob(this, 'Train', {
+            ...common(network),
+            instance: TrainingInstance.G4DN_12XLARGE,
+            instanceCount: 4,
+            channels: [TrainingChannel.fromShards('train', packedByCli(), PIPE_SHARES)],
+            hyperparameters: { epochs: '3' },
+          }),
+        };
+      case Scenario.NVME:
+        return {
+          job: new TrainingJob(this, 'Train', {
+            ...common(network),
+            instance: TrainingInstance.G5_2XLARGE,
+            channels: [TrainingChannel.fromShards('train', packedByCli(), {
+              inputMode: InputMode.FILE,
+              datasetSize: Size.gibibytes(200),
+            })],
+          }),
+        };
+      case Scenario.FASTFILE:
+        return {
+          job: new TrainingJob(this, 'Train', {
+            ...common(network),
+            instance: TrainingInstance.P4D_24XLARGE,
+            instanceCount: 2,
+            // FastFile mounts the dataset's root (S3Prefix only): FullyReplicated, the loaders split the shards by rank.
+            channels: [TrainingChannel.fromShards('train', packedByCli(), { inputMode: InputMode.FAST_FILE })],
+          }),
+        };
+      case Scenario.PACKED:
+        return this.createPackedJob(datasets, network);
+      case Scenario.FSX:
+        return this.createCachedJob(datasets, network);
+      default:
+        throw new Error(`unknown scenario '${scenario}': use one of ${SCENARIOS.join(', ')}`);
+    }
+  }
+
+  /** The pipe job reading shards packed by a ShardedDataset in the same stack. */
+  private createPackedJob(datasets: s3.IBucket, network: TrainingNetwork): { job: TrainingJob; dataset: ShardedDataset } {
+    // 4 × 4 GPU processes × 11 sized loader workers: the shard count is a multiple of these 176 readers.
+    const cluster = { instance: TrainingInstance.G4DN_12XLARGE, instanceCount: 4 };
+    const dataset = new ShardedDataset(this, 'Packing', {
+      ...packing(datasets),
+      cluster,
+      // Four T4s per instance outrun what 11 loader workers decode from full-size JPEGs: resize once, at pack time.
+      imagePreprocessing: { shorterSidePixels: 256, longerSidePixels: 512 },
+    });
+    const job = new TrainingJob(this, 'Train', {
+      ...common(network),
+      ...cluster,
+      channels: [TrainingChannel.fromShards('train', dataset, PIPE_SHARES)],
+      hyperparameters: { epochs: '3' },
+    });
+    return { job, dataset };
+  }
+
+  /** The job reading from an FSx for Lustre cache of the shards. */
+  private createCachedJob(datasets: s3.IBucket, network: TrainingNetwork): { job: TrainingJob; cache: LustreDatasetCache } {
+    // The dataset is loaded from S3 once and read by every job at the cache's throughput.
+    const cache = new LustreDatasetCache(this, 'Cache', {
+      vpc: network.vpc,
+      source: CacheSource.fromBucket(datasets, PACKED_PREFIX),
+      deploymentType: fsx.LustreDeploymentType.PERSISTENT_2,
+      datasetSize: Size.gibibytes(150),
+      // 2 × 8 V100 at about 1000 images/s each, ImageNet JPEGs of about 110 KiB: 1.8 GB/s.
+      readRate: ReadRate.forTraining({
+        instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2, samplesPerSecondPerDevice: 1000, sampleSize: Size.kibibytes(110),
+      }),
+    });
+    const job = new TrainingJob(this, 'Train', {
+      ...common(network),
+      instance: TrainingInstance.P3DN_24XLARGE,
+      instanceCount: 2,
+      // The cache's root is the dataset's: the reader follows its manifest to the current version.
+      channels: [TrainingChannel.fromDatasetCache('train', cache, '')],
+      hyperparameters: { epochs: '3' },
+    });
+    return { job, cache };
   }
 
   /**
@@ -256,6 +275,29 @@ export class ReferenceTrainingStack extends Stack {
     };
   }
 }
+
+/** What every scenario builds first: the dataset bucket, the training network and, when regulated, the governance. */
+interface ScenarioParts {
+  readonly datasets: s3.IBucket;
+  readonly network: TrainingNetwork;
+  readonly governance?: Governance;
+}
+
+/** What every job runs in: the library's network, and the PyTorch container running the reference code (TrainingCode.reference()). */
+function common(network: TrainingNetwork) {
+  return { network, container: TrainingContainer.pytorch() };
+}
+
+/** raw/ packed into 64 MiB TFRecord shards under packed/ (the pipeline and the packed scenarios). */
+function packing(datasets: s3.IBucket) {
+  return {
+    sourceBucket: datasets, sourcePrefix: 'raw/', destinationBucket: datasets, destinationPrefix: PACKED_PREFIX,
+    format: ShardFormat.TFRECORD, targetShardSize: Size.mebibytes(64), seed: 42,
+  };
+}
+
+/** Pipe mode over the shards, each instance a share of them, reshuffled every epoch (the pipe and packed scenarios). */
+const PIPE_SHARES = { inputMode: InputMode.PIPE, distribution: S3DataDistribution.SHARDED_BY_S3_KEY, shuffleSeed: 42 };
 
 /** The key and bucket factory of the regulated scenario. */
 interface Governance {

@@ -8,7 +8,7 @@ import { didYouMean } from './cli/did-you-mean';
 import { floorOf, nodeFloorProblem } from './cli/node-floor';
 import { HelpRequested } from './cli/command-args';
 import { UsageError } from './cli/usage-error';
-import { redactSecrets } from '../lambda/io/redact-secrets';
+import { printableMessage } from '../lambda/io/printable';
 
 const USAGE = `training-io: the command line of cdk-training-io
 
@@ -97,7 +97,7 @@ export async function main(argv: string[], out = process.stdout, err = process.s
     }
     if (!(error instanceof UsageError)) throw error;
     // The mistake and where to read more: the whole usage would scroll the mistake off a terminal.
-    err.write(`training-io: ${redactSecrets(error.message)}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);
+    err.write(`training-io: ${printableMessage(error.message)}\nRun '${run ? `training-io ${command} --help` : 'training-io --help'}' for the usage.\n`);
     return 2;
   }
 }
@@ -124,7 +124,7 @@ if (require.main === module) {
     process.exitCode = 1;
   } else {
     main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: Error) => {
-      process.stderr.write(`training-io: ${redactSecrets(error.message)}\n`);
+      process.stderr.write(`training-io: ${printableMessage(error.message)}\n`);
       process.exitCode = 1;
     });
   }

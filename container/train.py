@@ -480,10 +480,11 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     if choice.kind == "dali":
         from shardio.dali import dali_loader
 
-        directory = (open_location(args.data, placement, 0, version=_version_id(args.dataset_manifest), input_dir=args.input_dir)
+        directory = (open_location(args.data, placement, 0, version=_version_id(args.dataset_manifest), input_dir=args.input_dir,
+                                   check_crc=args.check_crc)
                      if args.data else
                      open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
-                                  input_dir=args.input_dir))
+                                  input_dir=args.input_dir, check_crc=args.check_crc))
         loader = dali_loader(directory, args.batch_size, placement=placement, num_threads=args.dali_threads,  # type: ignore[arg-type]
                              seed=args.seed, crop=args.image_size, input_dir=args.input_dir)
         return loader, _prepared, f"dali ({choice.reason})"

@@ -4,6 +4,7 @@ import type { S3ClientFlags } from './dataset-location';
 import { checkS3Flags } from './dataset-location';
 import { didYouMean } from './did-you-mean';
 import { UsageError } from './usage-error';
+import { quoted } from '../../lambda/io/printable';
 
 /** The flags that several commands take, added to a command's own by {@link parseCommandArgs}. */
 export interface SharedFlags {
@@ -67,7 +68,7 @@ function unknownOption(config: ParseArgsConfig, args: string[]): UsageError | un
   // A known short option's token carries its long name (`-h` → help).
   const unknown = tokens.find((token) => token.kind === 'option' && !(token.name in options));
   if (unknown?.kind !== 'option') return undefined;
-  return new UsageError(`unknown option '${unknown.rawName}'${didYouMean(unknown.rawName, known)}`);
+  return new UsageError(`unknown option ${quoted(unknown.rawName)}${didYouMean(unknown.rawName, known)}`);
 }
 
 /** `--flag -3` → `--flag=-3` where `--flag` takes a value. */

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { UsageError } from './usage-error';
 import { isPathInside, resolveExistingPath } from '../../lambda/io/real-path';
 import { normalizePrefix, s3Uri } from '../../lambda/io/s3-uri';
+import { quoted } from '../../lambda/io/printable';
 
 /** A folder on this machine, or an S3 prefix, as given on the command line. */
 export type DatasetLocation =
@@ -15,27 +16,38 @@ const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 /**
  * `s3://bucket/prefix/` → an S3 location; a `file://` URL or a path → a local folder (resolved).
  * `argument` names it in errors. Refused: an empty argument (it would resolve to the working
- * folder) and URLs of other schemes (`https://…` would become a folder named `https:`).
+ * folder), URLs of other schemes (`https://…` would become a folder named `https:`) and a URL
+ * with a user name or password, before any of it is echoed.
  */
 export function parseLocation(argument: string, raw: string): DatasetLocation {
   if (raw.trim() === '') throw new UsageError(`${argument} is empty: give a folder, a file:// URL or an s3://bucket/prefix/ URI`);
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1].toLowerCase();
+  if (scheme !== undefined && hasUserInfo(raw)) {
+    // Not a character of it echoed: the part before '@' is a user name and password as often as not.
+    throw new UsageError(`${argument} is a ${scheme}:// URL with a user name or password before '@' (not shown): `
+      + 'S3 credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, an instance role), never from the location');
+  }
   if (scheme === 'file') return { kind: 'local', dir: localPathOf(argument, raw) };
   if (scheme !== undefined && scheme !== 's3') {
-    throw new UsageError(`${argument} '${raw}' is a ${scheme}:// URL: give a folder, a file:// URL or an s3://bucket/prefix/ URI`);
+    throw new UsageError(`${argument} ${quoted(raw)} is a ${scheme}:// URL: give a folder, a file:// URL or an s3://bucket/prefix/ URI`);
   }
   if (!/^s3:/i.test(raw)) return { kind: 'local', dir: path.resolve(raw) };
   const match = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(raw);
-  if (!match) throw new UsageError(`${argument} '${raw}' is not an S3 URI: write it as s3://bucket/prefix/`);
+  if (!match) throw new UsageError(`${argument} ${quoted(raw)} is not an S3 URI: write it as s3://bucket/prefix/`);
   const [, bucket, key = ''] = match;
   if (!BUCKET_NAME.test(bucket)) {
-    throw new UsageError(`${argument} '${raw}' does not name a valid bucket: got '${bucket}', expected 3-63 lowercase letters, digits, dots or hyphens`);
+    throw new UsageError(`${argument} ${quoted(raw)} does not name a valid bucket: got ${quoted(bucket)}, expected 3-63 lowercase letters, digits, dots or hyphens`);
   }
   if (key.split('/').some((segment, i, all) => segment === '' && i < all.length - 1)) {
-    throw new UsageError(`${argument} '${raw}' has an empty path segment ('//'): write it as s3://bucket/prefix/`);
+    throw new UsageError(`${argument} ${quoted(raw)} has an empty path segment ('//'): write it as s3://bucket/prefix/`);
   }
   const prefix = normalizePrefix(key);
   return { kind: 's3', bucket, prefix, uri: s3Uri(bucket, prefix) };
+}
+
+/** Whether a URL's authority (between `//` and the next `/`, `?` or `#`) holds `user[:password]@`. */
+function hasUserInfo(url: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(url);
 }
 
 /** The folder of a `file://` URL (`file:///data/cats/`); one that names another host is refused. */
@@ -43,7 +55,7 @@ function localPathOf(argument: string, raw: string): string {
   try {
     return path.resolve(fileURLToPath(raw));
   } catch (error) {
-    throw new UsageError(`${argument} '${raw}' is not a local file:// URL (${(error as Error).message}): write it as file:///absolute/path`);
+    throw new UsageError(`${argument} ${quoted(raw)} is not a local file:// URL (${(error as Error).message}): write it as file:///absolute/path`);
   }
 }
 
@@ -80,10 +92,10 @@ export function checkS3Flags(flags: S3ClientFlags): void {
       url = undefined;
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new UsageError(`--endpoint-url must be an http:// or https:// URL, got '${flags.endpointUrl}'`);
+      throw new UsageError(`--endpoint-url must be an http:// or https:// URL, got ${quoted(flags.endpointUrl)}`);
     }
   }
   if (flags.region !== undefined && !/^[a-z0-9-]+$/.test(flags.region)) {
-    throw new UsageError(`--region must be a region name such as us-east-1, got '${flags.region}'`);
+    throw new UsageError(`--region must be a region name such as us-east-1, got ${quoted(flags.region)}`);
   }
 }

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { redactSecrets } from '../../lambda/io/redact-secrets';
+import { JsonLimitError, readBoundedJsonFile } from '../../lambda/io/bounded-json';
+import { printable, printableMessage } from '../../lambda/io/printable';
 import { createAwsClients, isAwsServiceError } from './aws-clients';
 import { parseCommandArgs } from './command-args';
 import { parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
@@ -10,6 +11,7 @@ import { diagnoseJob } from '../../lambda/diagnosis/diagnose-job';
 import type { JobMetricSet} from '../../lambda/diagnosis/metric-set';
 import { MetricSetError, parseMetricSet } from '../../lambda/diagnosis/metric-set';
 import { renderMarkdown } from '../../lambda/diagnosis/render-report';
+import { quoted } from '../../lambda/io/printable';
 
 export const DIAGNOSE_USAGE = `Usage: training-io diagnose <job-name> [options]
        training-io diagnose --metrics FILE.json [--json]
@@ -39,7 +41,7 @@ export async function diagnoseCommand(args: string[], out: NodeJS.WritableStream
     return await diagnose(args, out, err);
   } catch (error) {
     if (error instanceof JobCollectionError || error instanceof MetricSetError || isAwsServiceError(error)) {
-      err.write(`training-io diagnose: ${redactSecrets(error.message)}\n`);
+      err.write(`training-io diagnose: ${printableMessage(error.message)}\n`);
       return 1;
     }
     throw error;
@@ -65,7 +67,7 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
   }, { usage: DIAGNOSE_USAGE, endpoint: true });
   let set: JobMetricSet;
   if (values.metrics !== undefined) {
-    if (positionals.length) throw new UsageError(`give a job name or --metrics FILE, not both (got '${positionals[0]}' and --metrics)`);
+    if (positionals.length) throw new UsageError(`give a job name or --metrics FILE, not both (got ${quoted(positionals[0])} and --metrics)`);
     const live = [
       ...['save-metrics', 'gpus', 'vcpus', 'cache-id', 'cache-baseline-mbps', 'samples-metric', 'wait-metric'].filter((flag) => values[flag as keyof typeof values] !== undefined),
       ...(endpoint.endpointUrl !== undefined ? ['endpoint-url'] : []),
@@ -77,7 +79,7 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
     if (positionals.length !== 1) throw new UsageError(`diagnose takes one training job name (or --metrics FILE), got ${positionals.length} argument(s)`);
     const jobName = positionals[0];
     if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(jobName)) {
-      throw new UsageError(`'${jobName}' is not a SageMaker training job name (1-63 letters, digits and hyphens)`);
+      throw new UsageError(`${quoted(jobName)} is not a SageMaker training job name (1-63 letters, digits and hyphens)`);
     }
     const hardware = hardwareFlags(values.gpus, values.vcpus);
     const cache = cacheFlags(values['cache-id'], values['cache-baseline-mbps']);
@@ -100,22 +102,20 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
     }
   }
   const diagnosis = diagnoseJob(set);
-  out.write(values.json ? `${JSON.stringify(diagnosis, null, 2)}\n` : renderMarkdown(diagnosis));
+  // The report quotes names from the job or the file (job, channels, hosts): each line escaped, as every line the CLI prints.
+  out.write(values.json ? `${JSON.stringify(diagnosis, null, 2)}\n` : renderMarkdown(diagnosis).split('\n').map(printable).join('\n'));
   return 0;
 }
 
+/** The metric set in `file`: a regular file within the JSON limits (a device such as /dev/zero would be read until memory ran out). */
 function readMetricSet(file: string): JobMetricSet {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new MetricSetError(`cannot read --metrics ${file}: ${(error as Error).message}`);
-  }
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = readBoundedJsonFile(file);
   } catch (error) {
-    throw new MetricSetError(`${file} is not JSON: ${(error as Error).message}`);
+    if (error instanceof JsonLimitError) throw new MetricSetError(`--metrics ${error.message}`);
+    if (error instanceof SyntaxError) throw new MetricSetError(`${file} is not JSON: ${error.message}`);
+    throw new MetricSetError(`cannot read --metrics ${file}: ${(error as Error).message}`);
   }
   return parseMetricSet(document, file);
 }
@@ -129,7 +129,7 @@ function hardwareFlags(gpus: string | undefined, vcpus: string | undefined): Ins
 function cacheFlags(id: string | undefined, baseline: string | undefined): { fileSystemId: string; baselineMBps: number } | undefined {
   if (id === undefined && baseline === undefined) return undefined;
   if (id === undefined || baseline === undefined) throw new UsageError('give --cache-id and --cache-baseline-mbps together');
-  if (!/^fs-[0-9a-f]{8,}$/.test(id)) throw new UsageError(`--cache-id must be an FSx file system ID such as fs-0123456789abcdef0, got '${id}'`);
+  if (!/^fs-[0-9a-f]{8,}$/.test(id)) throw new UsageError(`--cache-id must be an FSx file system ID such as fs-0123456789abcdef0, got ${quoted(id)}`);
   return { fileSystemId: id, baselineMBps: parsePositiveNumber('--cache-baseline-mbps', baseline) };
 }
 

@@ -7,6 +7,8 @@
 export function closestMatch(word: string, candidates: readonly string[]): string | undefined {
   let best: { candidate: string; distance: number } | undefined;
   for (const candidate of candidates) {
+    // Lengths more than 2 apart are more than 2 edits apart: skipped, a 100,000-character word costs nothing.
+    if (Math.abs(word.length - candidate.length) > 2) continue;
     const distance = editDistance(word, candidate);
     if (best === undefined || distance < best.distance) best = { candidate, distance };
   }

@@ -2,6 +2,7 @@ import { Size } from 'aws-cdk-lib';
 import { parseCommandArgs } from './command-args';
 import { parsePositiveNumber, parseWholeNumber, UsageError } from './usage-error';
 import { TrainingInstance } from '../../lib/instances/training-instance';
+import { quoted } from '../../lambda/io/printable';
 
 export const INSTANCES_USAGE = `Usage: training-io instances [--processes N] [--memory-per-worker GiB]
 
@@ -59,7 +60,7 @@ function parseProcesses(raw: string): number {
   const processes = parseWholeNumber('--processes', raw, 1);
   const mostVcpus = Math.max(...TrainingInstance.all().map((instance) => instance.vcpus));
   if (processes > mostVcpus) {
-    throw new UsageError(`--processes must be between 1 and ${mostVcpus}, got '${raw}': each process needs a vCPU, `
+    throw new UsageError(`--processes must be between 1 and ${mostVcpus}, got ${quoted(raw)}: each process needs a vCPU, `
       + `and no catalogued instance has more than ${mostVcpus}`);
   }
   return processes;

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { redactSecrets } from '../../lambda/io/redact-secrets';
+import { printableMessage } from '../../lambda/io/printable';
 import { randomBytes } from 'node:crypto';
 import type { CreateTrainingJobRequest, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
@@ -10,6 +10,7 @@ import { parseCommandArgs } from './command-args';
 import { parseNumberInRange, UsageError } from './usage-error';
 import type { PipelineExecutionInput, PipelineExecutionOutput } from '../../lib/pipeline/pipeline-execution';
 import { PIPELINE_EXECUTION_NAME } from '../../lib/pipeline/private/execution-name';
+import { quoted } from '../../lambda/io/printable';
 
 /** Bounds of --poll, in seconds. */
 const MIN_POLL_SECONDS = 1;
@@ -52,7 +53,7 @@ export async function launchCommand(args: string[], out: NodeJS.WritableStream, 
     return await launch(args, out, err, sleep);
   } catch (error) {
     if (isAwsServiceError(error)) {
-      err.write(`training-io launch: ${error.name}: ${redactSecrets(error.message)}\n`);
+      err.write(`training-io launch: ${error.name}: ${printableMessage(error.message)}\n`);
       return 1;
     }
     throw error;
@@ -88,7 +89,7 @@ async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.Wr
       if (values[flag] !== undefined) throw new UsageError(`--${flag} is for a single job (--request); the pipeline names its jobs`);
     }
     if (!/^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/.test(pipeline)) {
-      throw new UsageError(`--state-machine must be a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>), got '${pipeline}'`);
+      throw new UsageError(`--state-machine must be a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>), got ${quoted(pipeline)}`);
     }
     const name = values.name ?? defaultName('launch');
     checkExecutionName(name);
@@ -194,7 +195,7 @@ function parseHyperparameters(flags: string[]): { [name: string]: string } {
   const hyperparameters: { [name: string]: string } = {};
   for (const flag of flags) {
     const at = flag.indexOf('=');
-    if (at < 1) throw new UsageError(`--hyperparameter must be KEY=VALUE, got '${flag}'`);
+    if (at < 1) throw new UsageError(`--hyperparameter must be KEY=VALUE, got ${quoted(flag)}`);
     const key = flag.slice(0, at);
     const value = flag.slice(at + 1);
     if (key.length > 256 || value.length > 256) throw new UsageError(`--hyperparameter ${key}: keys and values are at most 256 characters`);
@@ -206,7 +207,7 @@ function parseHyperparameters(flags: string[]): { [name: string]: string } {
 function checkExecutionName(name: string): void {
   if (!PIPELINE_EXECUTION_NAME.pattern.test(name) || name.length > PIPELINE_EXECUTION_NAME.maxLength) {
     throw new UsageError(`--name must be letters, digits and hyphens (not at the ends), at most ${PIPELINE_EXECUTION_NAME.maxLength} `
-      + `characters: it is the suffix of the training job's name; got '${name}'`);
+      + `characters: it is the suffix of the training job's name; got ${quoted(name)}`);
   }
 }
 
@@ -235,7 +236,7 @@ function readRequest(file: string, jobName: string | undefined): CreateTrainingJ
   }
   const name = jobName ?? (typeof request.TrainingJobName === 'string' ? request.TrainingJobName : defaultName('training-io'));
   if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(name)) {
-    throw new UsageError(`the training job name must be 1-63 letters, digits and hyphens, got '${name}'`);
+    throw new UsageError(`the training job name must be 1-63 letters, digits and hyphens, got ${quoted(name)}`);
   }
   return { ...request, TrainingJobName: name } as CreateTrainingJobRequest;
 }

@@ -24,6 +24,7 @@ import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, LABEL_MODES, RECORD_CONTENTS,
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
 import { filePatternProblem } from '../../lib/contract/file-patterns';
+import { printable, quoted } from '../../lambda/io/printable';
 
 const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 
@@ -290,7 +291,7 @@ function allowImageWorkOnEveryThread(threads: number): void {
 function parseShardSize(raw: string): number {
   const bytes = parseSize('--shard-size', raw);
   if (bytes < MIN_SHARD_BYTES || bytes > MAX_SHARD_BYTES) {
-    throw new UsageError(`--shard-size must be between 1MiB and 128MiB, got '${raw}' (${(bytes / 2 ** 20).toFixed(2)} MiB)`);
+    throw new UsageError(`--shard-size must be between 1MiB and 128MiB, got ${quoted(raw)} (${(bytes / 2 ** 20).toFixed(2)} MiB)`);
   }
   return bytes;
 }
@@ -326,7 +327,7 @@ function resolvedTo(given: DatasetLocation, real: DatasetLocation): string {
 function parseInventory(raw: string, source: DatasetLocation): S3InventoryLocation {
   if (source.kind !== 's3') throw new UsageError(`--inventory lists an S3 source; the source '${describeLocation(source)}' is a local folder`);
   const location = parseLocation('--inventory', raw);
-  if (location.kind !== 's3') throw new UsageError(`--inventory '${raw}' is not an S3 URI: give the report's folder or manifest.json as s3://bucket/key`);
+  if (location.kind !== 's3') throw new UsageError(`--inventory ${quoted(raw)} is not an S3 URI: give the report's folder or manifest.json as s3://bucket/key`);
   const manifest = /\/manifest\.json$/.test(raw);
   return { bucket: location.bucket, key: manifest ? location.prefix.slice(0, -1) : location.prefix };
 }
@@ -376,7 +377,8 @@ function summary(result: PackResult, { output, seconds, excludedFiles }: RunFact
     `time       ${formatDuration(seconds)}, ${(manifest.source.bytes / 1e6 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s`,
     '',
   ];
-  return lines.join('\n');
+  // Each line escaped: a file name holding ESC or a line break must not rewrite the terminal or fake a line.
+  return lines.map(printable).join('\n');
 }
 
 /**
@@ -408,7 +410,7 @@ function unpublishedSummary(error: MissingFilesError, output: string): string {
     // Every one: no manifest was published to list them.
     ...error.failures.map((f) => `           ${f.key}: ${f.reason}`),
     '',
-  ].join('\n');
+  ].map(printable).join('\n');
 }
 
 function mb(bytes: number): string {

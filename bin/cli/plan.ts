@@ -10,6 +10,7 @@ import { IoPlanner } from '../../lib/planning/io-planner';
 import { formatAboutSeconds, formatBytes, formatCount, formatCountOf, formatMiB } from '../../lib/planning/private/units';
 import { ValidationError } from '../../lib/private/errors';
 import { S3DataDistribution } from '../../lib/vocabulary/s3-data-distribution';
+import { quoted } from '../../lambda/io/printable';
 
 export const PLAN_USAGE = `Usage: training-io plan --objects N (--bytes SIZE | --mean-size SIZE) --instance TYPE [options]
 
@@ -57,10 +58,10 @@ const MAX_SAMPLES_PER_SECOND = 1_000_000;
  */
 function parseDatasetSize(flag: string, raw: string): number {
   if (/^\s*\d+(?:\.\d+)?\s*$/.test(raw)) {
-    throw new UsageError(`${flag} needs a unit, got '${raw}': write ${raw.trim()}GB or ${raw.trim()}GiB (or ${raw.trim()}B for bytes)`);
+    throw new UsageError(`${flag} needs a unit, got ${quoted(raw)}: write ${raw.trim()}GB or ${raw.trim()}GiB (or ${raw.trim()}B for bytes)`);
   }
   const bytes = parseSize(flag, raw);
-  if (bytes <= 0) throw new UsageError(`${flag} must be at least 1 byte, got '${raw}'`);
+  if (bytes <= 0) throw new UsageError(`${flag} must be at least 1 byte, got ${quoted(raw)}`);
   return bytes;
 }
 
@@ -70,7 +71,7 @@ function parseInstance(raw: string): TrainingInstance {
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const known = TrainingInstance.all().map((instance) => instance.instanceType);
-    throw new UsageError(`--instance must be a catalogued SageMaker training instance type (training-io instances lists them), got '${raw}'`
+    throw new UsageError(`--instance must be a catalogued SageMaker training instance type (training-io instances lists them), got ${quoted(raw)}`
       + didYouMean(raw, known));
   }
 }

@@ -6,6 +6,7 @@ import { UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
 import { verifyDataset } from '../../lambda/packing/verify';
+import { printable, quoted } from '../../lambda/io/printable';
 
 export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--repair] [--images] [--allow-missing] [--endpoint-url URL] [--region R]
 
@@ -45,8 +46,8 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
   }, { usage: VERIFY_USAGE, endpoint: true });
   if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
-  if (dataset.kind === 'local' && !existsSync(dataset.dir)) throw new UsageError(`dataset folder '${dataset.dir}' does not exist`);
-  if (dataset.kind === 'local' && !statSync(dataset.dir).isDirectory()) throw new UsageError(`dataset '${dataset.dir}' is not a folder`);
+  if (dataset.kind === 'local' && !existsSync(dataset.dir)) throw new UsageError(`dataset folder ${quoted(dataset.dir)} does not exist`);
+  if (dataset.kind === 'local' && !statSync(dataset.dir).isDirectory()) throw new UsageError(`dataset ${quoted(dataset.dir)} is not a folder`);
   const s3 = dataset.kind === 's3' ? await import('./s3-storage') : undefined;
   const client = s3?.createS3Client(endpoint);
   try {
@@ -67,9 +68,9 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
       ...(missing ? [`${failures.length} source file(s) are not in the dataset (the manifest's failures; pass --allow-missing to accept that): `
         + `${failures.slice(0, 10).map((f) => `${f.key} (${f.reason})`).join(', ')}${failures.length > 10 ? ', …' : ''}`] : []),
     ];
-    for (const problem of problems) out.write(`problem: ${problem}\n`);
+    for (const problem of problems) out.write(`problem: ${printable(problem)}\n`);
     out.write(`${problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
-      `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${describeLocation(dataset)}`
+      `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${printable(describeLocation(dataset))}`
       + `${report.manifest?.datasetVersion ? `, version ${report.manifest.datasetVersion}` : ''}\n`);
     return problems.length === 0 ? 0 : 1;
   } finally {

@@ -11,7 +11,8 @@ What the readers guarantee (tested in test/python/):
   reaches the host, and a fan-out consumer against what it was dealt (pipe.py).
 - A byte changed after packing is a FormatError, by default on every source: each TFRecord's CRCs
   as it is read (naming the shard, the record and its offset), a RecordIO shard's CRC-32C whole before
-  its first record (shard_crc.py); `check_crc=False` opts out.
+  its first record; without a fast CRC-32C, any shard's CRC-32 whole with zlib where the manifest
+  lists it (shard_crc.py); `check_crc=False` opts out.
 - A manifest's names never lead out of the dataset or the cache: datasetVersion is a version id and
   every key has the layout's shape, or the manifest is refused (manifest.py, layout.py).
 - No secret of an endpoint or presigned URL is in any error or log line (errors.redact).

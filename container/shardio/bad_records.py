@@ -27,7 +27,7 @@ import os
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from .errors import FormatError, redact
+from .errors import FormatError, printable, redact
 from .records import ImageRecord
 
 FAIL, SKIP = "fail", "skip"
@@ -125,10 +125,11 @@ class BadRecordGuard:
     def _bad(self, record: ImageRecord, error: Exception, skipped: int) -> None:
         key = self._key(record)
         version = self.source.dataset_version
-        name = (f"record {record.position} of {_where(record.shard)} (input {key or 'unknown'}, "
-                f"dataset version {version or 'none (no versioned manifest)'})")
+        # Escaped: the input's key is any name a source held, and this line ends in a terminal.
+        name = printable(f"record {record.position} of {_where(record.shard)} (input {key or 'unknown'}, "
+                         f"dataset version {version or 'none (no versioned manifest)'})")
         fields = {"shard": record.shard, "position": record.position, "key": key, "dataset_version": version}
-        reason = _reason(error)
+        reason = printable(_reason(error))
         if self.on_bad_record == FAIL:
             raise BadRecordError(f"{name} cannot be decoded: {reason}. Repack the dataset without the file, or let "
                                  "the reader skip such records (--on_bad_record skip, with --max_bad_ratio)",

@@ -7,16 +7,29 @@ buffered file would copy each record once more, and refill its whole buffer (1 M
 block) at each seek. The readers' own path (`BlockBuffer`) reads every block of a stream into one
 buffer, reused from stream to stream within the process: memory allocated afresh for each block
 costs the kernel a page fault per 4 KiB on its first touch, as much again as the read.
+
+Each stream reads `READ_AHEAD_BLOCKS` blocks ahead of the one whose records it hands out, in a
+thread of its own (`read_blocks`): on a FastFile mount each block is an S3 range request, and its
+latency would otherwise stop the reader once a block (bench/loader-cpu/fastfile.py,
+docs/performance.md "FastFile"). The order of the records is the same either way.
 """
 from __future__ import annotations
 
 import io
 import os
 import threading
-from typing import BinaryIO, List, Optional, Union
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import BinaryIO, Deque, Iterator, List, Optional, Sequence, Tuple, Union
 
-KEPT_BUFFERS = 8
-"""Buffers kept for the next streams once theirs end (order.py OPEN_SHARDS are read at once)."""
+READ_AHEAD_BLOCKS = 2
+"""Blocks a stream reads ahead of the one it hands out (0: each when it is reached): chosen by
+bench/loader-cpu/fastfile.py, where with 30 ms a range request an epoch read in blocks reaches
+0.63–0.72 of whole-shard reads, 0.76–0.88 one block ahead and 0.87–0.91 two ahead (docs/performance.md
+"FastFile"). Each costs a block's buffer (16 records, ~1.5 MB of ImageNet JPEGs) per open stream."""
+KEPT_BUFFERS = 8 * (READ_AHEAD_BLOCKS + 1)
+"""Buffers kept for the next streams once theirs end (order.py OPEN_SHARDS are read at once, each
+into READ_AHEAD_BLOCKS + 1 buffers)."""
 _free: List[bytearray] = []  # this process's (never pickled with a directory), whatever threads read
 _free_lock = threading.Lock()
 _PREADV = getattr(os, "preadv", None)
@@ -68,6 +81,44 @@ def _take(size: int) -> bytearray:
             if len(buffer) >= size:
                 return _free.pop(index)
     return bytearray(size + size // 4)  # room for the stream's larger blocks
+
+
+def read_blocks(handle: BinaryIO, ranges: Sequence[Optional[Tuple[int, int]]], *, reuse: bool,
+                ahead: Optional[int] = None) -> Iterator[Optional[memoryview]]:
+    """The block of each (offset, size) of `ranges` in order, `ahead` (READ_AHEAD_BLOCKS) read ahead
+    in a thread while the caller uses the last one handed out; None for a None range, which the
+    caller reads through `handle` itself: no read is in flight then. With `reuse`, blocks are read
+    into ahead + 1 BlockBuffers in turn, so a block's views are valid until the next is asked for."""
+    ahead = READ_AHEAD_BLOCKS if ahead is None else ahead
+    buffers = [BlockBuffer() for _ in range(ahead + 1)] if reuse else []
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardio-read-ahead") if ahead else None
+    pending: Deque[Future] = deque()
+
+    def read(index: int) -> memoryview:
+        offset, size = ranges[index]  # type: ignore[misc]
+        return buffers[index % len(buffers)].read(handle, offset, size) if buffers else read_block(handle, offset, size)
+
+    started = 0  # the next range whose read is not under way
+    try:
+        for index, wanted in enumerate(ranges):
+            if wanted is None:
+                started = index + 1
+                yield None
+                continue
+            # Never past a range the caller reads itself: its reads and ours would share the handle.
+            while pool is not None and started <= index + ahead and started < len(ranges) and ranges[started] is not None:
+                pending.append(pool.submit(read, started))
+                started += 1
+            yield pending.popleft().result() if pending else read(index)
+            started = max(started, index + 1)
+    finally:
+        for future in pending:  # a buffer is not given back while a thread reads into it
+            if not future.cancel():
+                future.exception()  # waits for the read under way
+        if pool is not None:
+            pool.shutdown(wait=True)
+        for buffer in buffers:
+            buffer.release()
 
 
 class BlockStream:

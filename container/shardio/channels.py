@@ -9,9 +9,10 @@ from .dataset_files import find_manifest
 from .directory import ShardDirectory
 from .environment import INPUT_DIR, input_channels
 from .errors import FormatError
-from .manifest import DatasetManifest, read_manifest
+from .manifest import DatasetManifest, pinned_version, read_manifest
 from .records import record_limit
 from .pipe import DEFAULT_PIPE_TIMEOUT, PipeFanOut, PipeSource, whole_stream
+from .pipe_check import whole_shard_sums
 from .split import Placement
 
 
@@ -62,7 +63,8 @@ def open_channel(
         PipeFanOut(data_dir, channel, fanout_dir, local_consumers, group_index=0 if config.host_sharded else placement.host_index,
                    group_count=group_count, timeout=pipe_timeout,
                    listed=listed if whole_stream(config.host_sharded, host_count) else None,
-                   max_record=record_limit(listed.largest_shard_bytes if listed is not None else 0)).start()
+                   max_record=record_limit(listed.largest_shard_bytes if listed is not None else 0),
+                   sums=whole_shard_sums(listed, check_crc)).start()
     return PipeSource(data_dir, channel, local_consumers=local_consumers, host_sharded=config.host_sharded,
                       host_count=host_count, fanout_dir=fanout_dir, timeout=pipe_timeout, check_crc=check_crc, manifest=listed)
 
@@ -79,4 +81,4 @@ def channel_manifest(
     data_dir = os.path.join(input_dir, "data")
     folders = [os.path.join(data_dir, name) for name in (channel, index_channel) if name]
     path = find_manifest(folders, manifest)
-    return read_manifest(path) if path else None
+    return read_manifest(path, pinned_version(manifest) if manifest else None) if path else None

@@ -11,6 +11,11 @@ Deliberately thin: the readers, sharding and shuffling are DALI's; what is ours 
 - `random_shuffle` (a buffer of `initial_fill` samples; the packer shuffled globally), a seed
   per rank, `pad_last_batch` so every rank has as many batches (DDP needs equal step counts).
 - `num_threads` from the `dali_threads` hyperparameter TrainingJob sizes for the instance.
+- DALI's readers check no CRC, so with the directory's check_crc (the default) every shard is checked
+  whole against its manifest's CRC-32C, or CRC-32 where no fast CRC-32C is installed, before the
+  pipeline is built (ShardDirectory.check_every_shard): a byte changed anywhere is refused naming
+  the shard. Each process reads every shard once for it (DALI moves each rank to the next part of
+  the samples every epoch, stick_to_shard=False), at the checksum's GB/s or the disk's rate.
 A record DALI cannot decode fails its pipeline with DALI's error, which names no record: the
 readers' bad-record policy (bad_records.py) is the PyTorch workers', and train.py refuses
 `--on_bad_record skip` with DALI.
@@ -126,6 +131,7 @@ def dali_loader(
 ) -> DaliLoader:
     """The DALI loader of this process: its rank's shard of the samples, on its GPU."""
     placement = placement or placement_from_env()
+    directory.check_every_shard()
     consumer = consumer_of(placement, 0, 1, directory.host_sharded)
     pipeline = build_pipeline(
         directory,

@@ -303,6 +303,7 @@ def data_loader(
     cache_limit: Optional[int] = None,
     timeout: float = DEFAULT_TIMEOUT,
     attempts: int = DEFAULT_ATTEMPTS,
+    retry_seconds: Optional[float] = None,
     shards_ahead: int = DEFAULT_SHARDS_AHEAD,
     index_channel: Optional[str] = None,
     input_dir: str = INPUT_DIR,
@@ -317,11 +318,13 @@ def data_loader(
     one by default. An S3 prefix is read as S3Options says (s3_dataset.py): cached at `cache_dir` (a
     folder per dataset under the temporary folder by default), `cache_limit` bytes of shards at most
     (None: no limit); each GET waits `timeout` seconds at most between reads and is tried `attempts`
-    times on transient errors, and each loader worker fetches `shards_ahead` shards beyond those it
-    reads. Throttling (SlowDown) is waited out for 20 s (s3_objects.py). Every record's CRC is checked
-    as it is read, whatever the source (a RecordIO shard's whole, before its first record:
-    shard_crc.py); `check_crc=False` opts out."""
-    s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, shards_ahead=shards_ahead)
+    times on transient errors (throttling, 5xx, resets, cut bodies), then again until `retry_seconds`
+    have passed since its first attempt (None: SHARDIO_S3_RETRY_SECONDS, else 60 s; 0: the attempts
+    only; s3_objects.py), and each loader worker fetches `shards_ahead` shards beyond those it reads.
+    Every record's CRC is checked as it is read, whatever the source (a RecordIO shard's whole, before
+    its first record: shard_crc.py); `check_crc=False` opts out."""
+    s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, retry_seconds=retry_seconds,
+                   shards_ahead=shards_ahead)
     return _loader(
         lambda where, workers: open_location(location, where, workers, version=version, index_channel=index_channel,
                                              input_dir=input_dir, s3=s3, check_crc=check_crc),

@@ -23,7 +23,7 @@ from typing import List, Optional, Sequence
 
 from .errors import FormatError
 from .layout import INDEX_EXTENSION, INDEX_FOLDER, MANIFEST_NAME, MEMBERS_FOLDER, SHARDS_FOLDER, VERSIONS_FOLDER, is_confined_key
-from .manifest import DatasetManifest, read_manifest
+from .manifest import DatasetManifest, pinned_version, read_manifest
 from .records import ShardFormat, format_of_path
 
 PINNED_MANIFEST_ENV = "SHARDIO_DATASET_MANIFEST"
@@ -70,7 +70,7 @@ def open_dataset(
     manifest_path = find_manifest([path, index_dir], manifest)
     if manifest_path is None:
         return _bare_directory(path, index_dir)
-    listed = read_manifest(manifest_path)
+    listed = read_manifest(manifest_path, pinned_version(manifest) if manifest else None)
     if not manifest_path.startswith(os.path.join(path, "")):  # found in the index channel
         _refuse_unlisted(path, listed)
     shards, missing = [], []

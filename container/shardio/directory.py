@@ -9,19 +9,19 @@ never split from their shard's host: ARCHITECTURE.md "Dataset layout").
 """
 from __future__ import annotations
 
+from contextlib import closing
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .dataset_files import DatasetFiles, Shard, open_dataset
 from .bad_records import members_key_of
-from .blocks import BlockBuffer, BlockStream, read_block
+from .blocks import BlockStream, read_blocks
 from .errors import FormatError
 from .index import merge_recordio_indexes, record_offsets
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
-from .crc32c import warn_if_slow
 from .order import Resumed, generators, interleave, stream_size, streams_of
-from .shard_crc import check_shard_crc
+from .shard_crc import UNCHECKED, ShardCheck, check_shard_crc, shard_check, shard_checksum
 from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
@@ -54,16 +54,16 @@ class ShardDirectory:
         """The manifest the shards were taken from; None for a bare directory of shards."""
         self.global_index_path: Optional[str] = files.global_index_path
         self.check_crc = check_crc
-        """Check what can be checked as it is read: each TFRecord's CRCs, each RecordIO shard's whole (shard_crc.py)."""
-        if check_crc:
-            warn_if_slow()
+        """Check what can be checked as it is read: each TFRecord's CRCs or each shard whole (shard_crc.py)."""
         self._crc_checked: Set[int] = set()
-        """The RecordIO shards whose CRC-32C this process checked (or that were checked as they were fetched)."""
+        """The shards this process checked whole (or that were checked as they were fetched)."""
+        self._checks: Dict[int, ShardCheck] = {}
         self.host_sharded = host_sharded
         """Each host holds only its own shards (a ShardedByS3Key channel)."""
         self._offsets: Dict[int, List[int]] = {}
-        self._listed_crc: Dict[str, Optional[int]] = {entry.key: entry.crc32c for entry in self.manifest.shards} if self.manifest else {}
-        """Each shard's CRC-32C as the manifest lists it, by key: looked up once per RecordIO shard checked."""
+        self._listed_crc: Dict[str, Tuple[Optional[int], Optional[int]]] = {
+            entry.key: (entry.crc32c, entry.crc32) for entry in self.manifest.shards} if self.manifest else {}
+        """Each shard's CRC-32C and CRC-32 as the manifest lists them, by key."""
 
     @property
     def dataset_version(self) -> Optional[str]:
@@ -107,42 +107,39 @@ class ShardDirectory:
         """(position, record) of every record of `segments` of a shard, in their order, through one open
         file. A segment that runs to the shard's end is read sequentially from its first record; any
         other (a block of the canonical order) in one read of its own size, its records' payloads
-        views of it (blocks.py): with `reuse`, of a buffer that each next block overwrites, so that a
-        record is valid only until the next is asked for (`images`, which keeps an ImageRecord of
-        each, bytes of its own). Where the shard's record count is known, fewer records than a segment
-        lists (a shard cut at a record boundary frames whole records), or more when read to its end,
-        is a FormatError."""
+        views of it (blocks.py), the next blocks read ahead meanwhile (`read_blocks`): with `reuse`, of
+        buffers that later blocks overwrite, so that a record is valid only until the next is asked
+        for (`images`, which keeps an ImageRecord of each, bytes of its own). Where the shard's record
+        count is known, fewer records than a segment lists (a shard cut at a record boundary frames
+        whole records), or more when read to its end, is a FormatError."""
         expected = self.expected_records(shard)
         path = self.shards[shard].path
-        buffer = BlockBuffer() if reuse else None
-        try:
-            with self._open_shard(shard) as handle:
-                if self.check_crc and self.format is ShardFormat.RECORDIO and shard not in self._crc_checked:
-                    self._check_whole(shard, handle)
-                offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
-                for segment in segments:
+        with self._open_shard(shard) as handle:
+            check = self.shard_check(shard)
+            if check.whole is not None and shard not in self._crc_checked:
+                self._check_whole(shard, handle, check)
+            offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
+            ends = [segment.stop is None or segment.stop == expected for segment in segments]
+            ranges = [None if to_end else (offsets[segment.start], offsets[segment.stop] - offsets[segment.start])  # type: ignore[index]
+                      for segment, to_end in zip(segments, ends)]
+            with closing(read_blocks(handle, ranges, reuse=reuse)) as blocks:
+                for segment, to_end, block in zip(segments, ends, blocks):
                     start, stop = segment.start, segment.stop
-                    to_end = stop is None or stop == expected
-                    wanted = expected if to_end else stop
                     offset = offsets[start] if start else 0
                     stream: BinaryIO
-                    if to_end:
+                    if block is None:
                         handle.seek(offset)
                         stream = handle
                     else:
-                        size = offsets[stop] - offset  # type: ignore[index]
-                        block = buffer.read(handle, offset, size) if buffer else read_block(handle, offset, size)
                         stream = BlockStream(block)  # type: ignore[assignment]
                     read = 0
-                    for record in read_records(self.format, stream, path, offset=offset, check_crc=self.check_crc, first=start,
+                    for record in read_records(self.format, stream, path, offset=offset, check_crc=check.records, first=start,
                                                limit=None if to_end or stop is None else stop - start):
                         yield start + read, record
                         read += 1
+                    wanted = expected if to_end else stop
                     if wanted is not None and read != wanted - start:
                         self._miscounted(shard, expected)
-        finally:
-            if buffer is not None:
-                buffer.release()
 
     def _miscounted(self, shard: int, expected: Optional[int]) -> None:
         # Counted again from the start, so the error gives the shard's true count.
@@ -157,12 +154,33 @@ class ShardDirectory:
         offset = self.offsets(shard)[start] if start else 0
         with self._open_shard(shard) as handle:
             handle.seek(offset)
-            yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.check_crc, first=start)
+            yield from read_records(self.format, handle, path, offset=offset, limit=limit, check_crc=self.shard_check(shard).records,
+                                    first=start)
 
-    def _check_whole(self, shard: int, handle: BinaryIO) -> None:
-        """A RecordIO shard's CRC-32C against the manifest's, once per process (shard_crc.py)."""
-        key = self.shards[shard].key
-        check_shard_crc(handle, f"{self.shards[shard].path} (shard {key})", self._listed_crc.get(key or ""),
+    def shard_check(self, shard: int) -> ShardCheck:
+        """How a shard is checked as it is read (shard_crc.py): from the checksums its manifest lists."""
+        if not self.check_crc:
+            return UNCHECKED
+        if shard not in self._checks:
+            self._checks[shard] = shard_check(self.format, *self._listed_crc.get(self.shards[shard].key or "", (None, None)))
+        return self._checks[shard]
+
+    def check_every_shard(self) -> None:
+        """Every shard whole against its manifest's checksum (shard_crc.py `shard_checksum`), for a
+        reader that reads the files natively and checks no CRC of its own (DALI's): a byte changed
+        anywhere is refused naming the shard before any record is read. Nothing with check_crc=False."""
+        if not self.check_crc:
+            return
+        for shard, shard_file in enumerate(self.shards):
+            checksum = shard_checksum(*self._listed_crc.get(shard_file.key or "", (None, None)))
+            if checksum is not None and shard not in self._crc_checked:
+                with self._open_shard(shard) as handle:
+                    check_shard_crc(handle, f"{shard_file.path} (shard {shard_file.key})", checksum, getattr(self.manifest, "path", ""))
+                self._crc_checked.add(shard)
+
+    def _check_whole(self, shard: int, handle: BinaryIO, check: ShardCheck) -> None:
+        """A shard against its manifest's checksum, once per process (shard_crc.py)."""
+        check_shard_crc(handle, f"{self.shards[shard].path} (shard {self.shards[shard].key})", check.whole,
                         getattr(self.manifest, "path", ""))
         self._crc_checked.add(shard)
 

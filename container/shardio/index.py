@@ -19,7 +19,8 @@ def parse_index(text: str, name: str) -> List[Tuple[int, int]]:
     pairs = []
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if len(fields) != 2 or not all(field.isdigit() for field in fields):
+        # ASCII digits only: str.isdigit also takes '²' (which int() refuses) and other scripts' digits.
+        if len(fields) != 2 or not all(field.isascii() and field.isdigit() for field in fields):
             raise FormatError(f"{name}: index line {number}: expected two non-negative integers, got {line!r}")
         pairs.append((int(fields[0]), int(fields[1])))
     return pairs

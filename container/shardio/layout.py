@@ -1,7 +1,8 @@
 """The keys of a packed dataset, relative to its root (ARCHITECTURE.md "Dataset layout").
 
-`lambda/packing/dataset-layout.ts` is the definition, in the TypeScript engine that writes them;
-this is the reader's copy. A dataset is a series of immutable versions:
+`lambda/packing/dataset-layout.ts` is the definition, in the TypeScript engine that writes them; the
+names and the version id's shape come from its contract, generated into contract.py. A dataset is a
+series of immutable versions:
 
     manifest.json                              the current version's manifest (a copy)
     published/00000002.json                    the claim that made version 2 current
@@ -17,17 +18,19 @@ from __future__ import annotations
 
 import re
 
-MANIFEST_NAME = "manifest.json"
+from .contract import DATASET_LAYOUT, VERSION_ID_PATTERN
+
+MANIFEST_NAME = DATASET_LAYOUT["manifest"]
 """At the root: the current version's manifest; in a version's folder: that version's own."""
-VERSIONS_FOLDER = "versions"
-PUBLISHED_FOLDER = "published"
-SHARDS_FOLDER = "shards"
+VERSIONS_FOLDER = DATASET_LAYOUT["versions"].rstrip("/")
+PUBLISHED_FOLDER = DATASET_LAYOUT["published"].rstrip("/")
+SHARDS_FOLDER = DATASET_LAYOUT["shardsFolder"].rstrip("/")
 """In a version's folder, or at the root of a dataset written before versions."""
-INDEX_FOLDER = "index"
-MEMBERS_FOLDER = "members"
+INDEX_FOLDER = DATASET_LAYOUT["indexFolder"].rstrip("/")
+MEMBERS_FOLDER = DATASET_LAYOUT["membersFolder"].rstrip("/")
 INDEX_EXTENSION = ".idx"
-VERSION_ID = re.compile(r"v\d{8}-[0-9a-f]{8}")
-"""`v<sequence, 8 digits>-<8 random hex digits>`."""
+VERSION_ID = re.compile(VERSION_ID_PATTERN, re.ASCII)
+"""`v<sequence, 8 digits>-<8 random hex digits>`, ASCII digits only (contract.VERSION_ID_PATTERN)."""
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9._-]*"
 """One file name as the packer writes them (`part-00007-of-00128`, `all`): no separator, no `.` or
 `..` (it starts with a letter, digit or `_`), no space or control character."""

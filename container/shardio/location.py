@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Optional, Union
 from urllib.parse import unquote, urlparse
 
 from .channels import open_channel
 from .directory import ShardDirectory
+from .errors import printable, quoted
 from .environment import INPUT_DIR
 from .layout import checked_version_id, version_manifest_key
 from .pipe import PipeSource
@@ -41,24 +43,30 @@ def parse_location(location: str) -> Location:
         raise ValueError(f"dataset location {location!r}: expected {_FORMS}")
     if "://" not in location:
         return Location("folder", path=location)
+    scheme, _, rest = location.partition("://")
+    if "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
+        # Not a character of it echoed: what comes before '@' is a user name and password as often as not.
+        raise ValueError(f"dataset location: a {printable(scheme[:20])}:// URL with a user name or password before '@' "
+                         "(not shown): S3 credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, an "
+                         "instance or execution role), never from the location")
     url = urlparse(location)
     if url.scheme == "file":
         if url.netloc not in ("", "localhost") or not url.path:
-            raise ValueError(f"dataset location {location!r}: a file:// URL names a local path (file:///data/flowers), "
-                             f"not host {url.netloc!r}")
+            raise ValueError(f"dataset location {quoted(location)}: a file:// URL names a local path (file:///data/flowers), "
+                             f"not host {quoted(url.netloc)}")
         return Location("folder", path=unquote(url.path))
     if url.scheme == "s3":
         if not url.netloc or url.query or url.fragment:
-            raise ValueError(f"dataset location {location!r}: expected s3://bucket/prefix/ (a bucket, then the dataset "
+            raise ValueError(f"dataset location {quoted(location)}: expected s3://bucket/prefix/ (a bucket, then the dataset "
                              "root's prefix; no query or fragment)")
         return Location("s3", bucket=url.netloc, prefix=url.path.lstrip("/"))
     if url.scheme == CHANNEL_SCHEME:
         name = url.netloc
         if not name or url.path.strip("/") or url.query:
-            raise ValueError(f"dataset location {location!r}: expected {CHANNEL_SCHEME}://<channel>, e.g. "
+            raise ValueError(f"dataset location {quoted(location)}: expected {CHANNEL_SCHEME}://<channel>, e.g. "
                              f"{CHANNEL_SCHEME}://train")
         return Location("channel", path=name)
-    raise ValueError(f"dataset location {location!r}: scheme {url.scheme}:// is not one of file://, s3://, "
+    raise ValueError(f"dataset location {quoted(location)}: scheme {url.scheme}:// is not one of file://, s3://, "
                      f"{CHANNEL_SCHEME}://; expected {_FORMS}")
 
 
@@ -86,5 +94,5 @@ def open_location(
         return open_channel(parsed.path, placement, workers, index_channel=index_channel, manifest=manifest,
                             input_dir=input_dir, check_crc=check_crc)
     if not os.path.isdir(parsed.path):
-        raise FileNotFoundError(f"dataset location {location!r}: no folder {parsed.path}")
+        raise FileNotFoundError(f"dataset location {quoted(location)}: no folder {parsed.path}")
     return ShardDirectory(parsed.path, manifest=manifest, check_crc=check_crc)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set
 
 from .errors import FormatError
-from .layout import KEY_SHAPE_TEXT, is_confined_key, is_layout_key, is_version_id
+from .json_limits import loads, read_json_bytes
+from .layout import KEY_SHAPE_TEXT, MANIFEST_NAME, VERSIONS_FOLDER, is_confined_key, is_layout_key, is_version_id
 from .records import ShardFormat
 
 MANIFEST_VERSIONS = (1, 2)
@@ -37,6 +38,9 @@ class ManifestShard:
     crc32c: Optional[int] = None
     """CRC-32C of the whole shard (the manifest's base64 big-endian `crc32c`, as S3 reports
     ChecksumCRC32C); None where the manifest leaves it out."""
+    crc32: Optional[int] = None
+    """CRC-32 (zlib's, IEEE) of the whole shard, in the same form (S3's ChecksumCRC32): what a reader
+    without a fast CRC-32C checks the shard with (shard_crc.py); None in manifests packed before it."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +77,17 @@ class DatasetManifest:
         return keys | ({self.global_index_key} if self.global_index_key else set())
 
 
-def read_manifest(path: str) -> DatasetManifest:
-    """The manifest at `path`, checked: a FormatError names the file and the field that is wrong."""
+def read_manifest(path: str, pinned: Optional[str] = None) -> DatasetManifest:
+    """The manifest at `path`, checked: a FormatError names the file and the field that is wrong.
+    `pinned`: the version pinned, which the manifest must name."""
+    return parse_manifest(path, read_json_bytes(path), pinned)
+
+
+def parse_manifest(path: str, data: bytes, pinned: Optional[str] = None) -> DatasetManifest:
+    """The manifest in `data` (read from `path`, which errors name), checked as read_manifest does."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except json.JSONDecodeError as error:
+        document = loads(f"dataset manifest {path}", data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise FormatError(f"dataset manifest {path}: not JSON ({error})") from None
     if not isinstance(document, dict):
         raise FormatError(f"dataset manifest {path}: expected a JSON object, got {type(document).__name__}")
@@ -108,12 +117,22 @@ def read_manifest(path: str) -> DatasetManifest:
         # It names a folder of the dataset (versions/<id>/) and of the S3 reader's cache: one name, no path.
         raise FormatError(f"dataset manifest {path}: datasetVersion {dataset_version!r} is not a version id "
                           "(v<8 digits>-<8 hex digits>, such as v00000002-1a2b3c4d); refused, as it would name a path")
+    if pinned is not None and dataset_version != pinned:
+        # Read as the pinned version, its records would be cached and read under an id they are not.
+        raise FormatError(f"dataset manifest {path}: names version {dataset_version!r}, not {pinned!r}, the version "
+                          "pinned: it is not that version's manifest")
     preprocessing = document.get("preprocessing")
     if preprocessing is not None and not isinstance(preprocessing, dict):
         raise FormatError(f"dataset manifest {path}: preprocessing must be an object, got {preprocessing!r}")
     return DatasetManifest(path=path, version=version, dataset_version=dataset_version,
                            format=FORMAT_NAMES[format_name], labels=dict(labels), classes=classes, records=records,
                            shards=shards, global_index_key=global_index_key, preprocessing=preprocessing)
+
+
+def pinned_version(manifest_key: str) -> Optional[str]:
+    """The version a pinned manifest key names (`versions/<id>/manifest.json` → `<id>`); None for another key."""
+    parts = manifest_key.split("/")
+    return parts[1] if len(parts) == 3 and parts[0] == VERSIONS_FOLDER and parts[2] == MANIFEST_NAME else None
 
 
 def _shards(path: str, listed: object) -> List[ManifestShard]:
@@ -138,14 +157,16 @@ def _shards(path: str, listed: object) -> List[ManifestShard]:
         if size is not None and (not isinstance(size, int) or size < 0):
             raise FormatError(f"dataset manifest {path}: {where}.bytes must be a non-negative integer, got {size!r}")
         shards.append(ManifestShard(key=shard["key"], index_key=index_key, records=records, bytes=size, members_key=members_key,
-                                    crc32c=_crc32c(path, where, shard.get("crc32c"))))
+                                    crc32c=_checksum(path, f"{where}.crc32c", shard.get("crc32c"), "CRC-32C"),
+                                    crc32=_checksum(path, f"{where}.crc32", shard.get("crc32"), "CRC-32")))
     repeated = sorted(key for key, count in Counter(shard.key for shard in shards).items() if count > 1)
     if repeated:
         raise FormatError(f"dataset manifest {path}: lists {', '.join(repeated)} more than once; its records would be read twice")
     return shards
 
 
-def _crc32c(path: str, where: str, value: object) -> Optional[int]:
+def _checksum(path: str, field: str, value: object, name: str) -> Optional[int]:
+    """A base64 big-endian checksum (`crc32c`, `crc32`) as an integer; None where the manifest leaves it out."""
     if value is None:
         return None
     try:
@@ -153,7 +174,7 @@ def _crc32c(path: str, where: str, value: object) -> Optional[int]:
     except binascii.Error:
         digest = b""
     if len(digest) != 4:
-        raise FormatError(f"dataset manifest {path}: {where}.crc32c must be the base64 of 4 bytes (a big-endian CRC-32C), "
+        raise FormatError(f"dataset manifest {path}: {field} must be the base64 of 4 bytes (a big-endian {name}), "
                           f"got {value!r}")
     return int.from_bytes(digest, "big")
 

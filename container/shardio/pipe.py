@@ -6,7 +6,11 @@ padded to 4 bytes), so the stream is read with the shard readers.
 A FIFO has one reader. With several consumers on a host (GPU processes × loader workers), one
 `PipeFanOut` thread reads the channel's FIFO and deals whole records round-robin into one FIFO per
 consumer, named like SageMaker's, so every consumer reads its own with the same code. Every
-consumer must read each epoch to its end (the fan-out waits for the slowest one).
+consumer must read each epoch to its end (the fan-out waits for the slowest one). It reads only
+each record's framing header in Python (pipe_frames.py) and moves the rest with os.splice on Linux
+(SPLICE: pipe_splice.py), or reads the stream ahead in large pieces and writes each record on in
+one write (COPY: pipe_copy.py, pipe_ahead.py) where the host checks shards whole or os.splice is
+missing.
 
 What a consumer can rely on (Linux, where FIFOs are polled):
 - Every wait has a timeout (`timeout`, DEFAULT_PIPE_TIMEOUT by default) and its TimeoutError names
@@ -17,12 +21,17 @@ What a consumer can rely on (Linux, where FIFOs are polled):
 - Errors reach the consumers at once: when the fan-out fails (a corrupt stream, a wrong record
   count, a timeout), every consumer's iterator raises FanOutError with the cause, which names the
   stream and the offset, in that epoch and in every later one instead of waiting.
+- No changed byte used: where the manifest lists each shard's zlib CRC-32 and the records' own
+  CRCs are missing or slow to check (RecordIO; TFRecord without a fast CRC-32C: crc32c.py), each shard of
+  the stream is checked whole before any record of it is dealt (pipe_check.py), by the fan-out or
+  the lone consumer; otherwise the consumers check each TFRecord's CRCs as they read it.
 - No quiet partial epoch: where the whole stream reaches this host (FullyReplicated, or one host)
   and the dataset manifest is known, the records of each epoch are counted against its `records`;
   a consumer of the fan-out checks it got every record dealt to it.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -32,12 +41,16 @@ from typing import BinaryIO, Callable, Iterator, List, Optional
 
 from .crc32c import warn_if_slow
 from .errors import FormatError, redact
-from .fifo import POLL_SECONDS, FifoWriter, open_fifo, open_writers, release_fifos
+from .fifo import POLL_SECONDS, FifoWriter, open_fifo, open_raw_fifo, open_writers, release_fifos
 from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import MAX_RECORD_BYTES, ImageRecord, record_limit, sniff_format
 from .order import Resumed
 from .split import Consumer
+from .pipe_ahead import PieceReader, ReadAhead
+from .pipe_check import ShardSums, WholeShardCheck, whole_shard_sums
+from .pipe_copy import deal_by_copy
+from .pipe_splice import deal_by_splice, splice_available
 
 DEFAULT_PIPE_TIMEOUT = 600.0
 FAILED_NAME = "fan-out.failed"
@@ -93,9 +106,12 @@ class PipeChannel:
     one a PipeFanOut fills, whose end-of-epoch and failure files are checked."""
 
     def __init__(self, directory: str, name: str, *, timeout: float = DEFAULT_PIPE_TIMEOUT, check_crc: bool = True,
-                 listed: Optional[DatasetManifest] = None, relayed: bool = False, max_record: int = MAX_RECORD_BYTES) -> None:
+                 listed: Optional[DatasetManifest] = None, relayed: bool = False, max_record: int = MAX_RECORD_BYTES,
+                 sums: Optional[ShardSums] = None) -> None:
         """`listed`: the manifest whose `records` every epoch of this (whole) stream must hold; None: not checked.
-        `max_record`: the largest record length taken for true (`record_limit`)."""
+        `max_record`: the largest record length taken for true (`record_limit`).
+        `sums`: what each shard of the stream is checked against, whole (`whole_shard_sums`): here where this
+        reads SageMaker's FIFO, by the fan-out where `relayed`; the records' own CRCs are then not checked again."""
         self.directory = directory
         self.name = name
         self.timeout = timeout
@@ -103,6 +119,7 @@ class PipeChannel:
         self.listed = listed
         self.relayed = relayed
         self.max_record = max_record
+        self.sums = sums
 
     def images(self, epoch: int) -> Iterator[ImageRecord]:
         """Every record of the epoch's FIFO in stream order, read to its end and counted."""
@@ -114,11 +131,12 @@ class PipeChannel:
                      "SageMaker makes it once the epoch before was read to its end")
             raise TimeoutError(f"{error}: {maker}; each epoch's FIFO can be read once, so call set_epoch() before every epoch") from None
         read = 0
+        check_crc = self.check_crc and self.sums is None
         try:
-            with open_fifo(path, self.timeout) as fifo:
+            with self._stream(path) as fifo:
                 shard_format, stream = sniff_format(fifo, path)
                 if shard_format is not None:
-                    for record in read_records(shard_format, stream, path, check_crc=self.check_crc, max_record=self.max_record):
+                    for record in read_records(shard_format, stream, path, check_crc=check_crc, max_record=self.max_record):
                         read += 1
                         yield to_image(shard_format, record, path, shard=path, position=read - 1)
         except (OSError, FormatError):  # a fan-out that failed closes its FIFOs early: its cause is the error to raise
@@ -128,6 +146,16 @@ class PipeChannel:
             self._check_dealt(path, epoch, read)
         else:
             _check_count(path, epoch, read, self.listed)
+
+    @contextlib.contextmanager
+    def _stream(self, path: str) -> Iterator[BinaryIO]:
+        """The FIFO to read records from: through the shards' whole check where this reader does it."""
+        if self.sums is None or self.relayed:
+            with open_fifo(path, self.timeout) as fifo:
+                yield fifo
+            return
+        with ReadAhead(open_raw_fifo(path, self.timeout), WholeShardCheck(self.sums, path, self.max_record)) as ahead:
+            yield PieceReader(ahead.pieces())  # type: ignore[misc]
 
     def _check_fanout(self) -> None:
         if not self.relayed:
@@ -150,24 +178,6 @@ class PipeChannel:
         os.remove(_end_path(path))
         if read != dealt:
             raise FormatError(f"{path}: read {read} records of epoch {epoch} but the fan-out dealt {dealt}")
-
-
-class _Recorder:
-    """Keeps the bytes read through it, so a record can be passed on exactly as it was framed."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._chunks: List[bytes] = []
-
-    def read(self, count: int) -> bytes:
-        data = self._stream.read(count)
-        self._chunks.append(data)
-        return data
-
-    def take(self) -> bytes:
-        data = b"".join(self._chunks)
-        self._chunks.clear()
-        return data
 
 
 class PipeFanOut:
@@ -195,12 +205,21 @@ class PipeFanOut:
         epochs: Optional[int] = None,
         listed: Optional[DatasetManifest] = None,
         max_record: int = MAX_RECORD_BYTES,
+        sums: Optional[ShardSums] = None,
+        path: Optional[str] = None,
     ) -> None:
         """`listed`: the manifest whose `records` every epoch of the (whole) stream must hold; None: not checked.
-        `max_record`: the largest record length taken for true (`record_limit`)."""
+        `max_record`: the largest record length taken for true (`record_limit`).
+        `sums`: what each shard of the stream is checked against, whole, before it is dealt (`whole_shard_sums`); None: not checked.
+        `path`: SPLICE or COPY (`fanout_path`'s choice by default)."""
         if consumers < 1 or group_count < 1 or not 0 <= group_index < group_count:
             raise ValueError(f"fan-out needs consumers ≥ 1 and 0 ≤ group_index < group_count, got "
                              f"{consumers}, {group_index}, {group_count}")
+        if path not in (None, SPLICE, COPY) or (path == SPLICE and (sums is not None or not splice_available())):
+            raise ValueError(f"fan-out path {path!r}: allowed are {SPLICE!r} (Linux, shards not checked whole by the host) "
+                             f"and {COPY!r}")
+        self.path = path or fanout_path(sums)
+        self.sums = sums
         self.source_dir, self.channel, self.fanout_dir = source_dir, channel, fanout_dir
         self.consumers, self.group_index, self.group_count = consumers, group_index, group_count
         self.timeout, self.epochs, self.listed, self.max_record = timeout, epochs, listed, max_record
@@ -257,22 +276,32 @@ class PipeFanOut:
         dealt = [0] * self.consumers
         slots = self.consumers * self.group_count
         first_slot = self.group_index * self.consumers
-        streamed = 0
-        with open_fifo(source, self.timeout) as fifo:
-            shard_format, stream = sniff_format(fifo, source)
-            recorder = _Recorder(stream)
-            # Unchecked here: each consumer checks the records' CRCs as it reads them (check_crc), once.
-            records = (read_records(shard_format, recorder, source, check_crc=False, max_record=self.max_record)  # type: ignore[arg-type]
-                       if shard_format else iter(()))
-            for _record in records:
-                framed = recorder.take()
-                slot = streamed % slots - first_slot
-                if 0 <= slot < self.consumers:
-                    writers[slot].write(framed)
-                    dealt[slot] += 1
-                streamed += 1
+
+        def slot_of(record: int) -> Optional[int]:
+            slot = record % slots - first_slot
+            return slot if 0 <= slot < self.consumers else None
+
+        fifo = open_raw_fifo(source, self.timeout)
+        if self.path == SPLICE:
+            with fifo:
+                streamed = deal_by_splice(fifo, self.max_record, writers, slot_of, dealt)
+        else:
+            check = WholeShardCheck(self.sums, source, self.max_record) if self.sums is not None else None
+            with ReadAhead(fifo, check) as ahead:
+                streamed = deal_by_copy(ahead.pieces(), source, self.max_record, writers, slot_of, dealt)
         _check_count(source, epoch, streamed, self.listed)
         return dealt
+
+
+SPLICE = "splice"
+"""The fan-out moves each record's bytes FIFO to FIFO inside the kernel (pipe_splice.py)."""
+COPY = "copy"
+"""The fan-out reads the stream ahead in large pieces and writes each record on (pipe_copy.py)."""
+
+
+def fanout_path(sums: Optional[ShardSums]) -> str:
+    """SPLICE where Linux has it and the host need not see the bytes (no shard to check whole), else COPY."""
+    return SPLICE if sums is None and splice_available() else COPY
 
 
 def _close(writers: List[Optional[FifoWriter]]) -> None:
@@ -311,10 +340,11 @@ class PipeSource:
         # Every host reads the whole stream unless it gets its own objects, and keeps its share.
         self.total_consumers = local_consumers * (1 if host_sharded else host_count)
         self.timeout, self.check_crc = timeout, check_crc
-        if check_crc:
-            warn_if_slow()
         self.dataset_version = manifest.dataset_version if manifest is not None else None
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
+        self.sums = whole_shard_sums(manifest, check_crc)
+        if check_crc and self.sums is None:  # the consumers check each TFRecord's CRCs: say so where that is in pure Python
+            warn_if_slow()
         self.max_record = record_limit(manifest.largest_shard_bytes if manifest is not None else 0)
 
     def images(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> Iterator[ImageRecord]:
@@ -328,9 +358,9 @@ class PipeSource:
                              "open the channel with the DataLoader's num_workers")
         if consumer.count == 1:
             channel = PipeChannel(self.data_dir, self.channel, timeout=self.timeout, check_crc=self.check_crc, listed=self.listed,
-                                  max_record=self.max_record)
+                                  max_record=self.max_record, sums=self.sums)
         else:
             name = consumer_channel(self.channel, consumer.index % self.local_consumers)
             channel = PipeChannel(self.fanout_dir, name, timeout=self.timeout, check_crc=self.check_crc, relayed=True,
-                                  max_record=self.max_record)
+                                  max_record=self.max_record, sums=self.sums)
         return channel.images(epoch)

@@ -15,9 +15,9 @@ from .records import MAX_RECORD_BYTES, FramedRecord, ImageRecord, check_length, 
 
 RECORDIO_MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", RECORDIO_MAGIC)
-_PART_HEADER = struct.Struct("<II")
-_LENGTH_MASK = (1 << 29) - 1
-_WHOLE, _FIRST, _MIDDLE, _LAST = 0, 1, 2, 3
+PART_HEADER = struct.Struct("<II")
+LENGTH_MASK = (1 << 29) - 1
+WHOLE, FIRST, MIDDLE, LAST = 0, 1, 2, 3
 
 IR_HEADER = struct.Struct("<IfQQ")
 """im2rec's header: flag (number of extra float labels), label, id, id2 (always 0)."""
@@ -48,25 +48,25 @@ def read_recordio(
         record_offset = offset
         parts = []
         while True:
-            header = stream.read(_PART_HEADER.size)
+            header = stream.read(PART_HEADER.size)
             if not header and not parts:
                 return
-            if len(header) < _PART_HEADER.size:
-                header += read_exactly(stream, _PART_HEADER.size - len(header), name, offset, "RecordIO part header")
-            magic, lrecord = _PART_HEADER.unpack(header)
+            if len(header) < PART_HEADER.size:
+                header += read_exactly(stream, PART_HEADER.size - len(header), name, offset, "RecordIO part header")
+            magic, lrecord = PART_HEADER.unpack(header)
             if magic != RECORDIO_MAGIC:
                 raise FormatError(f"{name}: expected the RecordIO magic word at offset {offset}, got 0x{magic:08x}")
-            cflag, length = lrecord >> 29, lrecord & _LENGTH_MASK
-            expected = (_WHOLE, _FIRST) if not parts else (_MIDDLE, _LAST)
+            cflag, length = lrecord >> 29, lrecord & LENGTH_MASK
+            expected = (WHOLE, FIRST) if not parts else (MIDDLE, LAST)
             if cflag not in expected:
                 raise FormatError(f"{name}: RecordIO part with cflag {cflag} at offset {offset}, expected one of {expected}")
             padded = (length + 3) & ~3
-            check_length(length, name, offset, offset + _PART_HEADER.size, end, "RecordIO part", trailer=padded - length,
+            check_length(length, name, offset, offset + PART_HEADER.size, end, "RecordIO part", trailer=padded - length,
                          max_record=max_record)
             data = read_exactly(stream, padded, name, offset, f"RecordIO part of {length} bytes")
             parts.append(data[:length] if padded != length else data)
-            offset += _PART_HEADER.size + padded
-            if cflag in (_WHOLE, _LAST):
+            offset += PART_HEADER.size + padded
+            if cflag in (WHOLE, LAST):
                 break
         payload = parts[0] if len(parts) == 1 else _MAGIC_BYTES.join(parts)
         yield FramedRecord(offset=record_offset, size=offset - record_offset, payload=payload)

@@ -6,6 +6,7 @@ import io
 from dataclasses import dataclass, field
 from typing import BinaryIO, Optional, Tuple
 
+from .contract import MAX_SHARD_BYTES
 from .errors import FormatError
 
 
@@ -91,14 +92,18 @@ def sniff_format(stream: BinaryIO, name: str) -> Tuple[Optional[ShardFormat], Bi
         head += more
     if not head:
         return None, stream
-    shard_format = ShardFormat.RECORDIO if head == _RECORDIO_MAGIC_BYTES else ShardFormat.TFRECORD
-    return shard_format, _Prefixed(head, stream)  # type: ignore[return-value]
+    return format_of_head(head), _Prefixed(head, stream)  # type: ignore[return-value]
 
 
-MAX_RECORD_BYTES = 128 * 1024 * 1024
+def format_of_head(head: bytes) -> ShardFormat:
+    """The format of a stream whose first 4 bytes are `head`."""
+    return ShardFormat.RECORDIO if bytes(head[:4]) == _RECORDIO_MAGIC_BYTES else ShardFormat.TFRECORD
+
+
+MAX_RECORD_BYTES = MAX_SHARD_BYTES
 """The bound on a length read from a stream, which cannot be compared with what is left of it: a
-record lies in one shard, and shards of more than one file are at most this (MAX_SHARD_BYTES,
-lib/contract/shard-limits.ts). A file larger than that is a shard of its own: where the manifest
+record lies in one shard, and shards of more than one file are at most MAX_SHARD_BYTES (contract.py,
+from lib/contract/shard-limits.ts). A file larger than that is a shard of its own: where the manifest
 is known, its largest shard is the bound (`record_limit`)."""
 
 

@@ -4,7 +4,8 @@ into a local cache (shard_cache.py), ahead of the reader and in parallel.
 Opening fetches the manifest (the root's, the current version, or a pinned version's) and every index
 file, which are small; each loader worker then fetches only the shards of its own share of the epoch
 (split.py), `shards_ahead` at a time beyond those it reads (order.py OPEN_SHARDS at once). Every shard is checked against the
-manifest's size and CRC-32C before it is renamed into the cache; a second epoch reads the cache.
+manifest's size and checksum (its CRC-32C, or its CRC-32 where no fast CRC-32C is installed: shard_crc.py) before it
+is renamed into the cache; a second epoch reads the cache.
 """
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from typing import BinaryIO, Dict, Iterator, List, Optional
 from .dataset_files import DatasetFiles, Shard, no_published_version
 from .directory import READ_BUFFER, ShardDirectory
 from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
-from .manifest import DatasetManifest, read_manifest
+from .manifest import DatasetManifest, parse_manifest, read_manifest
 from .records import ImageRecord
 from .s3_objects import DEFAULT_ATTEMPTS, DEFAULT_BACKOFF, DEFAULT_TIMEOUT, Backoff, S3Objects, S3ReadError
 from .shard_cache import ShardCache
+from .shard_crc import shard_checksum
 from .order import Resumed, streams_of
 from .split import Consumer
 
@@ -38,13 +40,15 @@ class S3Options:
     """How an S3 prefix is read: the cache at `cache_dir` (a folder per dataset under the temporary
     folder by default: `default_cache_dir`) holding `cache_limit` bytes of shards at most (None: no
     limit); each GET waits `timeout` seconds at most between reads and is tried `attempts` times on
-    transient errors, waiting between attempts as `backoff` says (s3_objects.py); each reader fetches
+    transient errors, then again until `retry_seconds` have passed (None: SHARDIO_S3_RETRY_SECONDS,
+    else 60 s), waiting between attempts as `backoff` says (s3_objects.py); each reader fetches
     `shards_ahead` shards beyond those it reads."""
 
     cache_dir: Optional[str] = None
     cache_limit: Optional[int] = None
     timeout: float = DEFAULT_TIMEOUT
     attempts: int = DEFAULT_ATTEMPTS
+    retry_seconds: Optional[float] = None
     shards_ahead: int = DEFAULT_SHARDS_AHEAD
     backoff: Backoff = DEFAULT_BACKOFF
 
@@ -65,8 +69,13 @@ class S3ShardDirectory(ShardDirectory):
         options: S3Options = S3Options(),
         check_crc: bool = True,
     ) -> None:
+        if "@" in bucket:
+            # Not echoed (botocore's bucket-name error would): the part before '@' is a user name and password.
+            raise ValueError("S3 bucket name with a user name or password before '@' (not shown): S3 credentials come "
+                             "from the environment, never from the bucket or the location")
         prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts, backoff=options.backoff)
+        self.objects = S3Objects(bucket, prefix, timeout=options.timeout, attempts=options.attempts,
+                                 retry_seconds=options.retry_seconds, backoff=options.backoff)
         self.cache = ShardCache(options.cache_dir or default_cache_dir(bucket, prefix), options.cache_limit)
         self.cache.remove_orphaned_parts()
         self.shards_ahead = options.shards_ahead
@@ -79,7 +88,7 @@ class S3ShardDirectory(ShardDirectory):
                   for shard in manifest.shards]
         files = DatasetFiles(manifest.format, shards, manifest, self._small_file(manifest.global_index_key))
         self._take(files, False, check_crc)
-        # Every shard in the cache came whole and checked against the manifest's CRC-32C (_fetch).
+        # Every shard in the cache came whole and checked against the manifest's checksum (_fetch).
         self._crc_checked = set(range(len(self.shards)))
 
     def _manifest(self, version: Optional[str]) -> DatasetManifest:
@@ -89,13 +98,15 @@ class S3ShardDirectory(ShardDirectory):
             checked_version_id(version)
         key = version_manifest_key(version) if version else MANIFEST_NAME
         if version and os.path.isfile(self.cache.path(key)):
-            return read_manifest(self.cache.path(key))
+            return read_manifest(self.cache.path(key), version)
         try:
             data = self.objects.read(key)
         except S3ReadError as error:
             if error.code == "NoSuchKey" and version is None:
                 raise FileNotFoundError(no_published_version(self.objects.uri(""))) from None
             raise
+        # Checked before anything is cached: a pinned manifest that names another version is cached under no id.
+        parse_manifest(self.objects.uri(key), data, version)
         path = self.cache.put_small(key, data)
         manifest = read_manifest(path)
         if manifest.dataset_version:
@@ -116,14 +127,15 @@ class S3ShardDirectory(ShardDirectory):
 
     def _fetch(self, key: str, handle: BinaryIO) -> None:
         listed = self._listed[key]
+        checksum = shard_checksum(listed.crc32c, listed.crc32)
 
         def check(size: int, crc: Optional[int]) -> None:
             if listed.bytes is not None and size != listed.bytes:
                 raise ValueError(f"received {size} bytes but {self.manifest.path} lists {listed.bytes}")  # type: ignore[union-attr]
-            if listed.crc32c is not None and crc != listed.crc32c:
-                raise ValueError(f"received bytes of CRC-32C {crc:#010x} but {self.manifest.path} lists "  # type: ignore[union-attr]
-                                 f"{listed.crc32c:#010x}")
-        self.objects.download(key, handle, check, crc=listed.crc32c is not None)
+            if checksum is not None and crc != checksum.expected:
+                raise ValueError(f"received bytes of {checksum.name} {crc:#010x} but {self.manifest.path} lists "  # type: ignore[union-attr]
+                                 f"{checksum.expected:#010x}")
+        self.objects.download(key, handle, check, checksum=checksum.update if checksum is not None else None)
 
     def _open_shard(self, shard: int) -> BinaryIO:
         if self._ahead is not None:

@@ -7,11 +7,12 @@ from 1.31, and Debian 12's is 1.29, so it is passed here. Credentials and region
 default chain. Retries are ours, not botocore's: botocore retries a request whose answer did not
 start, not a body cut or stalled mid-transfer, which is where a long shard GET fails.
 
-Throttling (SlowDown, a 503) is waited out rather than counted: S3 asks for seconds of back-off
-while it scales a prefix, so such answers are tried again until THROTTLE_PATIENCE seconds have passed
-(botocore's standard mode waits as long); other transient errors are tried `attempts` times. Every
-wait is the same rule as the Node engine's (lambda/io/s3-retry.ts): full jitter, a uniform draw below
-min(5 s, 0.1 s × 2^(n-1)) before the n-th retry (AWS's "Exponential Backoff And Jitter").
+Retries follow the rule both languages share (contract.py, from lib/contract/s3-retry-rule.ts): a
+transient error (throttling, a 5xx, a connection reset or cut, a timeout, a body that came short or
+corrupt) is tried `attempts` times, then again until `retry_seconds` have passed since the first
+attempt (60 s by default, SHARDIO_S3_RETRY_SECONDS in the environment), so that a blip of seconds
+ends no training job; each wait a uniform draw below min(5 s, 0.1 s × 2^(n-1)) before the n-th retry
+(full jitter, AWS's "Exponential Backoff And Jitter").
 Every message goes through errors.redact: botocore's name the endpoint URL, credentials and all.
 """
 from __future__ import annotations
@@ -23,31 +24,33 @@ import time
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Dict, Optional, TypeVar
 
+from .contract import S3_RETRY_RULE, THROTTLING_CODES, TRANSIENT_CODES
 from .errors import redact
 
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds to connect, and between two reads of a body, before the attempt counts as failed."""
-DEFAULT_ATTEMPTS = 5
+DEFAULT_ATTEMPTS = S3_RETRY_RULE["attempts"]
+"""Attempts every transient failure gets, whatever the retry budget."""
+DEFAULT_RETRY_SECONDS = S3_RETRY_RULE["budgetMs"] / 1000
+"""Seconds after its first attempt that a failing GET is still tried again (past DEFAULT_ATTEMPTS)."""
+RETRY_SECONDS_ENV = "SHARDIO_S3_RETRY_SECONDS"
+"""The environment variable that sets the retry budget where no `retry_seconds` is given."""
 _CHUNK = 1024 * 1024
-_THROTTLING_CODES = {"SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException", "RequestLimitExceeded",
-                     "TooManyRequests", "TooManyRequestsException"}
-_TRANSIENT_CODES = _THROTTLING_CODES | {"RequestTimeout", "InternalError", "RequestTimeTooSkewed"}
-THROTTLE_PATIENCE = 20.0
-"""Seconds a GET answered with throttling is tried again before the read fails."""
+_THROTTLING_CODES = frozenset(THROTTLING_CODES)
+_TRANSIENT_CODES = _THROTTLING_CODES | frozenset(TRANSIENT_CODES)
 
 
 @dataclass(frozen=True)
 class Backoff:
-    """How long to wait before a retry, and the clock that bounds throttling: `first` seconds at most
-    before the first retry, doubling up to `cap`, each wait a uniform draw below that (full jitter);
-    throttled answers tried until `patience` seconds have passed. `clock`, `sleep` and `draw` are
-    time.monotonic, time.sleep and random.random: a test passes its own, so that it waits for nothing."""
+    """How long to wait before a retry, and the clock that bounds the retries: `first` seconds at most
+    before the first retry, doubling up to `cap`, each wait a uniform draw below that (full jitter).
+    `clock`, `sleep` and `draw` are time.monotonic, time.sleep and random.random: a test passes its
+    own, so that it waits for nothing."""
 
-    first: float = 0.1
-    cap: float = 5.0
-    patience: float = THROTTLE_PATIENCE
+    first: float = S3_RETRY_RULE["baseDelayMs"] / 1000
+    cap: float = S3_RETRY_RULE["maxDelayMs"] / 1000
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     draw: Callable[[], float] = random.random
@@ -70,6 +73,21 @@ class S3ReadError(OSError):
         """S3's error code where S3 answered (NoSuchKey, AccessDenied…); None otherwise."""
 
 
+def retry_seconds_from_env(environ: Optional[Dict[str, str]] = None) -> float:
+    """The retry budget SHARDIO_S3_RETRY_SECONDS sets (seconds, 0 or more), else DEFAULT_RETRY_SECONDS."""
+    text = (os.environ if environ is None else environ).get(RETRY_SECONDS_ENV, "").strip()
+    if not text:
+        return DEFAULT_RETRY_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"{RETRY_SECONDS_ENV}={text[:40]!r}: must be a number of seconds, 0 or more "
+                         f"(0: {DEFAULT_ATTEMPTS} attempts only; default {DEFAULT_RETRY_SECONDS:g})")
+    return seconds
+
+
 def endpoint_from_env(environ: Optional[Dict[str, str]] = None) -> Optional[str]:
     """The S3 endpoint the AWS SDKs configure from the environment; None for the default (AWS)."""
     env = os.environ if environ is None else environ
@@ -79,18 +97,23 @@ def endpoint_from_env(environ: Optional[Dict[str, str]] = None) -> Optional[str]
 
 
 class S3Objects:
-    """The objects under `s3://bucket/prefix`, by key relative to the prefix."""
+    """The objects under `s3://bucket/prefix`, by key relative to the prefix. A failing GET is tried
+    `attempts` times, then again until `retry_seconds` have passed since its first attempt (None:
+    SHARDIO_S3_RETRY_SECONDS, else 60 s; 0: the attempts only), 100 attempts at most."""
 
     def __init__(self, bucket: str, prefix: str, *, timeout: float = DEFAULT_TIMEOUT, attempts: int = DEFAULT_ATTEMPTS,
-                 backoff: Backoff = DEFAULT_BACKOFF) -> None:
+                 retry_seconds: Optional[float] = None, backoff: Backoff = DEFAULT_BACKOFF) -> None:
         if timeout <= 0:
             raise ValueError(f"S3 timeout must be more than 0 seconds, got {timeout}")
         if attempts < 1:
             raise ValueError(f"S3 attempts must be at least 1, got {attempts}")
+        if retry_seconds is not None and not 0 <= retry_seconds < float("inf"):
+            raise ValueError(f"S3 retry_seconds must be 0 or more, got {retry_seconds}")
         self.bucket = bucket
         self.prefix = prefix
         self.timeout = timeout
         self.attempts = attempts
+        self.retry_seconds = retry_seconds_from_env() if retry_seconds is None else retry_seconds
         self.backoff = backoff
         self._client_pid: Optional[int] = None
         self._client_of_pid: Any = None
@@ -122,13 +145,12 @@ class S3Objects:
             return self._client().get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"].read()
         return self._retried(key, get)
 
-    def download(self, key: str, handle: BinaryIO, check: Callable[[int, Optional[int]], None], *, crc: bool = True) -> None:
-        """Writes the object into `handle` (truncated at each attempt), then calls `check(size, crc32c)`
-        with what was received (the CRC-32C None without `crc`: the manifest lists none to check it
-        against): a check that raises ValueError fails the attempt (a transfer that came corrupt or
-        cut), and the last attempt's error is raised."""
-        from .crc32c import crc32c
-
+    def download(self, key: str, handle: BinaryIO, check: Callable[[int, Optional[int]], None], *,
+                 checksum: Optional[Callable[[bytes, int], int]] = None) -> None:
+        """Writes the object into `handle` (truncated at each attempt), then calls `check(size, crc)`
+        with what was received, `crc` the bytes' `checksum` (None without one: the manifest lists none
+        to check them against): a check that raises ValueError fails the attempt (a transfer that came
+        corrupt or cut), and the last attempt's error is raised."""
         def get() -> None:
             handle.seek(0)
             handle.truncate()
@@ -137,18 +159,19 @@ class S3Objects:
             for chunk in body.iter_chunks(_CHUNK):
                 handle.write(chunk)
                 size += len(chunk)
-                if crc:
-                    received = crc32c(chunk, received)
-            check(size, received if crc else None)
+                if checksum is not None:
+                    received = checksum(chunk, received)
+            check(size, received if checksum is not None else None)
         self._retried(key, get)
 
     def _retried(self, key: str, attempt: Callable[[], T]) -> T:
-        """`attempt()`, tried again after a transient error: throttling until the back-off's patience
-        has passed, other errors `attempts` times in all. The errors raised chain no cause: a cause's
-        message (botocore's) names the endpoint URL, and a traceback prints it unredacted."""
+        """`attempt()`, tried again after a transient error (the rule in contract.S3_RETRY_RULE):
+        `attempts` times, then until `retry_seconds` have passed, 100 attempts at most. The errors
+        raised chain no cause: a cause's message (botocore's) names the endpoint URL, and a traceback
+        prints it unredacted."""
         backoff = self.backoff
         started = backoff.clock()
-        failures = tries = 0
+        tries = 0
         while True:
             tries += 1
             try:
@@ -157,18 +180,20 @@ class S3Objects:
                 if not _transient(error):
                     raise S3ReadError(f"GetObject {self.uri(key)}: {_describe(error, self.timeout)}", _code(error)) from None
                 elapsed = backoff.clock() - started
-                if _throttled(error):
-                    if elapsed >= backoff.patience:
-                        raise S3ReadError(f"GetObject {self.uri(key)}: throttled for {elapsed:.1f} s ({tries} attempts, waited out "
-                                          f"for {backoff.patience:g} s at most), last: {_describe(error, self.timeout)}; S3 "
-                                          "scales a prefix to more requests per second over minutes: fewer readers at "
-                                          "once, or a larger cache, ask less of it") from None
-                else:
-                    failures += 1
-                    if failures >= self.attempts:
-                        raise S3ReadError(f"GetObject {self.uri(key)}: failed {failures} times, last: "
-                                          f"{_describe(error, self.timeout)} (tried {tries} times in {elapsed:.1f} s)") from None
+                spent = elapsed >= self.retry_seconds or tries >= S3_RETRY_RULE["attemptCeiling"]
+                if tries >= self.attempts and spent:
+                    raise S3ReadError(self._given_up(key, error, tries, elapsed), _code(error)) from None
             backoff.sleep(backoff.wait(tries))
+
+    def _given_up(self, key: str, error: BaseException, tries: int, elapsed: float) -> str:
+        """What the last error of a GET tried `tries` times over `elapsed` seconds says."""
+        budget = f"retried for {self.retry_seconds:g} s at most: retry_seconds, {RETRY_SECONDS_ENV}"
+        last = _describe(error, self.timeout)
+        if _throttled(error):
+            return (f"GetObject {self.uri(key)}: throttled for {elapsed:.1f} s ({tries} attempts, {budget}), last: {last}; S3 "
+                    "scales a prefix to more requests per second over minutes: fewer readers at once, or a larger cache, "
+                    "ask less of it")
+        return f"GetObject {self.uri(key)}: failed {tries} times in {elapsed:.1f} s ({budget}), last: {last}"
 
 
 def _transient(error: BaseException) -> bool:
@@ -192,7 +217,7 @@ def _code(error: BaseException) -> Optional[str]:
 
 
 def _throttled(error: BaseException) -> bool:
-    """An answer that asks for fewer requests (SlowDown, a 503): waited out, not counted as a failure."""
+    """An answer that asks for fewer requests (a throttling code of the contract, a 429 or 503): its error says so."""
     from botocore.exceptions import ClientError
 
     if not isinstance(error, ClientError):

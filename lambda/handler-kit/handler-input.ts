@@ -2,6 +2,8 @@
  * Checks of what reaches a handler from outside its code: the state machine's event and the
  * environment the construct sets. Every error names the handler, the field and the value.
  */
+import { printable, truncated } from '../io/printable';
+import { redactSecrets } from '../io/redact-secrets';
 
 /** An event or environment variable a handler cannot work with. */
 export class HandlerInputError extends Error {
@@ -47,9 +49,15 @@ export function booleanField(handler: string, event: Record<string, unknown>, fi
   return value;
 }
 
-/** A JSON-ish rendering short enough for an error message. */
+/** Characters of an event value an error shows at most. */
+const SHOWN_CHARACTERS = 80;
+
+/**
+ * A JSON-ish rendering fit for an error message, which ends in logs and in the execution's history:
+ * cut short, the secrets a URL can carry redacted, unprintable characters escaped.
+ */
 export function describe(value: unknown): string {
   if (value === undefined) return 'nothing (the field is missing)';
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  // Redacted whole, then cut: cut first, a secret could lose the '@' that marks it as one.
+  return printable(truncated(redactSecrets(JSON.stringify(value) ?? String(value)), SHOWN_CHARACTERS));
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
@@ -10,7 +11,8 @@ import { crc32cBase64 } from './s3-checksum';
 import type { ListedFile, ObjectWriter, PackingSink, PackingSource, ScratchBuffer, StoredObject } from './storage';
 import { ObjectNotFoundError } from './storage';
 import { isPathInside, resolveExistingPath } from './real-path';
-import { isUnreadableInput, LinkOutsideSourceError, NotRegularFileError } from './unreadable-input';
+import { isUnreadableInput, LinkOutsideSourceError, NotRegularFileError, UndecodableNameError } from './unreadable-input';
+import { escapedBytes, unescapedBytes } from './printable';
 
 /** Files stat-ed per batch during the walk: large enough to split over a few threads, small enough to start early. */
 const STAT_BATCH_FILES = 4096;
@@ -95,20 +97,26 @@ export class LocalDirectorySource implements PackingSource {
       if (walked.has(real)) return;
       walked.add(real);
       const names: string[] = [];
-      for (const entry of fs.readdirSync(this.pathOf(relative), { withFileTypes: true })) {
-        if (entry.isDirectory()) {
-          names.push(`${entry.name}/`);
+      // As bytes: a name that is not UTF-8 would otherwise come back with U+FFFD for its odd bytes, a
+      // path that does not exist (a folder of such a name failed the whole walk).
+      for (const entry of fs.readdirSync(this.pathOf(relative), { withFileTypes: true, encoding: 'buffer' })) {
+        const name = entry.name.toString('utf8');
+        if (!isUtf8(entry.name)) {
+          // Listed as one entry under its escaped name, never walked: reading it reports it (openSourceFile).
+          names.push(escapedBytes(entry.name));
+        } else if (entry.isDirectory()) {
+          names.push(`${name}/`);
         } else if (entry.isSymbolicLink()) {
-          const key = relative ? `${relative}/${entry.name}` : entry.name;
+          const key = relative ? `${relative}/${name}` : name;
           const target = linkTarget(this.pathOf(key));
           // A link out of the source is listed as one entry, never walked: reading it refuses it (openSourceFile), and it is a listed failure.
           const linkedFolder = isLinkedFolder(this.pathOf(key));
           // Refused as if walked: a link to a folder holding the output is the same mistake, followed or not.
           if (this.outputDir !== undefined) this.refuseOutput(key, target, linkedFolder);
           const folder = linkedFolder && (this.followSymlinks || isPathInside(target, this.realRoot));
-          names.push(folder ? `${entry.name}/` : entry.name);
+          names.push(folder ? `${name}/` : name);
         } else {
-          names.push(entry.name);
+          names.push(name);
         }
       }
       stack.push({ prefix: relative ? `${relative}/` : '', names: sortStringsInCodePointOrder(names), next: 0 });
@@ -183,6 +191,14 @@ export class LocalDirectorySource implements PackingSource {
    * folders above it were walked, and a link to a folder outside the source is never walked.
    */
   private openSourceFile(key: string): number {
+    try {
+      return this.openListedFile(key);
+    } catch (error) {
+      throw (error as NodeJS.ErrnoException).code === 'ENOENT' ? undecodableNameOr(this.pathOf(key), error) : error;
+    }
+  }
+
+  private openListedFile(key: string): number {
     const file = this.pathOf(key);
     if (this.followSymlinks || NO_FOLLOW === 0) return openForReading(file);
     try {
@@ -394,6 +410,17 @@ async function listedBatch(batch: { readonly keys: string[]; readonly stats: Pro
     const size = stats[2 * i];
     return Number.isNaN(size) ? { key, size: 0, modified: 0 } : { key, size, modified: Math.floor(stats[2 * i + 1]) };
   });
+}
+
+/**
+ * For a listed file that is not there: an UndecodableNameError when its path is an escaped name
+ * (`caf\\xe9.jpg`, see walk) whose bytes name an entry; else `error` as it is.
+ */
+function undecodableNameOr(file: string, error: unknown): unknown {
+  if (!file.includes('\\x')) return error;
+  const bytes = unescapedBytes(file);
+  const stats = isUtf8(bytes) ? undefined : fs.lstatSync(bytes, { throwIfNoEntry: false });
+  return stats ? new UndecodableNameError(stats.isDirectory()) : error;
 }
 
 function realPathOrUndefined(file: string): string | undefined {

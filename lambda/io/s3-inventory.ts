@@ -10,6 +10,7 @@ import type { S3RetryOptions} from './s3-retry';
 import { S3StorageError, withS3Retry } from './s3-retry';
 import { s3Uri } from './s3-uri';
 import type { ListedFile } from './storage';
+import { JsonLimitError, parseBoundedJson } from './bounded-json';
 
 /**
  * Where an S3 Inventory report lies: its destination bucket and either one `manifest.json` key or
@@ -129,9 +130,9 @@ async function findManifest(client: S3Client, location: S3InventoryLocation, ret
 function parseManifest(bytes: Buffer, uri: string): InventoryManifest {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = parseBoundedJson(uri, bytes);
   } catch (error) {
-    throw new InventoryError(`${uri} is not JSON: ${(error as Error).message}`);
+    throw new InventoryError(error instanceof JsonLimitError ? error.message : `${uri} is not JSON: ${(error as Error).message}`);
   }
   const manifest = value as Partial<InventoryManifest> | null;
   if (!manifest || typeof manifest.sourceBucket !== 'string' || typeof manifest.fileSchema !== 'string' || !Array.isArray(manifest.files)

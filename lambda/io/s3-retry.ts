@@ -1,24 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { S3_RETRY_RULE, THROTTLING_CODES, TRANSIENT_CODES } from '../../lib/contract/s3-retry-rule';
 import { S3NoAnswerError } from './s3-no-answer';
 import { redactSecrets } from './redact-secrets';
 
 /**
- * How S3 calls are retried (the rule, its numbers in RETRY_RULE): every retryable error gets
- * `maxAttempts` attempts with exponential backoff and full jitter; throttling (503 SlowDown, 429 and
- * the throttling codes) is retried besides until `throttleBudgetMs` have passed since the first
- * attempt began, because S3 asks for seconds of back-off and gives them by the prefix. The SDK
- * client's own retries (its `maxAttempts`, 3 by default) come on top of these: give the storage
- * classes clients with `maxAttempts: 1` to have one policy only.
+ * How S3 calls are retried: the rule of lib/contract/s3-retry-rule.ts (S3_RETRY_RULE), which the
+ * Python reader follows too. Every retryable error gets `maxAttempts` attempts with exponential
+ * backoff and full jitter, and more until `retryBudgetMs` have passed since the first attempt began.
+ * The SDK client's own retries (its `maxAttempts`, 3 by default) come on top of these: give the
+ * storage classes clients with `maxAttempts: 1` to have one policy only.
  */
 export interface S3RetryOptions {
-  /** Attempts per call, the first included (default 6). */
+  /** Attempts every retryable failure gets, the first included, whatever the budget (default 6). */
   readonly maxAttempts?: number;
   /** Backoff before the second attempt, doubled for each later one (default 100 ms). */
   readonly baseDelayMs?: number;
   /** Longest backoff (default 5,000 ms). */
   readonly maxDelayMs?: number;
-  /** Throttling is retried until this long after the first attempt began, whatever `maxAttempts` says (default 20,000 ms). */
-  readonly throttleBudgetMs?: number;
+  /**
+   * After `maxAttempts`, a retryable error is retried until this long after the first attempt began
+   * (default 60,000 ms; 0: the attempts only), 100 attempts at most.
+   */
+  readonly retryBudgetMs?: number;
   /** Called before each retry, e.g. to count retries in metrics. */
   readonly onRetry?: (retry: S3Retry) => void;
   /** The clock and the waits (default: the real ones); tests pass one whose waits take no time. */
@@ -33,19 +36,6 @@ export interface RetryClock {
   now(): number;
   sleep(ms: number): Promise<void>;
 }
-
-/**
- * The retry rule's numbers, one place for them: the Python reader (container/shardio) mirrors them.
- * The wait before attempt n + 1 is uniform in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))).
- */
-export const RETRY_RULE = {
-  maxAttempts: 6,
-  baseDelayMs: 100,
-  maxDelayMs: 5_000,
-  throttleBudgetMs: 20_000,
-  /** A ceiling on a throttled call's attempts, should the clock not move: far above the ~13 the budget takes on average. */
-  maxThrottledAttempts: 50,
-} as const;
 
 const REAL_CLOCK: RetryClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
 
@@ -80,15 +70,10 @@ export class S3StorageError extends Error {
   }
 }
 
-/** The codes that ask for less load, not a retry of a failure: waited out for the throttling budget. */
-const THROTTLE_ONLY_CODES = new Set([
-  'SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException',
-  'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'BandwidthLimitExceeded',
-]);
+/** The throttling codes and the service's transient failures: every code the rule retries. */
+const RETRIED_CODES: ReadonlySet<string> = new Set([...THROTTLING_CODES, ...TRANSIENT_CODES]);
 
-/** THROTTLE_ONLY_CODES and the service's transient failures, retried as they are. */
-const THROTTLING_CODES = new Set([...THROTTLE_ONLY_CODES, 'RequestTimeout', 'RequestTimeoutException', 'InternalError', 'ServiceUnavailable']);
-
+/** Node's names for a connection refused, reset, cut or timed out (Python's are exception classes: s3-retry-rule.ts). */
 const NETWORK_CODES = new Set([
   'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN',
   'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_SOCKET',
@@ -154,8 +139,8 @@ export function isS3Retryable(error: unknown): boolean {
   if (status === 501 || fields.Code === 'NotImplemented') return false;
   if (status !== undefined && (status >= 500 || status === 429)) return true;
   if (fields.Code === 'ConditionalRequestConflict') return true;
-  if (fields.Code && THROTTLING_CODES.has(fields.Code)) return true;
-  if (fields.name && THROTTLING_CODES.has(fields.name)) return true;
+  if (fields.Code && RETRIED_CODES.has(fields.Code)) return true;
+  if (fields.name && RETRIED_CODES.has(fields.name)) return true;
   if (networkErrorCode(error)) return true;
   return fields.name === 'TimeoutError' || (fields.$retryable !== undefined && fields.$retryable !== false);
 }
@@ -166,10 +151,10 @@ export function isS3Retryable(error: unknown): boolean {
  * how long they took.
  */
 export async function withS3Retry<T>(uri: string, call: () => Promise<T>, options: S3RetryOptions = {}): Promise<T> {
-  const maxAttempts = Math.max(1, options.maxAttempts ?? RETRY_RULE.maxAttempts);
-  const baseDelayMs = options.baseDelayMs ?? RETRY_RULE.baseDelayMs;
-  const maxDelayMs = options.maxDelayMs ?? RETRY_RULE.maxDelayMs;
-  const throttleBudgetMs = options.throttleBudgetMs ?? RETRY_RULE.throttleBudgetMs;
+  const maxAttempts = Math.max(1, options.maxAttempts ?? S3_RETRY_RULE.attempts);
+  const baseDelayMs = options.baseDelayMs ?? S3_RETRY_RULE.baseDelayMs;
+  const maxDelayMs = options.maxDelayMs ?? S3_RETRY_RULE.maxDelayMs;
+  const retryBudgetMs = options.retryBudgetMs ?? S3_RETRY_RULE.budgetMs;
   const clock = options.clock ?? REAL_CLOCK;
   const random = options.random ?? Math.random;
   const started = clock.now();
@@ -178,21 +163,13 @@ export async function withS3Retry<T>(uri: string, call: () => Promise<T>, option
       return await call();
     } catch (error) {
       const elapsedMs = clock.now() - started;
-      const patient = isS3Throttling(error) && elapsedMs < throttleBudgetMs && attempt < RETRY_RULE.maxThrottledAttempts;
-      if (!isS3Retryable(error) || (attempt >= maxAttempts && !patient)) throw toStorageError(uri, error, attempt, elapsedMs);
+      const withinBudget = elapsedMs < retryBudgetMs && attempt < S3_RETRY_RULE.attemptCeiling;
+      if (!isS3Retryable(error) || (attempt >= maxAttempts && !withinBudget)) throw toStorageError(uri, error, attempt, elapsedMs);
       const delayMs = Math.floor(random() * Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(attempt - 1, 30)));
       options.onRetry?.({ uri, attempt, delayMs, error });
       await clock.sleep(delayMs);
     }
   }
-}
-
-/** S3 asked the caller to slow down (503 SlowDown, 429, a throttling code): worth waiting for. */
-export function isS3Throttling(error: unknown): boolean {
-  const fields = (error ?? {}) as SdkErrorFields;
-  const status = s3ErrorStatus(error);
-  if (status === 503 || status === 429) return true;
-  return [fields.Code, fields.name].some((code) => code !== undefined && THROTTLE_ONLY_CODES.has(code));
 }
 
 function toStorageError(uri: string, error: unknown, attempts: number, elapsedMs: number): S3StorageError {

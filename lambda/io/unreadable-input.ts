@@ -4,12 +4,14 @@ import { isS3AccessDenied, isS3NotFound } from './s3-retry';
 const NOT_REGULAR_FILE = 'ERR_NOT_REGULAR_FILE';
 /** The code of {@link LinkOutsideSourceError}. */
 const LINK_OUTSIDE_SOURCE = 'ERR_LINK_OUTSIDE_SOURCE';
+/** The code of {@link UndecodableNameError}. */
+const UNDECODABLE_NAME = 'ERR_UNDECODABLE_NAME';
 
 /**
  * Local errors that say the file is not there (a dangling or looping link included), may not be
  * read, or is no regular file (a FIFO, socket or device in the source: it has no contents to pack).
  */
-const UNREADABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', NOT_REGULAR_FILE, LINK_OUTSIDE_SOURCE]);
+const UNREADABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', NOT_REGULAR_FILE, LINK_OUTSIDE_SOURCE, UNDECODABLE_NAME]);
 
 /** A source entry that is not a regular file: listed, so that it is reported among the failures, and never read. */
 export class NotRegularFileError extends Error {
@@ -32,6 +34,22 @@ export class LinkOutsideSourceError extends Error {
   constructor(target: string, sourceRoot: string) {
     super(`a symbolic link to ${target}, outside the source ${sourceRoot}: not packed (training-io pack --follow-symlinks packs what links lead to)`);
     this.name = 'LinkOutsideSourceError';
+  }
+}
+
+/**
+ * A source entry whose name is not UTF-8 (written in Latin-1, say): a key is text, so it is listed
+ * under its name with the other bytes escaped (`caf\xe9.jpg`) and is a listed failure, never read;
+ * a folder of such a name is one failure, its files unlisted. The rest of the source is packed.
+ */
+export class UndecodableNameError extends Error {
+  public readonly code = UNDECODABLE_NAME;
+
+  /** `folder`: whether the entry is a folder (its files are then not packed either). */
+  constructor(folder: boolean) {
+    super(`its name is not UTF-8 (the bytes that are not are shown as \\xNN): not packed${folder ? ', nor any file in this folder' : ''}; `
+      + 'rename it in UTF-8 to pack it');
+    this.name = 'UndecodableNameError';
   }
 }
 

@@ -1,4 +1,4 @@
-import { HandlerInputError, stringField, eventObject } from '../handler-kit/handler-input';
+import { describe, HandlerInputError, stringField, eventObject } from '../handler-kit/handler-input';
 import type { InstanceHardware } from '../diagnosis/collect-metrics';
 import { DIAGNOSER_ENV } from '../../lib/contract/handler-environment';
 import { LOADER_METRICS } from '../../lib/contract/metric-names';
@@ -35,7 +35,7 @@ export function readDiagnoserSettings(env: Environment): DiagnoserSettings {
 export function parseDiagnoserEvent(event: unknown): { trainingJobName: string } {
   const trainingJobName = stringField('job-diagnoser', eventObject('job-diagnoser', event), 'trainingJobName');
   if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(trainingJobName)) {
-    throw new HandlerInputError(`job-diagnoser: event field 'trainingJobName' must be a SageMaker training job name, got '${trainingJobName}'`);
+    throw new HandlerInputError(`job-diagnoser: event field 'trainingJobName' must be a SageMaker training job name, got ${describe(trainingJobName)}`);
   }
   return { trainingJobName };
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { DATASET_LAYOUT } from '../../lib/contract/dataset-layout';
+import { DATASET_LAYOUT, VERSION_ID_PATTERN, VERSION_SEQUENCE_DIGITS } from '../../lib/contract/dataset-layout';
 
 /**
  * The keys of a packed dataset, relative to its root: the one definition (ARCHITECTURE.md
- * "Dataset layout"; the names come from lib/contract/dataset-layout.ts, and the Python reader's
- * copy is container/shardio/layout.py). A dataset is a series
+ * "Dataset layout"; the names come from lib/contract/dataset-layout.ts, which the Python reader
+ * reads through the generated container/shardio/contract.py). A dataset is a series
  * of immutable versions; `published/` holds the claims that made each one current, in order.
  */
 
@@ -28,15 +28,14 @@ export const SHARDS_FOLDER = DATASET_LAYOUT.shardsFolder;
 export const INDEX_FOLDER = DATASET_LAYOUT.indexFolder;
 export const MEMBERS_FOLDER = DATASET_LAYOUT.membersFolder;
 
-const SEQUENCE_DIGITS = 8;
-const VERSION_ID = /^v(\d{8})-([0-9a-f]{8})$/;
+const VERSION_ID = new RegExp(`^${VERSION_ID_PATTERN}$`);
 
 /** A new version id after `sequence - 1`: `v<sequence, 8 digits>-<8 random hex digits>`. */
 export function newVersionId(sequence: number): string {
-  if (!Number.isSafeInteger(sequence) || sequence < 1 || sequence >= 10 ** SEQUENCE_DIGITS) {
-    throw new Error(`a dataset version's sequence must be 1–${10 ** SEQUENCE_DIGITS - 1}, got ${sequence}`);
+  if (!Number.isSafeInteger(sequence) || sequence < 1 || sequence >= 10 ** VERSION_SEQUENCE_DIGITS) {
+    throw new Error(`a dataset version's sequence must be 1–${10 ** VERSION_SEQUENCE_DIGITS - 1}, got ${sequence}`);
   }
-  return `v${String(sequence).padStart(SEQUENCE_DIGITS, '0')}-${randomBytes(4).toString('hex')}`;
+  return `v${String(sequence).padStart(VERSION_SEQUENCE_DIGITS, '0')}-${randomBytes(4).toString('hex')}`;
 }
 
 /** The sequence number of a version id, or undefined when `id` is not one. */
@@ -47,12 +46,12 @@ export function versionSequence(id: string): number | undefined {
 
 /** The claim that publishes version number `sequence`: created once, never changed. */
 export function claimKey(sequence: number): string {
-  return `${PUBLISHED_PREFIX}${String(sequence).padStart(SEQUENCE_DIGITS, '0')}.json`;
+  return `${PUBLISHED_PREFIX}${String(sequence).padStart(VERSION_SEQUENCE_DIGITS, '0')}.json`;
 }
 
 /** The sequence number a claim key names, or undefined for any other key. */
 export function claimSequence(key: string): number | undefined {
-  const match = new RegExp(`^${PUBLISHED_PREFIX}(\\d{${SEQUENCE_DIGITS}})\\.json$`).exec(key);
+  const match = new RegExp(`^${PUBLISHED_PREFIX}(\\d{${VERSION_SEQUENCE_DIGITS}})\\.json$`).exec(key);
   return match ? Number(match[1]) : undefined;
 }
 

@@ -17,6 +17,12 @@ export interface ManifestShard {
   readonly bytes: number;
   /** CRC32C of the whole shard, base64 of the big-endian value: what S3 reports as ChecksumCRC32C. */
   readonly crc32c: string;
+  /**
+   * CRC-32 (zlib's, IEEE) of the whole shard, in the same form (what S3 reports as ChecksumCRC32): what a
+   * reader without a fast CRC-32C checks the shard with, since Python's standard library computes it at
+   * GB/s (container/shardio/shard_crc.py). Absent in manifests packed before it was written.
+   */
+  readonly crc32?: string;
   /** Global id of the first and last record (-1 when every member failed). */
   readonly firstRecordId: number;
   readonly lastRecordId: number;
@@ -109,7 +115,18 @@ export function checkTotals(manifest: Manifest): string | undefined {
   if (records + manifest.failures.length !== manifest.source.objects) {
     return `${records} records + ${manifest.failures.length} failures ≠ ${manifest.source.objects} source objects`;
   }
-  return undefined;
+  return checkRecordIds(manifest.shards);
+}
+
+/**
+ * A shard's record ids are whole numbers from 0, the first at most the last: the next repack numbers
+ * new records from the largest plus one. A shard without records has none (its -1 says so).
+ */
+function checkRecordIds(shards: readonly ManifestShard[]): string | undefined {
+  const wrong = shards.find(({ records, firstRecordId: first, lastRecordId: last }) => records > 0
+    && (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || first < 0 || last < first));
+  return wrong && `${wrong.key}: record ids ${String(wrong.firstRecordId)}–${String(wrong.lastRecordId)} for ${wrong.records} record(s); `
+    + 'expected whole numbers from 0, the first at most the last';
 }
 
 /** Deterministic bytes: keys in a fixed order, two-space indent, trailing newline. */

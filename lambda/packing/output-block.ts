@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { crc32c, crc32cCombine, crc32cOfRange } from './formats/crc32c';
 import type { Encoded } from './formats/encoded';
 import type { ObjectWriter } from '../io/storage';
@@ -16,6 +17,8 @@ export class OutputBlock {
   /** CRC32C of everything appended up to `crcEnd` bytes into the current block. */
   private crc = 0;
   private crcEnd = 0;
+  /** zlib's CRC-32 of every block handed to the sink: once a block, readers without a fast CRC-32C check it. */
+  private zlibCrc = 0;
   private sent = 0;
   /** The write of the other block, if one is under way; its failure is kept for the next call. */
   private sending: Promise<void> | undefined;
@@ -38,6 +41,11 @@ export class OutputBlock {
     return this.crc;
   }
 
+  /** zlib's CRC-32 (IEEE) of everything appended (complete after `flush`): the manifest's `crc32`. */
+  public get zlibChecksum(): number {
+    return this.zlibCrc;
+  }
+
   /**
    * Appends one record. Most records fit the block: then nothing is returned and nothing awaited
    * (this runs once per input file); otherwise a promise that resolves once the full block has been
@@ -58,6 +66,7 @@ export class OutputBlock {
       const framed = Buffer.allocUnsafe(record.size);
       const recordCrc = record.writeTo(framed, 0);
       this.crc = recordCrc === undefined ? crc32c(framed, this.crc) : crc32cCombine(this.crc, recordCrc, framed.length);
+      this.zlibCrc = crc32(framed, this.zlibCrc);
       await this.writer.write([framed]);
       this.sent += framed.length;
       return;
@@ -87,6 +96,7 @@ export class OutputBlock {
     const filled = this.blocks[this.current].subarray(0, this.used);
     this.crc = crc32cOfRange(filled, this.crcEnd, this.used, this.crc);
     this.crcEnd = 0;
+    this.zlibCrc = crc32(filled, this.zlibCrc);
     await this.settle();
     this.sending = this.writer.write([filled]).catch((error: unknown) => {
       this.failure ??= { error };

@@ -1,5 +1,7 @@
 import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
+import { JsonLimitError, parseBoundedJson } from '../io/bounded-json';
+import { printable } from '../io/printable';
 import type { Manifest } from './manifest';
 import { MANIFEST_FORMAT_VERSION } from './manifest';
 import { claimKey, claimSequence, MANIFEST_KEY, PUBLISHED_PREFIX, VersionLayout } from './dataset-layout';
@@ -226,10 +228,11 @@ async function readClaim(sink: DatasetStore, sequence: number): Promise<VersionC
 /** A JSON object the engine wrote; errors name the key. */
 export function parseJson<T>(key: string, data: Buffer): T {
   try {
-    const value: unknown = JSON.parse(data.toString('utf8'));
+    const value: unknown = parseBoundedJson(key, data);
     if (value !== null && typeof value === 'object') return value as T;
-  } catch {
-    // reported below
+  } catch (error) {
+    if (error instanceof JsonLimitError) throw new DatasetObjectError(error.message);
+    // otherwise reported below
   }
-  throw new DatasetObjectError(`${key} is not the JSON this engine writes: ${data.subarray(0, 80).toString('utf8')}`);
+  throw new DatasetObjectError(`${key} is not the JSON this engine writes: ${printable(data.subarray(0, 80).toString('utf8'))}`);
 }

@@ -6,7 +6,7 @@ import { ScratchBuffer } from '../io/storage';
 import { isUnreadableInput } from '../io/unreadable-input';
 import type { ManifestFailure, ManifestShard } from './manifest';
 import { INDEX_FOLDER, membersKeyInVersion, SHARDS_FOLDER } from './dataset-layout';
-import { crc32cBase64 } from '../io/s3-checksum';
+import { crc32Base64, crc32cBase64 } from '../io/s3-checksum';
 import { serializeMembers } from './members';
 import { OutputBlock } from './output-block';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
@@ -88,6 +88,7 @@ export async function writeShard(planned: PlannedShard, options: ShardWriterOpti
         records: written.recordIds.length,
         bytes: written.bytes,
         crc32c: crc32cBase64(written.crc),
+        crc32: crc32Base64(written.crc32),
         firstRecordId: written.recordIds[0] ?? -1,
         lastRecordId: written.recordIds[written.recordIds.length - 1] ?? -1,
       },
@@ -120,6 +121,8 @@ function describe(error: unknown): string {
 interface WrittenRecords {
   readonly bytes: number;
   readonly crc: number;
+  /** zlib's CRC-32 of the same bytes (the manifest's `crc32`). */
+  readonly crc32: number;
   readonly index: string;
   readonly recordIds: number[];
   readonly failures: ManifestFailure[];
@@ -156,7 +159,7 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
     options.onFile?.(inputBytes);
   }
   await output.flush();
-  return { bytes: output.size, crc: output.checksum, index: indexLines.join(''), recordIds, failures };
+  return { bytes: output.size, crc: output.checksum, crc32: output.zlibChecksum, index: indexLines.join(''), recordIds, failures };
 }
 
 /**

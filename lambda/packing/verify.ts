@@ -1,4 +1,5 @@
 import { crc32c } from '@node-rs/crc32';
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import type {
   RecordIoShardIndex, ShardRecord} from './formats';
 import {
@@ -6,9 +7,11 @@ import {
 } from './formats';
 import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
+import { JsonLimitError, parseBoundedJson } from '../io/bounded-json';
+import { quoted } from '../io/printable';
 import type { Manifest, ManifestShard } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION } from './manifest';
-import { crc32cBase64 } from '../io/s3-checksum';
+import { crc32Base64, crc32cBase64 } from '../io/s3-checksum';
 import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';
@@ -68,10 +71,12 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
   const manifestKey = options.version === undefined ? MANIFEST_KEY : new VersionLayout(options.version).manifestKey;
   let manifest: Manifest;
   try {
-    manifest = JSON.parse((await dataset.get(manifestKey)).toString('utf8')) as Manifest;
+    manifest = parseBoundedJson(manifestKey, await dataset.get(manifestKey)) as Manifest;
   } catch (error) {
     // Only a manifest that is not there says the dataset is incomplete; a store that did not answer says nothing of it.
-    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset' : 'the store could not be read, so nothing was checked';
+    const why = isObjectNotFound(error) ? 'the dataset is incomplete or not a packed dataset'
+      : error instanceof SyntaxError || error instanceof JsonLimitError ? 'it is not a manifest this engine writes, so nothing was checked'
+        : 'the store could not be read, so nothing was checked';
     return {
       problems: [`${manifestKey}: cannot be read (${(error as Error).message}); ${why}`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
@@ -84,6 +89,11 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
         + `${MANIFEST_FORMAT_VERSION} (a dataset packed before versions: pack it again)`],
       shardsChecked: 0, recordsChecked: 0, bytesChecked: 0,
     };
+  }
+  if (options.version !== undefined && manifest.datasetVersion !== options.version) {
+    // Read as the pinned version, it would be checked as one that was never published.
+    return { problems: [`${manifestKey}: names version ${quoted(String(manifest.datasetVersion))}, not ${options.version}: not that version's manifest`],
+      shardsChecked: 0, recordsChecked: 0, bytesChecked: 0 };
   }
   const problems: string[] = [];
   const totals = checkTotals(manifest);
@@ -279,6 +289,8 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   if (data.length !== shard.bytes) problems.push(`${shard.key}: ${data.length} bytes, the manifest says ${shard.bytes}`);
   const crc = crc32cBase64(crc32c(data));
   if (crc !== shard.crc32c) problems.push(`${shard.key}: CRC32C ${crc}, the manifest says ${shard.crc32c}`);
+  const zlibCrc = crc32Base64(zlibCrc32(data));
+  if (shard.crc32 !== undefined && zlibCrc !== shard.crc32) problems.push(`${shard.key}: CRC32 ${zlibCrc}, the manifest says ${shard.crc32}`);
 
   let records: ShardRecord[];
   try {

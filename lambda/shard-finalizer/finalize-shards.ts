@@ -7,7 +7,7 @@ import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manife
 import { AfterClaimError, manifestIfPublished, syncRootCopiesToNewest, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
 import { pruneVersions } from '../packing/prune';
-import { eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
+import { describe, eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
 import type { PackedShardResult, PlanSummary, ShardTask } from '../handler-kit/plan-layout';
 import { parseJsonObject, RunFiles } from '../handler-kit/plan-layout';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
@@ -21,7 +21,7 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
   const fields = eventObject(HANDLER, event);
   const datasetVersion = stringField(HANDLER, fields, 'datasetVersion');
   if (versionSequence(datasetVersion) === undefined) {
-    throw new HandlerInputError(`${HANDLER}: event field 'datasetVersion' must be a version id like 'v00000002-1a2b3c4d', got '${datasetVersion}'`);
+    throw new HandlerInputError(`${HANDLER}: event field 'datasetVersion' must be a version id like 'v00000002-1a2b3c4d', got ${describe(datasetVersion)}`);
   }
   return {
     datasetVersion,
@@ -55,7 +55,7 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   if (plan.datasetVersion !== event.datasetVersion || plan.source?.fingerprint !== event.fingerprint || plan.shardCount !== event.shardCount) {
     throw new HandlerInputError(
       `${run.planKey} is not the plan of this run: it has ${plan.shardCount} shards of ${plan.datasetVersion} from source fingerprint `
-      + `${plan.source?.fingerprint}, the event says ${event.shardCount} of ${event.datasetVersion} from ${event.fingerprint}`,
+      + `${plan.source?.fingerprint}, the event says ${event.shardCount} of ${event.datasetVersion} from ${describe(event.fingerprint)}`,
     );
   }
   const tasks = parseJsonObject<ShardTask[]>(run.tasksKey, await sink.get(run.tasksKey));

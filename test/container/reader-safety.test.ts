@@ -10,16 +10,19 @@ import type { S3TestServer } from '../support/s3-server';
 import { startS3Server } from '../support/s3-server';
 import { pythonWith, runPythonChild } from '../support/python-child';
 
-// The S3 reader of container/shardio on the local S3 server (issue 38): a manifest's names that lead
-// out of the cache, throttling through a fault proxy, an endpoint's password, the cache's limit with
-// downloads in flight, a prefix with no published version: test/python/reader_safety_s3.py. The
+// The S3 reader of container/shardio on the local S3 server (issues 38 and 45): a manifest's names that
+// lead out of the cache, throttling through a fault proxy, a network blip that cuts half the shard
+// GETs for 5 s, an endpoint's password, the cache's limit with downloads in flight, a prefix with no
+// published version: test/python/reader_safety_s3.py. The
 // Python tests run in a child process started asynchronously, so that the proxies answer meanwhile.
 
 const PYTHON = pythonWith('torch, boto3');
 const FILES = 37;
-const SHARDS = 5;
-/** reader_safety_s3.THROTTLED_GETS: more SlowDowns in a row than the 5 attempts that used to fail the read. */
+const SHARDS = 6;
+/** reader_safety_s3.THROTTLED_GETS: more SlowDowns in a row than the 6 attempts before the retry budget. */
 const THROTTLED_GETS = 12;
+/** How long the blip lasts, from the first shard GET through the "blip" proxy. */
+const BLIP_MS = 5_000;
 
 
 const runPython = (args: string[], env: Record<string, string>) => runPythonChild(PYTHON, args, env);
@@ -30,7 +33,7 @@ const proxies: Record<string, FaultProxy> = {};
 
 beforeAll(async () => {
   server = await startS3Server();
-  for (const fault of ['throttled', 'throttledForever']) proxies[fault] = await startFaultProxy(server.port);
+  for (const fault of ['throttled', 'throttledForever', 'blip']) proxies[fault] = await startFaultProxy(server.port);
 }, 120_000);
 
 afterAll(async () => {
@@ -39,8 +42,9 @@ afterAll(async () => {
 });
 
 describe('shardio S3 reader: names, throttling, secrets, cache limit, unpublished prefixes', () => {
-  test('refuses a manifest that leads out of its cache, waits throttling out for 20 s, redacts the endpoint, keeps its cache under the limit', async () => {
-    // GIVEN: a pack of real JPEGs; a proxy that answers 12 SlowDowns then passes, and one that always answers SlowDown
+  test('refuses a manifest that leads out of its cache, retries for 60 s, outlasts a 5 s blip, redacts the endpoint, keeps its cache under the limit', async () => {
+    // GIVEN: a pack of real JPEGs; a proxy that answers 12 SlowDowns then passes, one that always answers
+    // SlowDown, and one that cuts half the shard GETs for 5 s
     const source = folder('safety-src');
     jpegSourceFolder(source, FILES, ['cat', 'dog', 'fish']);
     const output = folder('safety-tfrecord');
@@ -49,6 +53,7 @@ describe('shardio S3 reader: names, throttling, secrets, cache limit, unpublishe
     fs.writeFileSync(description, JSON.stringify({ source, tfrecord: output, shards: SHARDS, files: FILES }));
     proxies.throttled.slowDownNext(THROTTLED_GETS);
     proxies.throttledForever.slowDownNext(1_000_000);
+    const blip = blipOfHalfTheShards();
     const s3 = {
       endpoint: server.endpoint, region: server.region, ...server.credentials,
       faults: Object.fromEntries(Object.entries(proxies).map(([fault, proxy]) => [fault, proxy.endpoint])),
@@ -63,5 +68,29 @@ describe('shardio S3 reader: names, throttling, secrets, cache limit, unpublishe
     expect(run.output).not.toMatch(/skipped/);
     expect(proxies.throttled.faults).toBe(THROTTLED_GETS);
     expect(proxies.throttledForever.faults).toBeGreaterThan(5);
+    // reader_safety_s3 checks that every record came once and a GET got past the 6 attempts; here, that the blip cut half the shards.
+    expect(blip.cutShards.size).toBe(SHARDS / 2);
+    expect(proxies.blip.faults).toBeGreaterThan(6);
   }, 600_000);
 });
+
+/**
+ * For BLIP_MS from the first shard GET, cuts every GET of every other shard in the order of their
+ * first GETs (the first, third, fifth…): half the shards, each answer's body cut halfway. The first
+ * shard's GETs are all cut for the whole blip, longer than the 6 attempts' backoffs (≤ 3.1 s) last.
+ */
+function blipOfHalfTheShards(): { cutShards: Set<string> } {
+  const seen: string[] = [];
+  const cutShards = new Set<string>();
+  let started: number | undefined;
+  proxies.blip.cutAnswers((request) => {
+    const shard = /\/shards\/(part-\d+-of-\d+)\./.exec(request.url)?.[1];
+    if (request.method !== 'GET' || shard === undefined) return false;
+    started ??= Date.now();
+    if (!seen.includes(shard)) seen.push(shard);
+    const cut = Date.now() - started < BLIP_MS && seen.indexOf(shard) % 2 === 0;
+    if (cut) cutShards.add(shard);
+    return cut;
+  });
+  return { cutShards };
+}

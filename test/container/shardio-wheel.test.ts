@@ -89,6 +89,8 @@ describe('the readers\' wheel (container/pyproject.toml)', () => {
     expect(listed).not.toMatch(/train\.py|dali\/Dockerfile/);
     // PEP 561: type checkers read the package's annotations; and the build wrote nothing into container/.
     expect(listed).toMatch(/^ {2}shardio\/py\.typed$/m);
+    // The contract generated from lib/contract/ (layout names, ceilings, the S3 retry rule) ships with the readers.
+    expect(listed).toMatch(/^ {2}shardio\/contract\.py$/m);
     expect(untrackedInContainer()).toEqual(untrackedBefore);
     expect(read.version).toBe(PACKAGE_VERSION);
     expect(path.relative(venv, read.file)).toMatch(/^lib\/python3\.\d+\/site-packages\/shardio\/__init__\.py$/);

@@ -15,7 +15,7 @@ import type { InventoryReport} from '../support/s3-inventory-report';
 import { csvLine, currentInventoryLines, inventoryKey, writeInventoryReport } from '../support/s3-inventory-report';
 import { createTestBucket, putTestObjects } from '../support/s3-server';
 
-const FAST_RETRY: S3RetryOptions = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 };
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, retryBudgetMs: 0 };
 const VERSIONED_SCHEMA = 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate';
 const REPORT_FOLDER = 'inventory/src/daily/';
 

@@ -16,7 +16,7 @@ import { createTestBucket, putTestObjects } from '../support/s3-server';
 import { testWhenServerCan } from '../support/s3-server-capabilities';
 
 // No time budget for throttling: the attempts alone bound the retries (s3-storage.test.ts tests the budget).
-const FAST_RETRY: S3RetryOptions = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, throttleBudgetMs: 0 };
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, retryBudgetMs: 0 };
 /** Keys the SDK encodes in the path: spaces, `+`, `!'()*`, non-ASCII, a folder. */
 const OBJECTS: Record<string, Buffer> = {
   'raw/cat/plain.jpg': seededBytes('plain', 5_000),

@@ -5,7 +5,7 @@ import {
 import { crc32c } from '@node-rs/crc32';
 import { engineS3Client } from '../../lambda/io/s3-client';
 import type { S3RetryOptions } from '../../lambda/io/s3-retry';
-import { RETRY_RULE } from '../../lambda/io/s3-retry';
+import { S3_RETRY_RULE } from '../../lib/contract/s3-retry-rule';
 import type { S3SinkOptions } from '../../lambda/io/s3-sink';
 import { S3Sink } from '../../lambda/io/s3-sink';
 import { S3Source } from '../../lambda/io/s3-source';
@@ -24,8 +24,8 @@ import { testWhenServerCan, whenServerCan } from '../support/s3-server-capabilit
 const MIB = 1024 * 1024;
 const CLASSES = ['cat', 'dog', 'eel'];
 const SOURCE_OBJECTS = 1050;
-/** Short backoffs: the tests inject many faults and must stay fast. */
-const FAST_RETRY: S3RetryOptions = { maxAttempts: 6, baseDelayMs: 5, maxDelayMs: 50 };
+/** Short backoffs and no time budget: the tests inject many faults and must stay fast (the budget has tests of its own below). */
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 6, baseDelayMs: 5, maxDelayMs: 50, retryBudgetMs: 0 };
 
 /** One SDK call as the client was asked to make it. */
 interface CapturedCall {
@@ -158,14 +158,14 @@ describe('S3Source', () => {
   });
 
   test('gives up after the last attempt with an error naming the s3:// key, the attempts and how long they took', async () => {
-    // No time budget for throttling here: the attempts alone bound the retries (the budget has tests of its own below).
-    const reader = source(proxied, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, throttleBudgetMs: 0 });
+    // No time budget here: the attempts alone bound the retries (the budget has tests of its own below).
+    const reader = source(proxied, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, retryBudgetMs: 0 });
     proxy.slowDownNext(10);
     await expect(reader.read('cat/00003.jpg')).rejects.toThrow(
       new RegExp(`^s3://${bucket}/raw/cat/00003\\.jpg: SlowDown \\(HTTP 503\\).*after 3 attempts in \\d+\\.\\d s$`));
   });
 
-  describe('throttling is waited out for 20 s (the rule in RETRY_RULE), on a clock whose waits take no time', () => {
+  describe('a retryable failure is retried for 60 s (the rule in S3_RETRY_RULE), on a clock whose waits take no time', () => {
     /** The default rule, its waits counted on `clock.ms` instead of slept; jitter at its top, so the waits are known. */
     function patientReader() {
       const clock = { ms: 0, now: () => clock.ms, sleep: async (ms: number) => { clock.ms += ms; } };
@@ -174,49 +174,52 @@ describe('S3Source', () => {
       return { reader, clock, waits };
     }
 
-    test('a SlowDown burst past the 6 attempts but within 20 s is waited out, and the read succeeds', async () => {
+    test.each([
+      ['a SlowDown burst', (count: number) => proxy.slowDownNext(count)],
+      ['a run of connection resets', (count: number) => proxy.resetNext(count)],
+    ])('%s past the 6 attempts but within 60 s is waited out, and the read succeeds', async (_, fault) => {
       // GIVEN
       const { reader, clock, waits } = patientReader();
       const faultsBefore = proxy.faults;
-      proxy.slowDownNext(8);
+      fault(12);
 
       // WHEN
       const data = await reader.read('dog/00004.jpg');
 
-      // THEN: 9 attempts, the waits doubling from 100 ms up to the 5 s ceiling
+      // THEN: 13 attempts, the waits doubling from 100 ms up to the 5 s ceiling
       expect(data.equals(sourceObjects['raw/dog/00004.jpg'])).toBe(true);
-      expect(proxy.faults - faultsBefore).toBe(8);
-      expect(waits).toEqual([99, 199, 399, 799, 1599, 3199, 4999, 4999]);
-      expect(clock.ms).toBeLessThan(RETRY_RULE.throttleBudgetMs);
+      expect(proxy.faults - faultsBefore).toBe(12);
+      expect(waits).toEqual([99, 199, 399, 799, 1599, 3199, 4999, 4999, 4999, 4999, 4999, 4999]);
+      expect(clock.ms).toBeLessThan(S3_RETRY_RULE.budgetMs);
     });
 
-    test('SlowDown that outlasts 20 s fails with an error saying how many attempts and how long it tried', async () => {
+    test('a reset that outlasts 60 s fails with an error saying how many attempts and how long it tried', async () => {
       // GIVEN
       const { reader, clock, waits } = patientReader();
-      proxy.slowDownNext(1_000);
+      proxy.resetNext(1_000);
 
       // WHEN
       const failure = await reader.read('cat/00003.jpg').then(() => undefined, (error: unknown) => error);
 
-      // THEN: the last attempt began 20 s or more after the first (the waits: 99, 199, … 4,999 ms)
-      expect(failure).toMatchObject({ name: 'S3StorageError', code: 'SlowDown', attempts: 10 });
-      expect(waits).toHaveLength(9);
-      expect(String((failure as Error).message)).toMatch(new RegExp(`^s3://${bucket}/raw/cat/00003\\.jpg: SlowDown \\(HTTP 503\\).*after 10 attempts in 21\\.3 s$`));
-      expect(clock.ms).toBeGreaterThanOrEqual(RETRY_RULE.throttleBudgetMs);
-      expect(clock.ms - waits[waits.length - 1]).toBeLessThan(RETRY_RULE.throttleBudgetMs);
+      // THEN: the last attempt began 60 s or more after the first (the waits: 99, 199, … 4,999 ms)
+      expect(failure).toMatchObject({ name: 'S3StorageError', code: 'ECONNRESET', attempts: 18 });
+      expect(waits).toHaveLength(17);
+      expect(String((failure as Error).message)).toMatch(new RegExp(`^s3://${bucket}/raw/cat/00003\\.jpg: ECONNRESET.*after 18 attempts in 61\\.3 s$`));
+      expect(clock.ms).toBeGreaterThanOrEqual(S3_RETRY_RULE.budgetMs);
+      expect(clock.ms - waits[waits.length - 1]).toBeLessThan(S3_RETRY_RULE.budgetMs);
     });
 
-    test('a reset is no request to slow down: it gets the 6 attempts only', async () => {
+    test('with retryBudgetMs 0, a reset gets the 6 attempts only', async () => {
       // GIVEN
-      const { reader, waits } = patientReader();
+      const clock = { ms: 0, now: () => clock.ms, sleep: async (ms: number) => { clock.ms += ms; } };
+      const reader = source(proxied, { clock, retryBudgetMs: 0 });
       proxy.resetNext(10);
 
       // WHEN
       const read = reader.read('cat/00003.jpg');
 
       // THEN
-      await expect(read).rejects.toMatchObject({ code: 'ECONNRESET', attempts: RETRY_RULE.maxAttempts });
-      expect(waits).toHaveLength(RETRY_RULE.maxAttempts - 1);
+      await expect(read).rejects.toMatchObject({ code: 'ECONNRESET', attempts: S3_RETRY_RULE.attempts });
     });
   });
 

@@ -20,7 +20,7 @@ import { createTestBucket, s3TestClient, startS3Server } from '../support/s3-ser
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'diagnosis');
 const LOADER_METRICS = ['train:samples_per_second', 'train:data_wait_fraction'];
-const FAST_RETRY = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
+const FAST_RETRY = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20, retryBudgetMs: 0 };
 
 function recorded(name: string): JobMetricSet {
   return parseMetricSet(JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.json`), 'utf8')), name);
@@ -201,7 +201,7 @@ describe('job-diagnoser inputs', () => {
   test.each<[unknown, RegExp]>([
     [null, /job-diagnoser: the event must be a JSON object/],
     [{}, /event field 'trainingJobName' must be a non-empty string, got nothing/],
-    [{ trainingJobName: 'bad_name' }, /must be a SageMaker training job name, got 'bad_name'/],
+    [{ trainingJobName: 'bad_name' }, /must be a SageMaker training job name, got "bad_name"/],
   ])('the event %p is refused naming the field', async (event, message) => {
     await expect(diagnoseTrainingJob(event, { ...clients, s3 }, settings())).rejects.toThrow(message);
   });

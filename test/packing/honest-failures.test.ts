@@ -18,7 +18,7 @@ import { createTestBucket, putTestObjects } from '../support/s3-server';
 import { testWhenServerCan } from '../support/s3-server-capabilities';
 
 /** Short backoffs for the reads: their retries run out within the outages the tests make. */
-const FAST_RETRY: S3RetryOptions = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20 };
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, retryBudgetMs: 0 };
 /** The sink outlasts a restart of the server (about a second), so that only the reads see the outage. */
 const PATIENT_RETRY: S3RetryOptions = { maxAttempts: 12, baseDelayMs: 100, maxDelayMs: 2000 };
 const FILES = 300;

@@ -1,4 +1,5 @@
 import { crc32c } from '@node-rs/crc32';
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import { encodedBytes, encodedToBuffer } from '../../lambda/packing/formats/encoded';
 import { frameTfRecord } from '../../lambda/packing/formats/tfrecord';
 import type { ObjectWriter } from '../../lambda/io/storage';
@@ -58,6 +59,7 @@ describe('OutputBlock', () => {
     expect(writer.bytes.equals(expected)).toBe(true);
     expect(output.size).toBe(expected.length);
     expect(output.checksum).toBe(crc32c(expected));
+    expect(output.zlibChecksum).toBe(zlibCrc32(expected));
     expect(writer.writes.slice(0, -1).every((block) => block.length > 4096 - 1100 && block.length <= 4096)).toBe(true);
     expect(writer.maxInFlight).toBe(1);
   });
@@ -77,6 +79,7 @@ describe('OutputBlock', () => {
     expect(writer.bytes.equals(expected)).toBe(true);
     expect(writer.writes.map((block) => block.length)).toEqual([600, 5000, 600]);
     expect(output.checksum).toBe(crc32c(expected));
+    expect(output.zlibChecksum).toBe(zlibCrc32(expected));
   });
 
   test('combines the CRCs records bring with the bytes of those that bring none', async () => {
@@ -94,6 +97,7 @@ describe('OutputBlock', () => {
     // THEN
     expect(writer.bytes.equals(expected)).toBe(true);
     expect(output.checksum).toBe(crc32c(expected));
+    expect(output.zlibChecksum).toBe(zlibCrc32(expected));
   });
 
   test('a TFRecord larger than a block brings its CRC too, between records that bring none', async () => {
@@ -111,6 +115,7 @@ describe('OutputBlock', () => {
     expect(writer.bytes.equals(expected)).toBe(true);
     expect(writer.writes.map((block) => block.length)).toEqual([300, 5016, 300]);
     expect(output.checksum).toBe(crc32c(expected));
+    expect(output.zlibChecksum).toBe(zlibCrc32(expected));
   });
 
   test('a failed write of a block is reported by the next append or by flush, not lost', async () => {

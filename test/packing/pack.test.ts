@@ -1,5 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { crc32 as zlibCrc32 } from 'node:zlib';
+import { crc32c } from '@node-rs/crc32';
+import { crc32Base64, crc32cBase64 } from '../../lambda/io/s3-checksum';
 import type { Feature,
   ShardRecord} from '../../lambda/packing/formats';
 import {
@@ -917,6 +920,37 @@ describe('verifyDataset', () => {
     });
   });
 
+  test.each(FORMATS)('each %s shard is listed with the CRC-32 and CRC-32C of its bytes, as S3 reports them', (format) => {
+    // GIVEN
+    const { outDir, manifest } = clean[format]!;
+
+    // THEN
+    for (const shard of manifest.shards) {
+      const data = fs.readFileSync(path.join(outDir, shard.key));
+      expect({ crc32: shard.crc32, crc32c: shard.crc32c }).toEqual({
+        crc32: crc32Base64(zlibCrc32(data)), crc32c: crc32cBase64(crc32c(data)),
+      });
+    }
+  });
+
+  test('a manifest packed before shards listed their CRC-32 still verifies', async () => {
+    // GIVEN
+    const { outDir, manifest } = copyOf('tfrecord');
+    for (const key of [MANIFEST_KEY, new VersionLayout(manifest.datasetVersion).manifestKey]) {
+      edit(outDir, key, (data) => {
+        const old = JSON.parse(data.toString('utf8')) as Manifest;
+        return JSON.stringify({ ...old, shards: old.shards.map(({ crc32: _, ...shard }) => shard) });
+      });
+    }
+
+    // WHEN
+    const report = await verifyDataset(new LocalDirectorySink(outDir));
+
+    // THEN
+    expect(report.problems).toEqual([]);
+    expect(report.shardsChecked).toBe(3);
+  });
+
   type Corruption = (outDir: string, manifest: Manifest) => void;
   const flipPayloadByte: Corruption = (outDir, m) => edit(outDir, m.shards[0].key, (data) => {
     // Past the framing and the IRHeader: inside the first file's bytes in both formats.
@@ -957,8 +991,8 @@ describe('verifyDataset', () => {
     ['a manifest key that leaves the dataset', 'tfrecord', keyOutside, () => MANIFEST_KEY, [/key "\.\.\/\.\.\/etc\/hostname" leaves the dataset/]],
     ['a label map whose classes were swapped', 'tfrecord', swapLabels, (m) => m.shards[0].key, [/has label \d, but the label map gives its class '\w+' \d/]],
     ['a shard listed twice', 'recordio', listedTwice, (m) => m.shards[0].key, [/listed more than once in manifest\.json/]],
-    ['a flipped byte in a TFRecord', 'tfrecord', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /TFRecord at byte 0: bad data crc/]],
-    ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/]],
+    ['a flipped byte in a TFRecord', 'tfrecord', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /CRC32 .*, the manifest says/, /TFRecord at byte 0: bad data crc/]],
+    ['a flipped byte in a RecordIO image', 'recordio', flipPayloadByte, (m) => m.shards[0].key, [/CRC32C .*, the manifest says/, /CRC32 .*, the manifest says/]],
     ['a truncated TFRecord shard', 'tfrecord', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],
     ['a truncated RecordIO shard', 'recordio', truncate, (m) => m.shards[1].key, [/\d+ bytes, the manifest says \d+/, /truncated record/]],
     ['a moved TFRecord index line', 'tfrecord', moveFirstIndexLine, (m) => m.shards[0].indexKey, [/does not match the records of versions\/v\d+-[0-9a-f]+\/shards\//]],

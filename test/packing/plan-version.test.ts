@@ -1,40 +1,39 @@
 import { DEFAULT_SHARD_BYTES } from '../../lib/contract/shard-limits';
-import { LocalDirectorySink, LocalDirectorySource } from '../../lambda/io/local-directory';
 import { listAll } from '../../lambda/io/storage';
 import { sourceFingerprint } from '../../lambda/packing/manifest';
 import { packDataset } from '../../lambda/packing/pack';
 import type { VersionListing, VersionRequest } from '../../lambda/packing/plan-version';
 import { planVersion } from '../../lambda/packing/plan-version';
 import { currentVersion } from '../../lambda/packing/publish';
-import { seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
+import { seededBytes } from '../support/local-files';
+import { MemorySource, MemoryStore } from '../support/memory-store';
 
 // The one decision of a packing run, taken by the CLI's pack and the planner Lambda alike: up to
-// date, incremental on the current version, or full with the reason.
+// date, incremental on the current version, or full with the reason. The decision reads listings and
+// manifests only: source and dataset are held in memory (the engine's real pack writes the version it
+// decides on), as the local and S3 stores have suites of their own.
 
-const folder = temporaryFolders();
 const MIB = 1024 * 1024;
 
-/** `count` files of 2–6 KB named from `first` on, in two classes. */
-function files(first: number, count: number): Record<string, Buffer> {
-  const made: Record<string, Buffer> = {};
-  for (let i = first; i < first + count; i++) made[`${i % 2 ? 'cat' : 'dog'}/${String(i).padStart(5, '0')}.jpg`] = seededBytes(`${i}`, 2000 + ((i * 7919) % 4000));
-  return made;
+/** `count` files of 2–6 KB named from `first` on, in two classes, added to the source. */
+function addFiles(source: MemorySource, first: number, count: number): MemorySource {
+  for (let i = first; i < first + count; i++) {
+    source.files.set(`${i % 2 ? 'cat' : 'dog'}/${String(i).padStart(5, '0')}.jpg`, { data: seededBytes(`${i}`, 2000 + ((i * 7919) % 4000)), modified: Date.UTC(2026, 0, 1) });
+  }
+  return source;
 }
 
-/** A source of 600 files packed once to a 1 MiB target for 2 consumers: its folders and current version. */
+/** A source of 600 files packed once to a 1 MiB target for 2 consumers: the source, the dataset and its current version. */
 async function packedOnce() {
-  const sourceDir = folder('source');
-  const outDir = folder('out');
-  writeFiles(sourceDir, files(0, 600));
-  const source = new LocalDirectorySource(sourceDir);
-  const sink = new LocalDirectorySink(outDir);
+  const source = addFiles(new MemorySource(), 0, 600);
+  const sink = new MemoryStore().sink();
   await packDataset({ source, sink, format: 'tfrecord', seed: 3, targetShardBytes: MIB, consumers: 2 });
   const request: VersionRequest = { sourceUri: source.uri, format: 'tfrecord', seed: 3, targetShardBytes: MIB, consumers: 2 };
-  return { sourceDir, source, sink, request, current: (await currentVersion(sink))! };
+  return { source, sink, request, current: (await currentVersion(sink))! };
 }
 
 /** The source's listing held in memory, its fingerprint counted each time it is asked for. */
-async function heldListing(source: LocalDirectorySource) {
+async function heldListing(source: MemorySource) {
   const listed = await listAll(source);
   const asked = { count: 0 };
   const listing: VersionListing = { files: listed, fingerprint: () => (asked.count++, sourceFingerprint(listed)) };
@@ -44,13 +43,11 @@ async function heldListing(source: LocalDirectorySource) {
 describe('planVersion', () => {
   test('without a current version: full, no reason, the default target applied, the fingerprint not computed', async () => {
     // GIVEN
-    const sourceDir = folder('first');
-    writeFiles(sourceDir, files(0, 10));
-    const source = new LocalDirectorySource(sourceDir);
+    const source = addFiles(new MemorySource(), 0, 10);
     const { listing, asked } = await heldListing(source);
 
     // WHEN
-    const plan = await planVersion(new LocalDirectorySink(folder('empty')), undefined, listing, { sourceUri: source.uri, format: 'tfrecord', seed: 1 });
+    const plan = await planVersion(new MemoryStore().sink(), undefined, listing, { sourceUri: source.uri, format: 'tfrecord', seed: 1 });
 
     // THEN
     expect(plan).toEqual({ kind: 'full', reason: '', sizing: { targetShardBytes: DEFAULT_SHARD_BYTES, shardCount: null, consumers: 1, reusedShards: 0 }, reused: [] });
@@ -74,8 +71,8 @@ describe('planVersion', () => {
 
   test('files added: incremental, reusing the current shards, the reuse counted in the sizing', async () => {
     // GIVEN
-    const { sourceDir, source, sink, request, current } = await packedOnce();
-    writeFiles(sourceDir, files(600, 30));
+    const { source, sink, request, current } = await packedOnce();
+    addFiles(source, 600, 30);
     const { listing } = await heldListing(source);
 
     // WHEN
@@ -115,14 +112,14 @@ describe('planVersion', () => {
 
   test('packed to an exact shard count: up to date while nothing changes, then full, however few files were added', async () => {
     // GIVEN
-    const { sourceDir, source, sink, request } = await packedOnce();
+    const { source, sink, request } = await packedOnce();
     const exact = { ...request, shardCount: 4 };
     await packDataset({ source, sink, format: 'tfrecord', seed: 3, shardCount: 4, consumers: 2 });
     const current = (await currentVersion(sink))!;
 
     // WHEN
     const same = await planVersion(sink, current, (await heldListing(source)).listing, exact);
-    writeFiles(sourceDir, files(600, 2));
+    addFiles(source, 600, 2);
     const grown = await planVersion(sink, current, (await heldListing(source)).listing, exact);
     const target = await planVersion(sink, current, (await heldListing(source)).listing, request);
 
@@ -134,9 +131,9 @@ describe('planVersion', () => {
 
   test('a listing not held in memory: up to date when its fingerprint matches, else full, as no incremental plan can be made', async () => {
     // GIVEN: the runner's fingerprint of a listing it could not hold (the CLI's, from the pass that plans it from disk)
-    const { sourceDir, source, sink, request, current } = await packedOnce();
+    const { source, sink, request, current } = await packedOnce();
     const unchanged = sourceFingerprint(await listAll(source));
-    writeFiles(sourceDir, files(600, 30));
+    addFiles(source, 600, 30);
     const changed = sourceFingerprint(await listAll(source));
 
     // WHEN

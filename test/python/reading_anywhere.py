@@ -199,10 +199,11 @@ class DataLoaderAnywhereTest(unittest.TestCase):
         self.assertEqual(sorted(names(self.loader(self.s3, 2, cache_dir=whole, version=manifest.dataset_version))), self.files)
         self.assertEqual(sum(len(data) for data in cached_shards(whole).values()), total)
         with Endpoint("http://127.0.0.1:9"):
-            again = self.loader(self.s3, 2, cache_dir=whole, version=manifest.dataset_version, attempts=1, timeout=1)
+            again = self.loader(self.s3, 2, cache_dir=whole, version=manifest.dataset_version, attempts=1, retry_seconds=0,
+                                timeout=1)
             self.assertEqual(sorted(names(again, 1)), self.files)
             with self.assertRaisesRegex(S3ReadError, r"GetObject .*manifest.json: .*Could not connect"):
-                self.loader(self.s3, 2, cache_dir=whole, attempts=1, timeout=1)  # the current version is asked for each time
+                self.loader(self.s3, 2, cache_dir=whole, attempts=1, retry_seconds=0, timeout=1)  # the current version is asked for each time
 
     def test_a_shard_whose_bytes_differ_from_the_manifest_is_refused_naming_it_and_never_cached(self) -> None:
         manifest = read_manifest(os.path.join(self.root, "manifest.json"))
@@ -216,9 +217,9 @@ class DataLoaderAnywhereTest(unittest.TestCase):
             handle.write(bytes([byte[0] ^ 0xFF]))
         location = upload(corrupt)
         cache = self.cache()
-        with self.assertRaisesRegex(S3ReadError, f"GetObject {location}{key}: failed 2 times, last: ValueError: received bytes "
+        with self.assertRaisesRegex(S3ReadError, f"GetObject {location}{key}: failed 2 times in [0-9.]+ s \\(.*\\), last: ValueError: received bytes "
                                                  f"of CRC-32C 0x[0-9a-f]{{8}} but .*manifest.json lists {manifest.shards[2].crc32c:#010x}"):
-            names(self.loader(location, 0, cache_dir=cache, attempts=2))
+            names(self.loader(location, 0, cache_dir=cache, attempts=2, retry_seconds=0))
         self.assertNotIn(key, [os.path.relpath(path, cache) for path in cached_shards(cache)])
 
     def test_a_5xx_a_reset_and_a_hung_get_are_tried_again_and_every_record_read_once(self) -> None:
@@ -229,9 +230,9 @@ class DataLoaderAnywhereTest(unittest.TestCase):
 
     def test_a_server_that_never_answers_fails_naming_the_object_the_operation_and_the_timeout(self) -> None:
         with Endpoint(str(S3["faults"]["silent"])):  # type: ignore[index]
-            with self.assertRaisesRegex(S3ReadError, rf"GetObject {self.s3}manifest.json: failed 2 times, last: .*"
+            with self.assertRaisesRegex(S3ReadError, rf"GetObject {self.s3}manifest.json: failed 2 times in [0-9.]+ s \(.*\), last: .*"
                                                      r"\(no answer within the timeout of 1 s\)"):
-                self.loader(self.s3, 2, timeout=1, attempts=2)
+                self.loader(self.s3, 2, timeout=1, attempts=2, retry_seconds=0)
 
     def test_a_reader_killed_mid_download_leaves_no_shard_that_reads_as_whole_and_a_restart_reads_every_record_once(self) -> None:
         manifest = read_manifest(os.path.join(self.root, "manifest.json"))

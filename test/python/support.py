@@ -88,3 +88,29 @@ def _link(root: str, key: str, channel: str) -> None:
 
 needs_packed = unittest.skipUnless(_PACKED, NO_PACKED)
 needs_torch = unittest.skipUnless(HAS_TORCH, NO_TORCH)
+
+
+FAST_CRC32C_MODULES = ("crc32c", "google_crc32c", "awscrt")
+"""The fast CRC-32C implementations shardio.crc32c looks for, in its order."""
+
+
+class _Hidden:
+    """A meta path finder that makes importing some top-level modules fail, as where they are not installed."""
+
+    def __init__(self, names) -> None:
+        self.names = set(names)
+
+    def find_spec(self, name: str, path=None, target=None):
+        if name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by the test)", name=name)
+        return None
+
+
+def hide_modules(names=FAST_CRC32C_MODULES) -> None:
+    """Makes `names` unimportable in this process: call before shardio is first imported (it looks for
+    a fast CRC-32C once), as on a stock training image without the crc32c package."""
+    import sys
+
+    if any(name in sys.modules for name in ("shardio", *names)):
+        raise RuntimeError(f"hide_modules({list(names)}) comes too late: shardio or one of them is already imported")
+    sys.meta_path.insert(0, _Hidden(names))

@@ -5,14 +5,17 @@ shard cut inside a block is refused. Shards of many blocks each, written here (b
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import threading
 import tempfile
 import unittest
 from unittest import mock
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from shardio import BLOCK, Consumer, FormatError, ShardDirectory
 from shardio import blocks
+from shardio.order import Segment
 from bad_dataset import inputs, write_dataset
 from test_reader_safety import flip_byte
 
@@ -108,6 +111,96 @@ class BlockReadsTest(unittest.TestCase):
                     FormatError, rf"^{directory.shards[2].path}: truncated (TFRecord|RecordIO part) of \d+ bytes at offset "
                                  rf"{offsets[BLOCK + 3]}"):
                 list(directory.images(Consumer(0, 1), 0, seed=11))
+
+
+class ReadsRecorded(ShardDirectory):
+    """A ShardDirectory whose block reads are recorded (offset, thread name) and can be made to fail at
+    an offset, through the handle (blocks._PREADV off) as on a mount without preadv."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self.reads: List[Tuple[int, str]] = []
+        self.fail_at: Optional[int] = None
+        self.read_event = threading.Event()
+
+    def _open_shard(self, shard: int):
+        directory = self
+
+        class Recorded(io.FileIO):
+            def readinto(self, buffer) -> int:
+                offset = self.tell()
+                directory.reads.append((offset, threading.current_thread().name))
+                directory.read_event.set()
+                if offset == directory.fail_at:
+                    raise OSError(f"injected failure at offset {offset}")
+                return super().readinto(buffer)
+        return Recorded(self.shards[shard].path)
+
+
+class ReadAheadTest(unittest.TestCase):
+    """Blocks read ahead (blocks.READ_AHEAD_BLOCKS) in a thread: the same records in the same order,
+    once each, whatever the read-ahead; the next block read before the current one's records are all
+    handed out; nothing read or held once a stream is dropped; a failed read raised at its block."""
+
+    def setUp(self) -> None:
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.root = os.path.join(folder.name, "tfrecord")
+        write_dataset(self.root, inputs(RECORDS, {}), shards=3, extension=".tfrecord")
+        patcher = mock.patch.object(blocks, "_PREADV", None)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_the_records_and_their_order_are_the_same_whatever_the_read_ahead(self) -> None:
+        directory = ShardDirectory(self.root)
+        for consumers in (1, 3):
+            for epoch in (0, 1):
+                orders = {}
+                for ahead in (0, 1, 2, 5):
+                    with mock.patch.object(blocks, "READ_AHEAD_BLOCKS", ahead):
+                        orders[ahead] = [(record.image, record.label) for index in range(consumers)
+                                         for record in directory.images(Consumer(index, consumers), epoch, seed=11)]
+                with self.subTest(consumers=consumers, epoch=epoch):
+                    self.assertEqual(len(orders[0]), RECORDS)
+                    self.assertEqual(len(set(orders[0])), RECORDS)
+                    for ahead, order in orders.items():
+                        self.assertEqual(order, orders[0], f"{ahead} blocks ahead")
+
+    def test_the_next_block_is_read_in_a_thread_before_the_current_ones_records_are_all_handed_out(self) -> None:
+        directory = ReadsRecorded(self.root)
+        offsets = directory.offsets(0)
+        segments = [Segment(0, BLOCK, 2 * BLOCK), Segment(0, 2 * BLOCK, 3 * BLOCK)]
+        with mock.patch.object(blocks, "READ_AHEAD_BLOCKS", 1):
+            records = directory.read_segments(0, segments, reuse=True)
+            next(records)  # the first record of the first block
+            while len(directory.reads) < 2:  # the second block's read, under way in its thread
+                self.assertTrue(directory.read_event.wait(60), "the second block is never read")
+                directory.read_event.clear()
+            positions = [position for position, _record in records]
+        self.assertEqual(positions, list(range(BLOCK + 1, 3 * BLOCK)))
+        self.assertEqual([offset for offset, _thread in directory.reads[:2]], [offsets[BLOCK], offsets[2 * BLOCK]])
+        self.assertTrue(directory.reads[1][1].startswith("shardio-read-ahead"))
+
+    def test_a_stream_dropped_mid_block_leaves_no_read_under_way_and_gives_its_buffers_back(self) -> None:
+        directory = ShardDirectory(self.root)
+        del blocks._free[:]  # noqa: SLF001
+        with mock.patch.object(blocks, "READ_AHEAD_BLOCKS", 2):
+            records = directory.read_segments(0, [Segment(0, start, start + BLOCK) for start in (0, BLOCK, 2 * BLOCK)], reuse=True)
+            next(records)
+            records.close()
+        self.assertEqual([thread.name for thread in threading.enumerate() if thread.name.startswith("shardio-read-ahead")], [])
+        self.assertEqual(len(blocks._free), 3)  # noqa: SLF001 - the current block's and the two read ahead
+
+    def test_a_failed_read_ahead_is_raised_at_its_block_after_every_record_before_it(self) -> None:
+        directory = ReadsRecorded(self.root)
+        offsets = directory.offsets(1)
+        directory.fail_at = offsets[2 * BLOCK]
+        handed: List[int] = []
+        with mock.patch.object(blocks, "READ_AHEAD_BLOCKS", 2), \
+                self.assertRaisesRegex(OSError, rf"injected failure at offset {offsets[2 * BLOCK]}"):
+            for position, _record in directory.read_segments(1, [Segment(1, start, start + BLOCK) for start in (0, BLOCK, 2 * BLOCK)]):
+                handed.append(position)
+        self.assertEqual(handed, list(range(2 * BLOCK)))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,29 @@
 """CRC-32C both ways: natively (the `crc32c` package, Debian's python3-crc32c, which checks shards
-streamed from S3) and in pure Python (where the package is not installed): the same values."""
+streamed from S3, or the next fast implementation installed) and in pure Python (where none is
+installed): the same values; and which implementation is found, in order, as modules are hidden."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
+import subprocess
+import sys
 import unittest
 
 from shardio.crc32c import crc32c, pure_crc32c
+from support import FAST_CRC32C_MODULES
 
 HAS_NATIVE = importlib.util.find_spec("crc32c") is not None
+_FOUND = """
+import sys
+from support import hide_modules
+hide_modules(sys.argv[1:])
+import shardio
+found = sys.modules["shardio.crc32c"]
+data = bytes(range(256)) * 17
+print(found.NATIVE_MODULE, found.crc32c(b"123456789") == 0xE3069283,
+      found.crc32c(memoryview(bytearray(data))[5:], found.crc32c(data[:5])) == found.pure_crc32c(data))
+"""
 
 
 class Crc32cPathsTest(unittest.TestCase):
@@ -28,6 +43,18 @@ class Crc32cPathsTest(unittest.TestCase):
                 self.assertEqual(crc32c(data), pure_crc32c(data))
                 self.assertEqual(crc32c(data[split:], crc32c(data[:split])), pure_crc32c(data))
                 self.assertEqual(crc32c(bytearray(data)), pure_crc32c(data))
+
+    def test_the_first_fast_implementation_installed_is_found_and_agrees_with_pure_python(self) -> None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.pathsep.join([os.path.join(here, "..", "..", "container"), here])
+        for hidden in range(len(FAST_CRC32C_MODULES) + 1):
+            left = FAST_CRC32C_MODULES[hidden:]
+            installed = [name for name in left if importlib.util.find_spec(name) is not None]
+            with self.subTest(hidden=FAST_CRC32C_MODULES[:hidden]):
+                run = subprocess.run([sys.executable, "-c", _FOUND, *FAST_CRC32C_MODULES[:hidden]], capture_output=True, text=True,
+                                     env=dict(os.environ, PYTHONPATH=path), timeout=120, check=True)
+                found = installed[0] if installed else "None"
+                self.assertEqual(run.stdout.split(), [found, "True", "True"])
 
 
 if __name__ == "__main__":

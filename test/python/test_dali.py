@@ -16,7 +16,7 @@ import unittest
 from typing import Any, Dict, List
 from unittest import mock
 
-from shardio import Placement, ShardDirectory
+from shardio import FormatError, Placement, ShardDirectory
 from shardio.recordio import RECORDIO_MAGIC
 from support import manifest_file_channels, needs_packed, packed
 
@@ -158,6 +158,23 @@ class DaliPipelineTest(unittest.TestCase):
             self.assertEqual(len(lines), sum(len(directory.offsets(i)) for i in range(len(directory.shards))))
             for _key, offset in lines:
                 self.assertEqual(concatenated[int(offset):int(offset) + 4], RECORDIO_MAGIC.to_bytes(4, "little"))
+
+    def test_a_byte_changed_in_any_shard_is_refused_naming_it_before_the_pipeline_is_built(self) -> None:
+        from test_reader_safety import copy_of, flip_byte
+
+        for name in ("tfrecord", "recordio"):
+            root = copy_of(self, name)
+            directory = ShardDirectory(root, check_crc=False)
+            shard = directory.shards[-1]
+            flip_byte(shard.path, directory.offsets(len(directory.shards) - 1)[-1] + 40)
+            with self.subTest(format=name), self.assertRaisesRegex(
+                    FormatError, rf"^{shard.path} \(shard {shard.key}\): its {shard.size} bytes have CRC-32C? 0x[0-9a-f]{{8}} but "
+                                 rf"{root}/manifest.json lists 0x[0-9a-f]{{8}}: the shard changed after packing"):
+                self.dali_loader(ShardDirectory(root), 8, placement=Placement(), num_threads=2)
+            self.assertEqual(self.dali.pipelines, [], "no pipeline is built")
+            self.dali_loader(directory, 8, placement=Placement(), num_threads=2)  # check_crc=False reads it anyway
+            self.assertEqual(len(self.dali.pipelines), 1)
+            self.dali.pipelines.clear()
 
     def test_shards_without_index_files_are_refused(self) -> None:
         with tempfile.TemporaryDirectory() as shards_only:

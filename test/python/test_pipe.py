@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -17,7 +18,10 @@ from shardio import (
     FanOutError, FormatError, ImageRecord, PipeChannel, PipeFanOut, PipeSource, Placement, ShardDirectory, consumer_images,
     open_channel, pipe_path, read_manifest, read_tfrecords,
 )
-from shardio.pipe import consumer_channel
+from shardio.manifest import DatasetManifest
+from shardio.pipe import COPY, SPLICE, consumer_channel
+from shardio.pipe_check import ShardSums
+from shardio.pipe_splice import splice_available
 from support import needs_packed, packed
 
 
@@ -62,13 +66,14 @@ class PipeChannelTest(unittest.TestCase):
         for name in ("tfrecord", "recordio"):
             dataset = packed()[name]
             data = concatenated_shards(dataset)
-            with self.subTest(format=name), tempfile.TemporaryDirectory() as data_dir:
-                writers = [feed(pipe_path(data_dir, "train", 0), data), feed(pipe_path(data_dir, "train", 1), data, delay=0.3)]
-                channel = PipeChannel(data_dir, "train", timeout=10)
-                self.assertEqual(list(channel.images(0)), in_file_order(dataset))
-                self.assertEqual(list(channel.images(1)), in_file_order(dataset))
-                for writer in writers:
-                    writer.join()
+            for sums in (None, all_sums(dataset)):  # read as it comes, or each shard checked whole first
+                with self.subTest(format=name, checked_whole=sums is not None), tempfile.TemporaryDirectory() as data_dir:
+                    writers = [feed(pipe_path(data_dir, "train", 0), data), feed(pipe_path(data_dir, "train", 1), data, delay=0.3)]
+                    channel = PipeChannel(data_dir, "train", timeout=10, sums=sums)
+                    self.assertEqual(list(channel.images(0)), in_file_order(dataset))
+                    self.assertEqual(list(channel.images(1)), in_file_order(dataset))
+                    for writer in writers:
+                        writer.join()
 
     def test_an_epoch_whose_fifo_never_comes_times_out_and_points_at_set_epoch(self) -> None:
         with tempfile.TemporaryDirectory() as data_dir:
@@ -81,10 +86,51 @@ class PipeChannelTest(unittest.TestCase):
             self.assertEqual(list(PipeChannel(data_dir, "train", timeout=10).images(0)), [])
 
 
+PATHS = (SPLICE, COPY) if splice_available() else (COPY,)
+
+
+def dataset_manifest(dataset: str) -> DatasetManifest:
+    return read_manifest(os.path.join(dataset, "manifest.json"))
+
+
+def all_sums(dataset: str) -> ShardSums:
+    """The dataset's shard sums, whatever this machine's crc32c module (whole_shard_sums leaves native TFRecord checks to the consumers)."""
+    listed = dataset_manifest(dataset)
+    by_size: Dict[int, Dict[int, str]] = {}
+    for shard in listed.shards:
+        by_size.setdefault(shard.bytes, {})[shard.crc32] = shard.key  # type: ignore[index]
+    return ShardSums(listed.path, listed.format, by_size, sorted(by_size))
+
+
+def fan_out_once(data: bytes, consumers: int, **options) -> List[object]:
+    """One epoch of `data` through a fan-out into `consumers` consumers; what each got (its records, or what it raised)."""
+    with tempfile.TemporaryDirectory() as root:
+        data_dir, fanout_dir = os.path.join(root, "data"), os.path.join(root, "fanout")
+        os.makedirs(data_dir)
+        feed(pipe_path(data_dir, "train", 0), data)
+        fanout = PipeFanOut(data_dir, "train", fanout_dir, consumers, timeout=10, epochs=1, **options).start()
+        results: Dict[int, object] = {}
+
+        def consume(consumer: int) -> None:
+            channel = PipeChannel(fanout_dir, consumer_channel("train", consumer), timeout=10, relayed=True)
+            results[consumer] = list(channel.images(0))
+
+        errors = outcomes(*(lambda c=c: consume(c) for c in range(consumers)))
+        try:
+            fanout.join(10)
+        except (FormatError, OSError):
+            pass
+        return [error if error is not None else results[c] for c, error in enumerate(errors)]
+
+
 @needs_packed
 class PipeFanOutTest(unittest.TestCase):
-    def test_deals_every_record_once_over_the_consumers_of_every_host_for_each_epoch(self) -> None:
-        dataset = packed()["recordio"]
+    def test_deals_every_record_once_over_the_consumers_of_every_host_for_each_epoch_on_either_path(self) -> None:
+        for path, name in ((path, name) for path in PATHS for name in ("tfrecord", "recordio")):
+            with self.subTest(path=path, format=name):
+                self.deal_every_record_once(packed()[name], path)  # type: ignore[arg-type]
+
+    def deal_every_record_once(self, dataset: str, path: str) -> None:
         data = concatenated_shards(dataset)
         expected = in_file_order(dataset)
         consumers, hosts, epochs = 3, 2, 2
@@ -97,7 +143,7 @@ class PipeFanOutTest(unittest.TestCase):
                 for epoch in range(epochs):
                     feed(pipe_path(data_dir, "train", epoch), data, delay=0.2 * epoch)
                 fanouts.append(PipeFanOut(data_dir, "train", fanout_dir, consumers, group_index=host, group_count=hosts,
-                                          timeout=10, epochs=epochs).start())
+                                          timeout=10, epochs=epochs, path=path, listed=dataset_manifest(dataset)).start())
                 dirs.append(fanout_dir)
             for epoch in range(epochs):
                 results: Dict[int, List[ImageRecord]] = {}
@@ -111,6 +157,20 @@ class PipeFanOutTest(unittest.TestCase):
             for fanout in fanouts:
                 fanout.join(10)
             self.assertEqual(os.listdir(dirs[0]), [])
+
+    def test_the_copy_path_finds_each_shard_by_its_size_and_crc32_in_any_order_and_deals_all_of_them(self) -> None:
+        for name in ("tfrecord", "recordio"):
+            dataset = str(packed()[name])
+            shards = ShardDirectory(dataset).shards
+            reordered = b"".join(read_bytes(shard.path) for shard in reversed(shards))  # as a ShuffleConfig may stream them
+            expected = [ShardDirectory(dataset).image(r, s) for s in reversed(range(len(shards))) for r in ShardDirectory(dataset).read(s)]
+            with self.subTest(format=name):
+                got = fan_out_once(reordered, 2, sums=all_sums(dataset), path=COPY)
+                self.assertEqual(got, [expected[0::2], expected[1::2]])
+
+    def test_the_splice_path_cannot_be_asked_to_check_shards_it_does_not_see(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"fan-out path 'splice': allowed are 'splice' \(Linux, shards not checked whole"):
+            PipeFanOut("/nowhere", "train", "/nowhere", 2, sums=all_sums(str(packed()["recordio"])), path=SPLICE)
 
 
 @needs_packed
@@ -223,17 +283,89 @@ class PipeFailureTest(unittest.TestCase):
         data = bytearray(concatenated_shards(packed()["tfrecord"]))  # type: ignore[arg-type]
         offset = [record.offset for record in read_tfrecords(io.BytesIO(bytes(data)), "stream")][10]
         data[offset:offset + 8] = struct.pack("<Q", 1 << 40)
-        feed(pipe_path(self.data_dir, "train", 0), bytes(data))
-        fanout = PipeFanOut(self.data_dir, "train", self.fanout_dir, 2, timeout=10, epochs=2).start()
         cause = (f"channel train epoch 0: FormatError: {self.data_dir}/train_0: TFRecord length {1 << 40} at offset {offset} "
                  "is more than a record may hold")
-        for epoch in (0, 1):  # the next epoch does not wait for a fan-out that has stopped
-            for consumer, error in enumerate(outcomes(self.consumer(0, epoch), self.consumer(1, epoch))):
-                with self.subTest(epoch=epoch, consumer=consumer):
+        for path in PATHS:
+            shutil.rmtree(self.data_dir)
+            os.makedirs(self.data_dir)
+            feed(pipe_path(self.data_dir, "train", 0), bytes(data))
+            fanout = PipeFanOut(self.data_dir, "train", self.fanout_dir, 2, timeout=10, epochs=2, path=path).start()
+            for epoch in (0, 1):  # the next epoch does not wait for a fan-out that has stopped
+                for consumer, error in enumerate(outcomes(self.consumer(0, epoch), self.consumer(1, epoch))):
+                    with self.subTest(path=path, epoch=epoch, consumer=consumer):
+                        self.assertIsInstance(error, FanOutError)
+                        self.assertIn(f"the Pipe-mode fan-out into {self.fanout_dir} failed: {cause}", str(error))
+            with self.assertRaisesRegex(FormatError, f"at offset {offset}"):
+                fanout.join(10)
+
+    def test_a_flipped_byte_in_a_shard_is_refused_naming_it_before_its_records_are_used(self) -> None:
+        for name in ("tfrecord", "recordio"):
+            dataset = str(packed()[name])
+            shards = ShardDirectory(dataset).shards
+            listed = dataset_manifest(dataset)
+            data = bytearray(concatenated_shards(dataset))
+            flipped = sum(os.path.getsize(shard.path) for shard in shards[:2]) + os.path.getsize(shards[2].path) // 2
+            data[flipped] ^= 0x10
+            refused = (f"the bytes from offset {flipped - os.path.getsize(shards[2].path) // 2} match no shard that {listed.path} "
+                       f"lists by size and CRC-32: a shard changed after packing: ")
+            # Among the shards of its size (another may have the same) at a record's end.
+            named = f"{listed.shards[2].key} lists {listed.shards[2].bytes} bytes of CRC-32 {listed.shards[2].crc32:#010x}"
+            with self.subTest(format=name, reader="the fan-out, for every consumer"):
+                for got in fan_out_once(bytes(data), 3, sums=all_sums(dataset)):
+                    self.assertIsInstance(got, FanOutError)
+                    self.assertIn(refused, str(got))
+                    self.assertIn(named, str(got))
+            with self.subTest(format=name, reader="one consumer reading SageMaker's FIFO"), \
+                    tempfile.TemporaryDirectory() as data_dir:
+                feed(pipe_path(data_dir, "train", 0), bytes(data))
+                channel = PipeChannel(data_dir, "train", timeout=10, sums=all_sums(dataset))
+                with self.assertRaisesRegex(FormatError, f"{re.escape(refused)}.*{re.escape(named)}"):
+                    list(channel.images(0))
+
+    def test_a_corrupt_record_header_in_a_shard_checked_whole_is_refused_before_its_records_are_dealt(self) -> None:
+        dataset = str(packed()["recordio"])
+        shards = ShardDirectory(dataset).shards
+        start = os.path.getsize(shards[0].path)
+        data = bytearray(concatenated_shards(dataset))
+        data[start] ^= 0xFF  # the magic word of the second shard's first record
+        for got in fan_out_once(bytes(data), 2, sums=all_sums(dataset)):
+            self.assertIsInstance(got, FanOutError)
+            self.assertRegex(str(got), rf"the bytes from offset {start} match no shard that .* lists by size and CRC-32: \d+ bytes "
+                                       r"with no listed shard's size at a record's end \(a corrupt record header")
+
+    def test_a_flipped_byte_in_a_tfrecord_dealt_by_splice_is_refused_by_the_consumer_that_gets_it(self) -> None:
+        if SPLICE not in PATHS:
+            self.skipTest("os.splice: Linux only")
+        data = bytearray(concatenated_shards(packed()["tfrecord"]))  # type: ignore[arg-type]
+        record = list(read_tfrecords(io.BytesIO(bytes(data)), "stream"))[2]  # consumer 0's second record
+        data[record.offset + record.size // 2] ^= 0x01
+        first = fan_out_once(bytes(data), 2, path=SPLICE)[0]
+        # The host never sees the bytes it splices: the consumer checks the record's CRC-32C (check_crc).
+        self.assertIsInstance(first, FormatError)
+        self.assertRegex(str(first), r"train-0_0: record 1 at offset \d+: its \d+ bytes do not match their CRC-32C")
+
+    def test_a_stream_that_stalls_times_out_in_the_fan_out_on_either_path_and_every_consumer_is_told(self) -> None:
+        for path in PATHS:
+            shutil.rmtree(self.data_dir)
+            os.makedirs(self.data_dir)
+            source = pipe_path(self.data_dir, "train", 0)
+            os.mkfifo(source)
+            release = threading.Event()
+
+            def stall() -> None:
+                with open(source, "wb") as fifo:
+                    fifo.write(concatenated_shards(packed()["recordio"])[:5000])  # type: ignore[arg-type]
+                    fifo.flush()
+                    release.wait(60)
+
+            threading.Thread(target=stall, daemon=True).start()
+            PipeFanOut(self.data_dir, "train", self.fanout_dir, 2, timeout=1, epochs=1, path=path).start()
+            errors = outcomes(self.consumer(0, 0), self.consumer(1, 0))
+            release.set()
+            for consumer, error in enumerate(errors):
+                with self.subTest(path=path, consumer=consumer):
                     self.assertIsInstance(error, FanOutError)
-                    self.assertIn(f"the Pipe-mode fan-out into {self.fanout_dir} failed: {cause}", str(error))
-        with self.assertRaisesRegex(FormatError, f"at offset {offset}"):
-            fanout.join(10)
+                    self.assertIn(f"TimeoutError: Pipe-mode FIFO {source}: no data came after offset 5000 within 1 s", str(error))
 
     def test_a_consumer_that_never_opens_its_fifo_stops_the_fan_out_and_the_others_are_told(self) -> None:
         feed(pipe_path(self.data_dir, "train", 0), concatenated_shards(packed()["tfrecord"]))  # type: ignore[arg-type]
@@ -271,6 +403,27 @@ class PipeFailureTest(unittest.TestCase):
                 self.assertIsInstance(error, FanOutError)
                 self.assertIn(f"channel counted epoch 0: FormatError: {data_dir}/counted_0: epoch 0 streamed {streamed} records "
                               f"but {index_manifest} lists {listed.records}; an epoch is never read in part", str(error))
+
+
+    def test_open_channel_checks_recordio_shards_whole_against_the_manifests_crc32_and_refuses_a_flipped_byte(self) -> None:
+        dataset = str(packed()["recordio"])
+        listed = dataset_manifest(dataset)
+        data = bytearray(concatenated_shards(dataset))
+        data[len(data) - 100] ^= 0x01  # in the last shard's last record
+        for workers in (0, 2):  # one consumer reads SageMaker's FIFO itself; two read the fan-out's
+            with self.subTest(workers=workers), tempfile.TemporaryDirectory() as input_dir:
+                write_config(input_dir, {"checked": {"TrainingInputMode": "Pipe"}, "index": {"TrainingInputMode": "File"}})
+                data_dir = os.path.join(input_dir, "data")
+                os.makedirs(os.path.join(data_dir, "index"))
+                shutil.copyfile(listed.path, os.path.join(data_dir, "index", "manifest.json"))
+                feed(pipe_path(data_dir, "checked", 0), bytes(data))
+                source = open_channel("checked", Placement(), workers, index_channel="index", input_dir=input_dir, pipe_timeout=10)
+                errors = outcomes(*(lambda worker=worker: list(consumer_images(source, Placement(), 0, worker=worker,
+                                                                               workers=max(1, workers)))
+                                    for worker in range(max(1, workers))))
+                for error in errors:
+                    self.assertIsInstance(error, FanOutError if workers else FormatError)
+                    self.assertIn(f"a shard changed after packing: {listed.shards[-1].key} lists", str(error))
 
 
 def write_config(input_dir: str, channels: dict) -> None:

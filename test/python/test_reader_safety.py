@@ -16,6 +16,7 @@ import unittest
 from typing import BinaryIO, List
 
 from shardio import FormatError, Placement, ShardDirectory, consumer_images, read_manifest
+from shardio.crc32c import NATIVE
 from shardio.errors import redact
 from shardio.s3_objects import Backoff, S3Objects, S3ReadError
 from shardio.shard_cache import ShardCache
@@ -50,6 +51,16 @@ def flip_byte(path: str, offset: int) -> None:
         byte = handle.read(1)
         handle.seek(offset)
         handle.write(bytes([byte[0] ^ 0x01]))
+
+
+def tfrecord_refusal(path: str, offset: int) -> str:
+    """What refuses a byte flipped in record 1 (at `offset`) of the TFRecord shard at `path`: the
+    record's own CRC-32C where CRC-32C is computed natively, else the shard's CRC-32, checked whole
+    before its first record (shard_crc.py)."""
+    if NATIVE:
+        return (rf"^{path}: record 1 at offset {offset}: its \d+ bytes do not match their CRC-32C, a corrupted TFRecord "
+                r"\(a byte changed after packing\); check_crc=False")
+    return rf"^{path} \(shard .*\): its \d+ bytes have CRC-32 0x[0-9a-f]{{8}} but .* lists 0x[0-9a-f]{{8}}: the shard changed"
 
 
 def read_every_record(source) -> int:
@@ -115,8 +126,7 @@ class CrcOnEverySourceTest(unittest.TestCase):
     def test_a_folder_of_tfrecord_shards_names_the_shard_and_the_record(self) -> None:
         root = copy_of(self, "tfrecord")
         shard, offset = self.corrupt_tfrecord_payload(root)
-        with self.assertRaisesRegex(FormatError, rf"^{shard.path}: record 1 at offset {offset}: its \d+ bytes do not match their "
-                                                 r"CRC-32C, a corrupted TFRecord \(a byte changed after packing\); check_crc=False"):
+        with self.assertRaisesRegex(FormatError, tfrecord_refusal(shard.path, offset)):
             read_every_record(ShardDirectory(root))
         self.assertEqual(read_every_record(ShardDirectory(root, check_crc=False)), packed()["files"])
 
@@ -125,10 +135,11 @@ class CrcOnEverySourceTest(unittest.TestCase):
         directory = ShardDirectory(root, check_crc=False)
         shard = directory.shards[3]
         flip_byte(shard.path, directory.offsets(3)[1] + 40)
-        listed = read_manifest(os.path.join(root, "manifest.json")).shards[3].crc32c
+        listed = read_manifest(os.path.join(root, "manifest.json")).shards[3]
+        checksum, value = ("CRC-32C", listed.crc32c) if NATIVE else ("CRC-32", listed.crc32)  # shard_crc.py
         records = []
-        with self.assertRaisesRegex(FormatError, rf"^{shard.path} \(shard {shard.key}\): its {shard.size} bytes have CRC-32C "
-                                                 rf"0x[0-9a-f]{{8}} but {root}/manifest.json lists {listed:#010x}: the shard changed"):
+        with self.assertRaisesRegex(FormatError, rf"^{shard.path} \(shard {shard.key}\): its {shard.size} bytes have {checksum} "
+                                                 rf"0x[0-9a-f]{{8}} but {root}/manifest.json lists {value:#010x}: the shard changed"):
             for image in consumer_images(ShardDirectory(root), Placement(), 0):
                 records.append(image)
         self.assertNotIn(shard.key, {image.shard for image in records}, "no record of the shard is handed out")
@@ -145,7 +156,7 @@ class CrcOnEverySourceTest(unittest.TestCase):
         write_channels(input_dir, {"train": {"TrainingInputMode": "File"}, "index": {"TrainingInputMode": "File"}}, {})
         manifest_file_channels(root, os.path.join(input_dir, "data"))
         channel = os.path.join(input_dir, "data", "train", shard.key)
-        with self.assertRaisesRegex(FormatError, rf"^{channel}: record 1 at offset {offset}: its \d+ bytes do not match"):
+        with self.assertRaisesRegex(FormatError, tfrecord_refusal(channel, offset)):
             read_every_record(open_channel("train", Placement(), 0, index_channel="index", input_dir=input_dir))
         unchecked = open_channel("train", Placement(), 0, index_channel="index", input_dir=input_dir, check_crc=False)
         self.assertEqual(read_every_record(unchecked), packed()["files"])
@@ -199,12 +210,14 @@ class RedactionTest(unittest.TestCase):
                            "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"})
         try:
             with self.assertRaises(S3ReadError) as raised:
-                S3Objects("bucket", "prefix/", attempts=2, timeout=1, backoff=Backoff(sleep=lambda _seconds: None)).read("manifest.json")
+                S3Objects("bucket", "prefix/", attempts=2, retry_seconds=0, timeout=1,
+                          backoff=Backoff(sleep=lambda _seconds: None)).read("manifest.json")
         finally:
             for name, value in saved.items():
                 os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
         printed = "".join(traceback.format_exception(type(raised.exception), raised.exception, raised.exception.__traceback__))
-        self.assertIn("GetObject s3://bucket/prefix/manifest.json: failed 2 times, last: EndpointConnectionError", printed)
+        self.assertRegex(printed, r"GetObject s3://bucket/prefix/manifest.json: failed 2 times in \d+\.\d s \(retried for 0 s at most: "
+                                  r"retry_seconds, SHARDIO_S3_RETRY_SECONDS\), last: EndpointConnectionError")
         self.assertIn("http://<redacted>@127.0.0.1:9/", printed)
         self.assertNotIn(SECRET, printed)
 

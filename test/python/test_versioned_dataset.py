@@ -275,6 +275,14 @@ class ManifestChecksTest(VersionedTestCase):
             with self.subTest(message=message), self.assertRaisesRegex(FormatError, f"dataset manifest {path}: {message}"):
                 ShardDirectory(self.datasets["tfrecord"].root)
 
+    def test_a_shard_checksum_that_is_not_4_bytes_of_base64_is_refused(self) -> None:
+        for field, name, bad in (("crc32c", "CRC-32C", "AAAA"), ("crc32", "CRC-32", "not base64!"), ("crc32", "CRC-32", 7)):
+            path = self.rewritten(lambda m, field=field, bad=bad: m["shards"][1].update({field: bad}))
+            with self.subTest(field=field, bad=bad), self.assertRaisesRegex(
+                    FormatError, rf"dataset manifest {path}: shards\[1\]\.{field} must be the base64 of 4 bytes \(a big-endian {name}\), "
+                                 f"got {bad!r}"):
+                ShardDirectory(self.datasets["tfrecord"].root)
+
     def test_the_format_comes_from_the_manifest_not_the_extension(self) -> None:
         path = self.rewritten(lambda m: m.update(format="recordio"))
         directory = ShardDirectory(self.datasets["tfrecord"].root)

@@ -38,7 +38,7 @@ const SOURCE_PREFIX = 'raw/';
 const PART_SIZE = 5 * MIB;
 const SETTINGS: PlanSettings = { format: 'tfrecord', seed: 7, labels: 'folder', shardCount: 2, consumers: 1 };
 /** Short backoffs: the tests inject many faults and must stay fast. */
-const FAST_RETRY: S3RetryOptions = { maxAttempts: 6, baseDelayMs: 5, maxDelayMs: 50 };
+const FAST_RETRY: S3RetryOptions = { maxAttempts: 6, baseDelayMs: 5, maxDelayMs: 50, retryBudgetMs: 0 };
 
 let fixture: S3Fixture;
 let server: S3TestServer;
@@ -283,7 +283,7 @@ describe('shard handlers: plan → pack → finalize against a local S3 server',
     // WHEN
     let failed: unknown;
     try {
-      failed = await pack('killed/', first, { s3: proxied, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 } })
+      failed = await pack('killed/', first, { s3: proxied, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, retryBudgetMs: 0 } })
         .then(() => undefined, (error: unknown) => error);
     } finally {
       proxy.onRequest(undefined);

@@ -56,7 +56,7 @@ describe('shard handlers: event and environment parsing', () => {
   test.each([
     [{ datasetVersion: 'v00000001-0123abcd', fingerprint: 'abc' }, /'shardCount' must be an integer of at least 0/],
     [{ datasetVersion: 'v00000001-0123abcd', shardCount: 2 }, /'fingerprint' must be a non-empty string/],
-    [{ datasetVersion: 'latest', shardCount: 2, fingerprint: 'abc' }, /'datasetVersion' must be a version id like 'v00000002-1a2b3c4d', got 'latest'/],
+    [{ datasetVersion: 'latest', shardCount: 2, fingerprint: 'abc' }, /'datasetVersion' must be a version id like 'v00000002-1a2b3c4d', got "latest"/],
   ])('the finalizer rejects %p naming the field', (event, message) => {
     expect(() => parseFinalizerEvent(event)).toThrow(message);
   });

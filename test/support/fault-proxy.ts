@@ -40,6 +40,12 @@ export interface FaultProxy {
    * that hangs does (until `passThrough()` or `close()`, which reset the connections held).
    */
   neverAnswer(): void;
+  /**
+   * Cuts the answer of each request `rule` picks: the server's headers and the first half of its body
+   * reach the client, then the connection closes (an incomplete read, as a network blip makes);
+   * `undefined` cuts nothing. Counted in `faults`.
+   */
+  cutAnswers(rule: ((request: ProxiedRequest) => boolean) | undefined): void;
   /** Called with each request before it is faulted or forwarded, e.g. to kill the server at a chosen moment. */
   onRequest(hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined): void;
   /** Points the proxy at another port. */
@@ -77,6 +83,7 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
     holding = new AbortController();
   };
   let hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined;
+  let cutRule: ((request: ProxiedRequest) => boolean) | undefined;
   let requests = 0;
   let faults = 0;
   const agent = new http.Agent({ keepAlive: true });
@@ -84,7 +91,8 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
   const server = http.createServer((req, res) => {
     requests++;
     void (async () => {
-      await hook?.({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
+      const proxied: ProxiedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
+      await hook?.(proxied);
       // A held request released early is reset, as an answer that never came.
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: holding.signal });
       if (silent) {
@@ -112,10 +120,16 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
         });
         return;
       }
+      const cut = cutRule?.(proxied) ?? false;
       const upstream = http.request({
         host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent,
       }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+        if (cut) {
+          faults++;
+          cutHalfway(answer, res, req);
+          return;
+        }
         answer.pipe(res);
         answer.once('error', () => req.socket.resetAndDestroy());
       });
@@ -144,6 +158,7 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
       pendingDenials = 0;
       delayMs = 0;
       silent = false;
+      cutRule = undefined;
     },
     resetNext: (count) => {
       pendingResets += count;
@@ -160,6 +175,9 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
     neverAnswer: () => {
       silent = true;
     },
+    cutAnswers: (rule) => {
+      cutRule = rule;
+    },
     onRequest: (next) => {
       hook = next;
     },
@@ -173,4 +191,25 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Sends the first half of the answer's body (by its Content-Length), then closes the connection once those bytes are out. */
+function cutHalfway(answer: http.IncomingMessage, res: http.ServerResponse, req: http.IncomingMessage): void {
+  let left = Math.floor(Number(answer.headers['content-length'] ?? 0) / 2);
+  const close = () => {
+    answer.destroy();
+    req.socket.destroy();
+  };
+  if (left === 0) {
+    res.flushHeaders();
+    setImmediate(close);
+    return;
+  }
+  answer.on('data', (chunk: Buffer) => {
+    if (left <= 0) return;
+    const part = chunk.subarray(0, left);
+    left -= part.length;
+    if (left === 0) res.write(part, close);
+    else res.write(part);
+  });
 }

@@ -11,8 +11,7 @@ import { chooseS3Server, S3_SERVER_VARIABLE } from './s3-server-kind';
  * python3-swift where it can), saying which.
  */
 export default async function globalSetup(): Promise<void> {
-  // A process of its own: the bundler is an ES module, which this CommonJS setup cannot require.
-  execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bundle-lambdas.mjs'), '--if-stale'], { stdio: 'inherit' });
+  bundleHandlersIfStale();
 
   // The worker threads of the CLI's pack load the engine's TypeScript with ts-node: through esbuild (test/support/ts-node-esbuild.js).
   process.env.TS_NODE_PROJECT ??= path.join(__dirname, 'tsconfig.ts-node.json');
@@ -24,4 +23,10 @@ export default async function globalSetup(): Promise<void> {
   const fallback = choice.why === undefined ? ''
     : `, as ${choice.why}: the checks it cannot honour are skipped, each saying why (root on Debian/Ubuntu installs python3-swift)`;
   process.stderr.write(`S3 suites run against: ${choice.name}${fallback}\n`);
+}
+
+/** Bundles the handlers into lambda/dist/ when their sources changed since the last bundle: the constructs reference the bundles. */
+export function bundleHandlersIfStale(): void {
+  // A process of its own: the bundler is an ES module, which this CommonJS setup cannot require.
+  execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bundle-lambdas.mjs'), '--if-stale'], { stdio: 'inherit' });
 }

@@ -34,20 +34,29 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
     dashboardName: props.dashboardName,
     defaultInterval: Duration.days(1),
   });
-  const hostSearch = (metric: string) => new cloudwatch.SearchExpression({
-    expression: `SEARCH('{${SAGEMAKER_TRAINING_METRICS.namespace},${SAGEMAKER_TRAINING_METRICS.hostDimension}} `
-      + `MetricName="${metric}" ${SAGEMAKER_TRAINING_METRICS.hostDimension}=${props.jobNamePrefix}', 'Average', ${PERIOD.toSeconds()})`,
-    period: PERIOD,
-  });
-  const jobSearch = (metric: string) => new cloudwatch.SearchExpression({
-    expression: `SEARCH('{${SAGEMAKER_TRAINING_METRICS.namespace},${SAGEMAKER_TRAINING_METRICS.jobDimension}} `
-      + `MetricName="${metric}" ${SAGEMAKER_TRAINING_METRICS.jobDimension}=${props.jobNamePrefix}', 'Average', ${PERIOD.toSeconds()})`,
-    period: PERIOD,
-  });
-  const gpuMax = 100 * Math.max(props.gpusPerInstance, 1);
-  const cpuMax = 100 * props.vcpusPerInstance;
+  for (const row of [headerRow(props), hostUtilizationRow(props), hostCapacityRow(props), loaderRow(props), dataPathRow(props), executionsRow(props)]) {
+    if (row.length) dashboard.addWidgets(...row);
+  }
+  return dashboard;
+}
 
-  dashboard.addWidgets(new cloudwatch.TextWidget({
+/** A SEARCH over the jobs' metric `metric`, per host or per job, found by the pipeline's job-name prefix. */
+function trainingSearch(props: PipelineDashboardProps, dimension: 'hostDimension' | 'jobDimension', metric: string): cloudwatch.SearchExpression {
+  const name = SAGEMAKER_TRAINING_METRICS[dimension];
+  return new cloudwatch.SearchExpression({
+    expression: `SEARCH('{${SAGEMAKER_TRAINING_METRICS.namespace},${name}} `
+      + `MetricName="${metric}" ${name}=${props.jobNamePrefix}', 'Average', ${PERIOD.toSeconds()})`,
+    period: PERIOD,
+  });
+}
+
+/** GPUUtilization's and GPUMemoryUtilization's full scale: 100 % per GPU. */
+function gpuScale(props: PipelineDashboardProps): number {
+  return 100 * Math.max(props.gpusPerInstance, 1);
+}
+
+function headerRow(props: PipelineDashboardProps): cloudwatch.IWidget[] {
+  return [new cloudwatch.TextWidget({
     markdown: `## Training pipeline: jobs \`${props.jobNamePrefix}-*\`\n`
       + `Per host, as SageMaker reports them: GPU ${props.gpusPerInstance} × 100 %, CPU ${props.vcpusPerInstance} × 100 %. `
       + `Lines mark where the diagnosis calls the GPUs underused (${THRESHOLDS.gpuLowPercent} % per GPU) and the CPUs `
@@ -55,87 +64,80 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
       + 'Each job\'s report is in its output folder, `<job>/diagnosis/report.md`.',
     width: 24,
     height: 2,
-  }));
-  dashboard.addWidgets(
+  })];
+}
+
+function hostUtilizationRow(props: PipelineDashboardProps): cloudwatch.IWidget[] {
+  const gpuMax = gpuScale(props);
+  const cpuMax = 100 * props.vcpusPerInstance;
+  return [
     new cloudwatch.GraphWidget({
       title: `GPU utilization per host (0–${gpuMax} %)`,
-      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.gpu)],
+      left: [trainingSearch(props, 'hostDimension', SAGEMAKER_TRAINING_METRICS.gpu)],
       leftYAxis: { min: 0, max: gpuMax, showUnits: false },
       leftAnnotations: [{ value: THRESHOLDS.gpuLowPercent / 100 * gpuMax, label: `GPU underused below ${THRESHOLDS.gpuLowPercent} % per GPU`, color: cloudwatch.Color.ORANGE }],
       width: 12,
     }),
     new cloudwatch.GraphWidget({
       title: `CPU utilization per host (0–${cpuMax} %)`,
-      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.cpu)],
+      left: [trainingSearch(props, 'hostDimension', SAGEMAKER_TRAINING_METRICS.cpu)],
       leftYAxis: { min: 0, max: cpuMax, showUnits: false },
       leftAnnotations: [{ value: THRESHOLDS.cpuHighPercent / 100 * cpuMax, label: `CPU saturated above ${THRESHOLDS.cpuHighPercent} %`, color: cloudwatch.Color.RED }],
       width: 12,
     }),
-  );
-  dashboard.addWidgets(
+  ];
+}
+
+function hostCapacityRow(props: PipelineDashboardProps): cloudwatch.IWidget[] {
+  const gpuMax = gpuScale(props);
+  return [
     new cloudwatch.GraphWidget({
       title: `GPU memory per host (0–${gpuMax} %)`,
-      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.gpuMemory)],
+      left: [trainingSearch(props, 'hostDimension', SAGEMAKER_TRAINING_METRICS.gpuMemory)],
       leftYAxis: { min: 0, max: gpuMax, showUnits: false },
       leftAnnotations: [{ value: THRESHOLDS.gpuMemoryHeadroomPercent / 100 * gpuMax, label: `room for bigger batches below ${THRESHOLDS.gpuMemoryHeadroomPercent} %`, color: cloudwatch.Color.GREY }],
       width: 8,
     }),
     new cloudwatch.GraphWidget({
       title: 'Host memory per host (%)',
-      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.memory)],
+      left: [trainingSearch(props, 'hostDimension', SAGEMAKER_TRAINING_METRICS.memory)],
       leftYAxis: { min: 0, max: 100, showUnits: false },
       width: 8,
     }),
     new cloudwatch.GraphWidget({
       title: 'Disk space used per host (%)',
-      left: [hostSearch(SAGEMAKER_TRAINING_METRICS.disk)],
+      left: [trainingSearch(props, 'hostDimension', SAGEMAKER_TRAINING_METRICS.disk)],
       leftYAxis: { min: 0, max: 100, showUnits: false },
       width: 8,
     }),
-  );
+  ];
+}
 
+/** The loader's own metrics, those the training code defines (none is a row of none). */
+function loaderRow(props: PipelineDashboardProps): cloudwatch.IWidget[] {
   const loader: cloudwatch.IWidget[] = [];
   if (props.samplesPerSecondMetric) {
     loader.push(new cloudwatch.GraphWidget({
       title: 'Loader throughput (samples/s, as the training code logs it)',
-      left: [jobSearch(props.samplesPerSecondMetric)],
+      left: [trainingSearch(props, 'jobDimension', props.samplesPerSecondMetric)],
       width: 12,
     }));
   }
   if (props.dataWaitMetric) {
     loader.push(new cloudwatch.GraphWidget({
       title: 'Share of time the training loop waited for data',
-      left: [jobSearch(props.dataWaitMetric)],
+      left: [trainingSearch(props, 'jobDimension', props.dataWaitMetric)],
       leftYAxis: { min: 0, max: 1, showUnits: false },
       leftAnnotations: [{ value: THRESHOLDS.dataWaitShare, label: `input-bound above ${THRESHOLDS.dataWaitShare}`, color: cloudwatch.Color.ORANGE }],
       width: 12,
     }));
   }
-  if (loader.length) dashboard.addWidgets(...loader);
+  return loader;
+}
 
-  const dataPath: cloudwatch.IWidget[] = [];
-  if (props.cache) {
-    const readBytes = new cloudwatch.Metric({
-      namespace: FSX_READ_METRIC.namespace,
-      metricName: FSX_READ_METRIC.name,
-      dimensionsMap: { [FSX_READ_METRIC.dimension]: props.cache.fileSystemId },
-      statistic: cloudwatch.Stats.SUM,
-      period: PERIOD,
-    });
-    dataPath.push(new cloudwatch.GraphWidget({
-      title: 'FSx for Lustre read throughput (MB/s)',
-      left: [new cloudwatch.MathExpression({
-        expression: `readBytes / ${PERIOD.toSeconds()} / 1000000`,
-        usingMetrics: { readBytes },
-        label: 'read MB/s',
-        period: PERIOD,
-      })],
-      leftYAxis: { min: 0, showUnits: false },
-      leftAnnotations: props.cache.baselineMBps !== undefined
-        ? [{ value: props.cache.baselineMBps, label: 'provisioned baseline', color: cloudwatch.Color.RED }] : [],
-      width: 12,
-    }));
-  }
+/** The cache's read throughput (with a cache) beside the packers' throughput. */
+function dataPathRow(props: PipelineDashboardProps): cloudwatch.IWidget[] {
+  const dataPath: cloudwatch.IWidget[] = props.cache ? [cacheReadWidget(props.cache)] : [];
   const packerMetric = (metricName: string, statistic: string) => new cloudwatch.Metric({
     namespace: LIBRARY_METRICS_NAMESPACE,
     metricName,
@@ -149,18 +151,43 @@ export function createPipelineDashboard(scope: Construct, id: string, props: Pip
     right: [packerMetric(PACKER_METRICS.inputMegabytesPerSecond, cloudwatch.Stats.AVERAGE)],
     width: props.cache ? 12 : 24,
   }));
-  dashboard.addWidgets(...dataPath);
+  return dataPath;
+}
 
-  dashboard.addWidgets(new cloudwatch.GraphWidget({
+function cacheReadWidget(cache: NonNullable<PipelineDashboardProps['cache']>): cloudwatch.IWidget {
+  const readBytes = new cloudwatch.Metric({
+    namespace: FSX_READ_METRIC.namespace,
+    metricName: FSX_READ_METRIC.name,
+    dimensionsMap: { [FSX_READ_METRIC.dimension]: cache.fileSystemId },
+    statistic: cloudwatch.Stats.SUM,
+    period: PERIOD,
+  });
+  return new cloudwatch.GraphWidget({
+    title: 'FSx for Lustre read throughput (MB/s)',
+    left: [new cloudwatch.MathExpression({
+      expression: `readBytes / ${PERIOD.toSeconds()} / 1000000`,
+      usingMetrics: { readBytes },
+      label: 'read MB/s',
+      period: PERIOD,
+    })],
+    leftYAxis: { min: 0, showUnits: false },
+    leftAnnotations: cache.baselineMBps !== undefined
+      ? [{ value: cache.baselineMBps, label: 'provisioned baseline', color: cloudwatch.Color.RED }] : [],
+    width: 12,
+  });
+}
+
+function executionsRow(props: PipelineDashboardProps): cloudwatch.IWidget[] {
+  const hourly = { period: Duration.hours(1) };
+  return [new cloudwatch.GraphWidget({
     title: 'Pipeline executions',
     left: [
-      props.stateMachine.metricStarted({ period: Duration.hours(1) }),
-      props.stateMachine.metricSucceeded({ period: Duration.hours(1) }),
-      props.stateMachine.metricFailed({ period: Duration.hours(1) }),
-      props.stateMachine.metricTimedOut({ period: Duration.hours(1) }),
-      props.stateMachine.metricAborted({ period: Duration.hours(1) }),
+      props.stateMachine.metricStarted(hourly),
+      props.stateMachine.metricSucceeded(hourly),
+      props.stateMachine.metricFailed(hourly),
+      props.stateMachine.metricTimedOut(hourly),
+      props.stateMachine.metricAborted(hourly),
     ],
     width: 24,
-  }));
-  return dashboard;
+  })];
 }
