@@ -10,7 +10,7 @@ import { LEFTOVER_MIN_AGE_MS } from '../../lambda/packing/leftovers';
 import { DELETES_AT_ONCE, mapLimited } from '../../lambda/packing/limited';
 import type { VerifyReport } from '../../lambda/packing/verify';
 import { verifyDataset } from '../../lambda/packing/verify';
-import { printable } from '../../lambda/io/printable';
+import { printable, quoted } from '../../lambda/io/printable';
 
 /** The age at which the next publish removes a leftover, in the words of the usage. */
 const LEFTOVER_MINUTES = LEFTOVER_MIN_AGE_MS / 60_000;
@@ -56,8 +56,8 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
   }, { usage: VERIFY_USAGE, endpoint: true });
   if (positionals.length !== 1) throw new UsageError(`verify takes one packed dataset (folder or s3:// URI), got ${positionals.length} argument(s)`);
   const dataset = parseLocation('dataset', positionals[0]);
-  if (dataset.kind === 'local' && !existsSync(dataset.dir)) throw new UsageError(`dataset folder '${dataset.dir}' does not exist`);
-  if (dataset.kind === 'local' && !statSync(dataset.dir).isDirectory()) throw new UsageError(`dataset '${dataset.dir}' is not a folder`);
+  if (dataset.kind === 'local' && !existsSync(dataset.dir)) throw new UsageError(`dataset folder ${quoted(dataset.dir)} does not exist`);
+  if (dataset.kind === 'local' && !statSync(dataset.dir).isDirectory()) throw new UsageError(`dataset ${quoted(dataset.dir)} is not a folder`);
   const s3 = dataset.kind === 's3' ? await import('./s3-storage') : undefined;
   const client = s3?.createS3Client(endpoint);
   try {

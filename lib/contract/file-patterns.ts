@@ -1,9 +1,8 @@
-import picomatch from 'picomatch';
-
 /**
  * Include and exclude globs over a source's keys (relative to the source root, `/`-separated):
  * `--include`/`--exclude` on the CLI, `include`/`exclude` on ShardedDataset, and the planner's
- * environment. One set of rules, checked here for all three.
+ * environment. One set of rules, checked here for all three; the engine matches with picomatch
+ * (lambda/packing/listing/filtered-source.ts).
  */
 export interface FilePatterns {
   /** A file is packed only if it matches one of these (default: every file). */
@@ -11,12 +10,6 @@ export interface FilePatterns {
   /** A file that matches one of these is left out, whatever `include` says. */
   readonly exclude?: readonly string[];
 }
-
-/**
- * picomatch's settings: `*` and `**` match names that start with a dot too (excluding `*.txt` leaves
- * out `.notes.txt` as well), and an unclosed `[` or `{` is an error rather than a literal character.
- */
-const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, strictBrackets: true };
 
 /** Longer than any S3 key (1,024 bytes): a pattern past this is a mistake. */
 const MAX_PATTERN_LENGTH = 1024;
@@ -34,24 +27,43 @@ export function filePatternProblem(name: string, pattern: string): string | unde
   if (pattern.split('/').some((segment) => segment === '.' || segment === '..')) {
     return `${name} must not contain '.' or '..' folders (keys never do), got '${shown}': ${allowed}`;
   }
-  try {
-    picomatch.makeRe(pattern, GLOB_OPTIONS);
-  } catch (error) {
-    return `${name} is not a valid glob, got '${shown}': ${(error as Error).message}`;
-  }
+  const unbalanced = unbalancedBracket(pattern);
+  if (unbalanced) return `${name} is not a valid glob, got '${shown}': ${unbalanced}`;
   return undefined;
+}
+
+/**
+ * A bracket left open or closed without opening, as picomatch's `strictBrackets` refuses it (the
+ * engine compiles with it): `[` without `]`, `{` without `}`, `(` without `)`, or `]`, `)` alone.
+ * Inside `[…]` every character is literal; a `]` right after `[` is one too.
+ * Checked here, without picomatch, so that the contract stays free of packages.
+ */
+function unbalancedBracket(pattern: string): string | undefined {
+  const open: string[] = [];
+  let classStart = -1;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (classStart >= 0) {
+      if (char === ']' && i > classStart + 1) classStart = -1;
+    } else if (char === '[') {
+      classStart = i;
+    } else if (char === '{' || char === '(') {
+      open.push(char);
+    } else if (char === '}' && open[open.length - 1] === '{') {
+      open.pop();
+    } else if (char === ')' || char === ']') {
+      if (char === ')' && open[open.length - 1] === '(') open.pop();
+      else return `'${char}' closes nothing (write [${char}] for the character itself)`;
+    }
+  }
+  if (classStart >= 0) return "'[' is not closed by ']'";
+  const last = open.pop();
+  return last === undefined ? undefined : `'${last}' is not closed by '${last === '{' ? '}' : ')'}'`;
 }
 
 /** Every problem of `patterns`, each naming `<name>[i]` (or `name` for a single pattern). */
 export function filePatternsProblems(name: string, patterns: readonly string[] | undefined): string[] {
   return (patterns ?? []).flatMap((pattern, i) => filePatternProblem(patterns!.length === 1 ? name : `${name}[${i}]`, pattern) ?? []);
-}
-
-/** Whether a key is packed: it matches an include (or there is none) and no exclude. Patterns must have been checked. */
-export function fileMatcher(patterns: FilePatterns): (key: string) => boolean {
-  const included = patterns.include && patterns.include.length > 0 ? picomatch([...patterns.include], GLOB_OPTIONS) : () => true;
-  const excluded = patterns.exclude && patterns.exclude.length > 0 ? picomatch([...patterns.exclude], GLOB_OPTIONS) : () => false;
-  return (key) => included(key) && !excluded(key);
 }
 
 /** Whether any pattern is given. */

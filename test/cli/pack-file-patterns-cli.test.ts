@@ -99,7 +99,8 @@ describe('training-io pack --include/--exclude', () => {
 
   test.each([
     [['--exclude', '/README.txt'], /--exclude must be relative to the source root \(no leading '\/'\), got '\/README\.txt'/],
-    [['--include', 'cat/[ab'], /--include is not a valid glob, got 'cat\/\[ab': Missing closing: "\]"/],
+    [['--include', 'cat/[ab'], /--include is not a valid glob, got 'cat\/\[ab': '\[' is not closed by '\]'/],
+    [['--include', '{cat,dog/**'], /--include is not a valid glob, got '\{cat,dog\/\*\*': '\{' is not closed by '\}'/],
     [['--include', '!cat/**'], /--include must not start with '!', got '!cat\/\*\*': leave files out with exclude/],
     [['--exclude', '../other/*'], /--exclude must not contain '\.' or '\.\.' folders/],
     [['--exclude', ''], /--exclude must be 1-1024 characters/],

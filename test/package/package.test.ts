@@ -193,7 +193,7 @@ describe('npm package', () => {
     expect(Object.keys(installed).filter((name) => name.startsWith('@aws-lambda-powertools/'))).toEqual([]);
   });
 
-  test('the constructs load nothing but Node.js, the peers, picomatch and tar; the optional dependencies are the command line\'s', () => {
+  test('the constructs load nothing but Node.js, the peers and the bundled dependencies; the optional dependencies are the command line\'s', () => {
     // GIVEN
     const root = extractedPackage();
     // WHEN

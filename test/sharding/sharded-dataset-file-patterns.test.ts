@@ -1,7 +1,9 @@
 import { App, Lazy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import picomatch from 'picomatch';
 import { readFilePatterns } from '../../lambda/handler-kit/dataset-settings';
+import { filePatternProblem } from '../../lib/contract/file-patterns';
 import { FilteredSource } from '../../lambda/packing/listing/filtered-source';
 import type { ListedFile, PackingSource } from '../../lambda/io/storage';
 import { listAll } from '../../lambda/io/storage';
@@ -78,6 +80,22 @@ describe('ShardedDataset include and exclude', () => {
     ['{"include": ["/abs"]}', /SOURCE_FILE_PATTERNS field include must be relative to the source root/],
   ])('the planner refuses SOURCE_FILE_PATTERNS %j naming the variable', (value, message) => {
     expect(() => readFilePatterns({ SOURCE_FILE_PATTERNS: value })).toThrow(message);
+  });
+});
+
+describe('the contract\'s glob check', () => {
+  test.each([
+    'a]', 'a}', 'a)', 'a(b', '[a{]', '{a,[b]}', 'a/[]]', '+(a|b)', '[{]', '{[}]', 'cat/[ab', '{cat,dog/**', '[!]]', '@(a|b', 'x/{a,{b,c}}', '*.{jpg,png}',
+  ])('%j: refused by the contract exactly when picomatch (strictBrackets, as the engine compiles) refuses it', (pattern) => {
+    // WHEN
+    let compiles = true;
+    try {
+      picomatch.makeRe(pattern, { dot: true, strictBrackets: true });
+    } catch {
+      compiles = false;
+    }
+    // THEN
+    expect(filePatternProblem('include', pattern) === undefined).toBe(compiles);
   });
 });
 

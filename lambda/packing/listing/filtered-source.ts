@@ -1,5 +1,5 @@
+import picomatch from 'picomatch';
 import type { FilePatterns } from '../../../lib/contract/file-patterns';
-import { fileMatcher } from '../../../lib/contract/file-patterns';
 import type { ListedFile, PackingSource, ScratchBuffer } from '../../io/storage';
 
 /**
@@ -35,4 +35,18 @@ export class FilteredSource implements PackingSource {
   public read(key: string, listedSize?: number): Promise<Buffer> {
     return this.source.read(key, listedSize);
   }
+}
+
+/**
+ * picomatch's settings: `*` and `**` match names that start with a dot too (excluding `*.txt` leaves
+ * out `.notes.txt` as well), and an unclosed `[` or `{` is an error rather than a literal character
+ * (lib/contract/file-patterns.ts refuses those before they get here).
+ */
+const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, strictBrackets: true };
+
+/** Whether a key is packed: it matches an include (or there is none) and no exclude. */
+function fileMatcher(patterns: FilePatterns): (key: string) => boolean {
+  const included = patterns.include && patterns.include.length > 0 ? picomatch([...patterns.include], GLOB_OPTIONS) : () => true;
+  const excluded = patterns.exclude && patterns.exclude.length > 0 ? picomatch([...patterns.exclude], GLOB_OPTIONS) : () => false;
+  return (key) => included(key) && !excluded(key);
 }
