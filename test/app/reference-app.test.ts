@@ -1,13 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Annotations, App, Stack } from 'aws-cdk-lib';
+import { Annotations, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { createReferenceApp, DEFAULT_SCENARIO, ReferenceTrainingStack, Scenario, SCENARIOS } from '../../bin/reference-stack';
 import { ApiModel } from '../support/api-model';
+import { testApp } from '../support/stacks';
 
 function synthScenario(scenario: Scenario): ReferenceTrainingStack {
-  const app = new App();
+  const app = testApp();
   return new ReferenceTrainingStack(app, 'Reference', { scenario });
 }
 

@@ -1,10 +1,10 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { parseDiagnoserEvent } from '../../lambda/job-diagnoser/diagnoser-settings';
 import { TrainingCode, TrainingContainer, TrainingInstance, TrainingJob, TrainingJobDiagnosis } from '../../lib';
 import { ApiModel } from '../support/api-model';
-import { testContainer, trainingTestStack } from '../support/stacks';
+import { testApp, testContainer, trainingTestStack } from '../support/stacks';
 
 /** A job-state-change event as SageMaker sends it to EventBridge (the fields the rule and the target read). */
 function jobStateChange(trainingJobName: string, status: string): Record<string, unknown> {
@@ -117,7 +117,7 @@ describe('TrainingJobDiagnosis', () => {
 
   test('passes cdk-nag AwsSolutions with every finding acknowledged', () => {
     // GIVEN
-    const app = new App();
+    const app = testApp();
     const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
     new TrainingJobDiagnosis(stack, 'Diagnosis', { job: newJob(stack) });
 

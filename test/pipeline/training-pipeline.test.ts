@@ -1,4 +1,4 @@
-import { App, Size, Stack } from 'aws-cdk-lib';
+import { Size, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -17,7 +17,7 @@ import {
   InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
-import { testContainer } from '../support/stacks';
+import { testApp, testContainer } from '../support/stacks';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
 
@@ -29,7 +29,7 @@ interface Built {
 
 /** A pipeline over raw/ of a bucket, 2 × ml.p3dn.24xlarge with the reference code (PyTorch container). */
 function build(extra: Partial<TrainingPipelineProps> = {}, training: Partial<TrainingPipelineProps['training']> = {}): Built {
-  const app = new App();
+  const app = testApp();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   const raw = new s3.Bucket(stack, 'Raw');
   const dataset = new ShardedDataset(stack, 'Dataset', { sourceBucket: raw, sourcePrefix: 'raw/', destinationBucket: raw, destinationPrefix: 'packed/' });
@@ -146,7 +146,7 @@ describe('TrainingPipeline: the state machine', () => {
 
   test('a validation dataset is its own channel, FullyReplicated from S3 also beside a cache', () => {
     // GIVEN
-    const app = new App();
+    const app = testApp();
     const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
     const raw = new s3.Bucket(stack, 'Raw');
     const validationDataset = new ShardedDataset(stack, 'Validation', { sourceBucket: raw, sourcePrefix: 'val/', destinationBucket: raw, destinationPrefix: 'packed-val/' });
@@ -320,7 +320,7 @@ describe('TrainingPipeline: security', () => {
 
   test('the diagnoser runs in lambdaVpc; the pipeline\'s log groups follow the job\'s logRetention and encryptionKey', () => {
     // GIVEN
-    const app = new App();
+    const app = testApp();
     const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
     const raw = new s3.Bucket(stack, 'Raw');
     const key = new kms.Key(stack, 'Key');
@@ -459,7 +459,7 @@ describe('TrainingPipeline: dashboard', () => {
 
 describe('TrainingPipeline: options', () => {
   test('names the jobs with the given prefix and sends the diagnosis events to the given bus', () => {
-    const app = new App();
+    const app = testApp();
     const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
     const raw = new s3.Bucket(stack, 'Raw');
     const pipeline = new TrainingPipeline(stack, 'Pipeline', {

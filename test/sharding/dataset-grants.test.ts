@@ -1,4 +1,4 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -6,10 +6,10 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { InputMode, LustreDatasetCache, ShardedDataset, TrainingChannel, TrainingInstance, TrainingJob } from '../../lib';
-import { testContainer } from '../support/stacks';
+import { testApp, testContainer } from '../support/stacks';
 
 function testStack(): Stack {
-  return new Stack(new App(), 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
+  return new Stack(testApp(), 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
 }
 
 function role(stack: Stack, id = 'Reader'): iam.Role {

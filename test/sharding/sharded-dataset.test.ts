@@ -1,5 +1,5 @@
 import { AfterClaimError } from '../../lambda/packing/publish';
-import { App, CfnParameter, Duration, Size, Stack, Token } from 'aws-cdk-lib';
+import { CfnParameter, Duration, Size, Stack, Token } from 'aws-cdk-lib';
 import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -12,6 +12,7 @@ import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambd
 import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
 import type { ShardedDatasetProps} from '../../lib';
 import { IoPlanner, RecordLabels, ShardedDataset, ShardFormat, TrainingInstance } from '../../lib';
+import { testApp } from '../support/stacks';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
 
@@ -21,7 +22,7 @@ interface Fixture {
 }
 
 function fixture(): Fixture {
-  const app = new App();
+  const app = testApp();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   return { stack, source: new s3.Bucket(stack, 'Raw') };
 }

@@ -1,9 +1,10 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { LustreDatasetCacheProps } from '../../lib';
 import { CacheSource, LustreDatasetCache } from '../../lib';
+import { testApp } from '../support/stacks';
 
 /** What a cache test builds on: a stack in us-east-1, a VPC with isolated subnets in 2 AZs and a data bucket. */
 export interface CacheTestStack {
@@ -13,7 +14,7 @@ export interface CacheTestStack {
 }
 
 export function cacheTestStack(): CacheTestStack {
-  const app = new App();
+  const app = testApp();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   const vpc = new ec2.Vpc(stack, 'Vpc', {
     maxAzs: 2,
