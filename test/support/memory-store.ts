@@ -55,9 +55,11 @@ export class MemoryStore {
         case 'lost-answer':
           effect();
           throw transientError(what);
-        case 'lost-answer-retried':
-          effect();
-          return effect();
+        case 'lost-answer-retried': {
+          const first = effect();
+          // A part's upload made again replaces the same part (its number): the writer's append stands once.
+          return what.startsWith('write ') ? first : effect();
+        }
         case 'crash':
           this.crashed = true;
           throw new CrashError(what);
