@@ -101,7 +101,8 @@ const LEFTOVERS_NAMED = 20;
 async function reportLeftovers(sink: PackingSink, report: VerifyReport, repair: boolean, out: NodeJS.WritableStream): Promise<void> {
   const leftovers = report.leftovers ?? [];
   if (leftovers.length === 0) return;
-  const named = leftovers.slice(0, LEFTOVERS_NAMED).join(', ') + (leftovers.length > LEFTOVERS_NAMED ? `, … (${leftovers.length - LEFTOVERS_NAMED} more)` : '');
+  // Keys escaped: a leftover's name is whatever landed in the folder.
+  const named = leftovers.slice(0, LEFTOVERS_NAMED).map(printable).join(', ') + (leftovers.length > LEFTOVERS_NAMED ? `, … (${leftovers.length - LEFTOVERS_NAMED} more)` : '');
   if (repair) {
     await mapLimited(leftovers, DELETES_AT_ONCE, (key) => sink.delete(key));
     out.write(`repaired: removed ${leftovers.length} leftover(s) that ${report.manifest!.datasetVersion}'s manifest does not list: ${named}\n`);
