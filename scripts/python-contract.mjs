@@ -1,6 +1,6 @@
 // Writes container/shardio/contract.py, the Python reader's copy of the contract, from the one
-// definition in lib/contract/ (the layout's names, the version id's shape, the shard ceilings, the S3
-// retry rule and its codes). `node scripts/python-contract.mjs` (`npm run contract:python`) rewrites
+// definition in lib/contract/ (the layout's names, the version id's shape, the shard ceilings, the JSON
+// limits, the S3 retry rule and its codes). `node scripts/python-contract.mjs` (`npm run contract:python`) rewrites
 // it; `--check` only exits 1 when it differs (test/contract/python-contract.test.ts runs it so).
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +17,7 @@ const SOURCES = {
   'lib/contract/dataset-layout.ts': ['DATASET_LAYOUT', 'VERSION_ID_PATTERN', 'VERSION_SEQUENCE_DIGITS'],
   'lib/contract/shard-limits.ts': ['MIN_SHARD_BYTES', 'DEFAULT_SHARD_BYTES', 'MAX_SHARD_BYTES'],
   'lib/contract/s3-retry-rule.ts': ['S3_RETRY_RULE', 'S3_RETRY_SECONDS_ENV', 'THROTTLING_CODES', 'TRANSIENT_CODES'],
+  'lib/contract/json-limits.ts': ['MAX_JSON_DEPTH', 'MAX_JSON_BYTES'],
 };
 
 const HEADER = `"""The contract between the TypeScript side and this reader, generated from lib/contract/ by
@@ -24,7 +25,8 @@ const HEADER = `"""The contract between the TypeScript side and this reader, gen
 regenerate. test/contract/python-contract.test.ts fails while the two differ.
 
 The layout's names and the version id's shape (layout.py builds the keys from them), the shard and
-record ceilings (records.py), and the S3 retry rule with its codes (s3_objects.py): what the rule is,
+record ceilings (records.py), the JSON limits (json_limits.py), and the S3 retry rule with its codes
+(s3_objects.py): what the rule is,
 and where the two languages deliberately differ, is said in lib/contract/s3-retry-rule.ts.
 """
 `;

@@ -3,7 +3,8 @@
 regenerate. test/contract/python-contract.test.ts fails while the two differ.
 
 The layout's names and the version id's shape (layout.py builds the keys from them), the shard and
-record ceilings (records.py), and the S3 retry rule with its codes (s3_objects.py): what the rule is,
+record ceilings (records.py), the JSON limits (json_limits.py), and the S3 retry rule with its codes
+(s3_objects.py): what the rule is,
 and where the two languages deliberately differ, is said in lib/contract/s3-retry-rule.ts.
 """
 
@@ -75,3 +76,15 @@ TRANSIENT_CODES = ("RequestTimeout", "RequestTimeoutException", "InternalError",
 """The service's transient failures, retried by the rule besides the throttling codes. A skewed clock
 (RequestTimeTooSkewed) is among them: the Node SDK corrects its clock offset from the answer's
 Date before the retry, and a Python host's clock may be corrected meanwhile (NTP)."""
+
+# lib/contract/json-limits.ts
+
+MAX_JSON_DEPTH = 64
+"""The most nesting a JSON document the engine, the CLI or the readers parse may have. The deepest
+they write is 4 (manifest → shards → shard → field); a document 200,000 levels deep would end a
+recursive parser (Python's json) in a bare RecursionError instead of an error naming the file."""
+
+MAX_JSON_BYTES = 268435456
+"""The largest JSON document parsed: a manifest of 10 million records in 8,000 shards is under 4 MB,
+and one of 100,000 shards with its failures far under this. Parsing takes about 5 times a
+document's size in memory, so a larger one is refused before it is parsed."""

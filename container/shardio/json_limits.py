@@ -1,7 +1,7 @@
 """JSON from outside (a manifest) parsed within limits: its size is checked before it
 is read and its nesting before it is parsed, so that a huge document is not parsed whole (about 5
 times its size in memory) and a deep one ends in an error naming the file rather than a bare
-RecursionError. The limits are lib/contract/json-limits.ts's (test_hostile_input compares them)."""
+RecursionError. The limits are lib/contract/json-limits.ts's, generated into contract.py."""
 from __future__ import annotations
 
 import json
@@ -11,13 +11,8 @@ import stat
 from itertools import accumulate
 from typing import Any
 
+from .contract import MAX_JSON_BYTES, MAX_JSON_DEPTH
 from .errors import FormatError
-
-MAX_JSON_DEPTH = 64
-"""The most nesting a document may have; the deepest the engine writes is 4."""
-
-MAX_JSON_BYTES = 256 * 2 ** 20
-"""The largest document parsed."""
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET = bytes(byte for byte in range(256) if byte not in b"[]{}")
