@@ -12,13 +12,18 @@ describe('training-io plan', () => {
     // THEN
     expect(code).toBe(0);
     expect(stderr).toBe('');
-    expect(stdout).toMatch(/^I\/O plan: 2,000,000 objects, 10\.0 GB \(mean 5\.0 KB, files\) on 2 × ml\.p3dn\.24xlarge \(8 processes each\), 90 epochs\n/);
-    expect(stdout).toMatch(/^input mode {5}File {2,}File: 10\.0 GB .* fits the 1800 GB of local NVMe/m);
+    expect(stdout).toMatch(/^I\/O plan: 2,000,000 objects, 10\.0 GB \(mean 5\.0 KB, files\) on 2 × ml\.p3dn\.24xlarge \(8 processes each\), 90 epochs, 1 job a month\n/);
+    expect(stdout).toMatch(/^mode +start-up +read rate vs needed \(per instance\) +bottleneck +job hours +\$ per job +\$ per month$/m);
+    expect(stdout).toMatch(/^ {2}File +~[\d.]+ (min|h) +local vs 46\.2 MB\/s +none \(the GPUs\) +[\d.]+ +\$[\d,.]+ +\$[\d,.]+$/m);
+    expect(stdout).toMatch(/^\* FastFile, ShardedByS3Key, packed +under 1 s +[\d.]+ GB\/s vs 46\.2 MB\/s +none \(the GPUs\)/m);
+    expect(stdout).toMatch(/^Packing, once: ~[\d.]+ h, \$[\d.]+ \(/m);
+    expect(stdout).toMatch(/^Choice: FastFile, ShardedByS3Key, packed: the cheapest that keeps the GPUs fed, \$[\d.]+ per job/m);
+    expect(stdout).toMatch(/^input mode {5}FastFile, ShardedByS3Key {2,}FastFile, ShardedByS3Key, packed: the cheapest/m);
     expect(stdout).toMatch(/^packing {8}pack into 176 tfrecord shards of 54\.2 MiB {2,}pack: 2,000,000 files of 5\.0 KB are small files/m);
     expect(stdout).toMatch(/^loaders {8}11 workers, 11 DALI threads per process {2,}\S/m);
     expect(stdout).toMatch(/^pinned memory {2}yes {2,}\S/m);
     expect(stdout).toMatch(/^GPU decoding {3}no {2,}\S/m);
-    expect(stdout).toMatch(/^start-up {7}~60 s \(~84 min unpacked\) {2,}each instance downloads/m);
+    expect(stdout).toMatch(/^start-up {7}under 1 s \(~40 s unpacked\) {2,}FastFile streams while training runs/m);
     expect(stdout).toMatch(/\nNo warnings: nothing in this plan leaves the GPUs waiting for data\.\n$/);
   });
 
@@ -57,25 +62,27 @@ describe('training-io plan', () => {
     expect(JSON.parse(stdout).dataset).toMatchObject({ totalBytes: 10e9, meanObjectBytes: 5000 });
   });
 
-  test('--reused data that does not fit the NVMe is cached in FSx for Lustre, with its size', async () => {
+  test('2 TB that does not fit the NVMe, read at 800 MB/s per instance: a SCRATCH_2 cache sized for the rate is the cheapest', async () => {
     // WHEN
     const { code, stdout } = await run('plan', '--objects', '20000000', '--bytes', '2TB', '--instance', 'ml.p3dn.24xlarge',
       '--count', '2', '--reused', '--samples-per-second', '1000');
 
     // THEN
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^input mode {6}FSx for Lustre \(File channel\) {2,}FSx for Lustre: 2\.0 TB/m);
+    expect(stdout).toMatch(/^input mode {6}FSx for Lustre \(File channel\) {2,}FSx SCRATCH_2: the cheapest that keeps the GPUs fed/m);
     expect(stdout).toMatch(/^start-up {8}none {2,}SageMaker mounts the file system/m);
-    expect(stdout).toMatch(/^FSx for Lustre {2}PERSISTENT_2, 2,400 GiB, 1000 MB\/s\/TiB {2,}PERSISTENT_2 \(other jobs read it/m);
-    expect(stdout).toMatch(/^read rate {7}800\.0 MB\/s per instance {2,}16 processes × 1,000 samples\/s/m);
+    // 1.6 GB/s at SCRATCH_2's 200 MB/s per TiB: 8,000 GiB, the next legal capacity 9,600 GiB
+    expect(stdout).toMatch(/^FSx for Lustre {2}SCRATCH_2, 9,600 GiB, 200 MB\/s\/TiB {2,}SCRATCH_2 \(made for the job/m);
+    expect(stdout).toMatch(/^read rate {7}800\.0 MB\/s per instance {2,}8 processes per instance × 1,000 samples\/s × 100\.0 KB per sample: 800\.0 MB\/s per instance, 1\.6 GB\/s for the 2 instances/m);
   });
 
-  test('a streamed plan names the distribution and ShuffleConfig', async () => {
+  test('a streamed plan names the distribution', async () => {
     // WHEN
     const { stdout } = await run('plan', '--objects', '20000000', '--bytes', '2TB', '--instance', 'ml.p3dn.24xlarge', '--count', '2');
 
     // THEN
-    expect(stdout).toMatch(/^input mode {5}Pipe, ShardedByS3Key, ShuffleConfig {2,}Pipe with ShardedByS3Key/m);
+    expect(stdout).toMatch(/^input mode {5}FastFile, ShardedByS3Key {2,}FastFile, ShardedByS3Key, packed: the cheapest/m);
+    expect(stdout).toMatch(/^ {2}Pipe, ShardedByS3Key, ShuffleConfig, packed +under 1 s +500\.0 MB\/s vs 924\.8 MB\/s \(starved\) +Pipe fan-out/m);
   });
 
   test('prints the warnings with their codes', async () => {
