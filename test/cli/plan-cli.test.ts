@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Size } from 'aws-cdk-lib';
 import { IoPlanner, TrainingInstance } from '../../lib';
 import { runCli as run } from '../support/run-cli';
@@ -94,6 +97,71 @@ describe('training-io plan', () => {
     expect(stdout).toMatch(/\nWarnings:\n {2}moreConsumersThanObjects: 176 consumers .* use at most 100 consumers/);
   });
 
+  test('--json carries every mode\'s row with its dollars, the choice and the packing cost', async () => {
+    // WHEN
+    const { stdout } = await run('plan', '--objects', '15000000', '--bytes', '2TB', '--instance', 'ml.p4d.24xlarge', '--count', '2',
+      '--epochs', '30', '--json');
+
+    // THEN
+    const result = JSON.parse(stdout);
+    expect(result.modes.map((mode: { label: string }) => mode.label)).toEqual([
+      'File', 'FastFile, ShardedByS3Key', 'FSx SCRATCH_2', 'FSx PERSISTENT_2', 'File, packed', 'FastFile, ShardedByS3Key, packed',
+      'Pipe, ShardedByS3Key, ShuffleConfig, packed', 'FSx SCRATCH_2, packed', 'FSx PERSISTENT_2, packed',
+    ]);
+    for (const mode of result.modes) {
+      expect(mode).toMatchObject({ startupSeconds: expect.any(Number), jobHours: expect.any(Number), dollarsPerJob: expect.any(Number),
+        dollarsPerMonth: expect.any(Number), bottleneck: expect.any(String) });
+    }
+    expect(result.choice).toMatchObject({ label: 'FastFile, ShardedByS3Key, packed', feedsGpus: true });
+    expect(result.packingCost).toMatchObject({ inventoryAdvised: true, dollars: expect.any(Number) });
+    expect(result.unavailableModes).toEqual([{ label: 'Pipe', reason: 'Pipe mode streams record shards: the files must be packed first' }]);
+  });
+
+  test('--jobs-per-month spreads a PERSISTENT_2 cache over the month\'s jobs', async () => {
+    // WHEN
+    const fsxDollars = async (jobs: string) => JSON.parse((await run('plan', '--objects', '50000000', '--mean-size', '5KB',
+      '--instance', 'ml.g4dn.12xlarge', '--epochs', '10', '--samples-per-second', '1000', '--jobs-per-month', jobs, '--json')).stdout)
+      .modes.find((mode: { label: string }) => mode.label === 'FSx PERSISTENT_2').fsxDollars;
+
+    // THEN 1,200 GiB × $0.145 a month
+    expect(await fsxDollars('1')).toBeCloseTo(174, 6);
+    expect(await fsxDollars('30')).toBeCloseTo(174 / 30, 6);
+  });
+
+  test('--prices reads overrides from a JSON file, and they change the choice', async () => {
+    // GIVEN
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plan-prices-'));
+    const file = path.join(dir, 'prices.json');
+    fs.writeFileSync(file, JSON.stringify({ fsxScratch2DollarsPerGbMonth: 0.001 }));
+
+    // WHEN
+    const { code, stdout } = await run('plan', '--objects', '15000000', '--bytes', '2TB', '--instance', 'ml.p4d.24xlarge', '--count', '2',
+      '--epochs', '30', '--prices', file);
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Choice: FSx SCRATCH_2: the cheapest that keeps the GPUs fed/m);
+  });
+
+  test.each<[string, string, RegExp]>([
+    ['not JSON', '{', /--prices: '.*prices\.json' is not JSON/],
+    ['not an object', '[1]', /--prices: '.*prices\.json' must hold a JSON object/],
+    ['an unknown field', '{"s3GetDollarPer1000": 1}', /--prices: '.*' has an unknown field 's3GetDollarPer1000'.*did you mean 's3GetDollarsPer1000'\?$/],
+    ['a negative price', '{"s3GetDollarsPer1000": -1}', /\[InvalidPrice\] prices\.s3GetDollarsPer1000 must be a finite number of US dollars, 0 or more, got -1/],
+  ])('a --prices file with %s is refused, named, and exits 2', async (_, text, message) => {
+    // GIVEN
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plan-prices-'));
+    const file = path.join(dir, 'prices.json');
+    fs.writeFileSync(file, text);
+
+    // WHEN
+    const { code, stderr } = await run('plan', '--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--prices', file);
+
+    // THEN
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toMatch(message);
+  });
+
   test('--help prints the usage and exits 0', async () => {
     // WHEN
     const { code, stdout } = await run('plan', '--help');
@@ -124,6 +192,9 @@ describe('training-io plan', () => {
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--samples-per-second', 'fast'], /--samples-per-second must be a number greater than 0 and at most 1000000, got 'fast'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--processes', '9'], /\[InvalidProcessesPerInstance\] processesPerInstance must be an integer between 1 and the 8 vCPUs of ml\.g5\.2xlarge, got 9/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--format', 'tfrecord', '--samples-per-second', '100'], /\[RecordCountRequired\]/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--jobs-per-month', '0'], /--jobs-per-month must be a whole number between 1 and 1000000, got '0'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--max-dollars', '0'], /--max-dollars must be a number greater than 0/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--prices', '/nonexistent/prices.json'], /--prices: cannot read '\/nonexistent\/prices\.json'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--bogus'], /unknown option '--bogus'$/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--epoch', '3'], /unknown option '--epoch': did you mean '--epochs'\?$/],
   ])('bad input %j is named with what is allowed in one line, then where the plan usage is, and exits 2', async (argv, message) => {
