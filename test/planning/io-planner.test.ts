@@ -169,6 +169,70 @@ describe('IoPlanner', () => {
     });
   });
 
+  describe('packing layout, where the objects are packed whatever the price (alwaysPacked, as TrainingPipeline plans)', () => {
+    const packed: Partial<IoPlanProps> = { alwaysPacked: true };
+
+    test.each<[number, boolean]>([
+      [50e6 - 1, true],
+      [50e6, false],
+    ])('packs files smaller than 50 MB (SageMaker\'s "many small files"): a mean of %d bytes', (meanBytes, pack) => {
+      // WHEN
+      const result = plan({ objectCount: 1000, meanObjectSize: Size.bytes(meanBytes) }, cluster(TrainingInstance.G5_2XLARGE), packed);
+
+      // THEN
+      expect(result.packing.pack).toBe(pack);
+      expect(result.modes.some((mode) => mode.packed)).toBe(pack);
+    });
+
+    test.each<[string, TrainingCluster, number]>([
+      ['1 × ml.g5.2xlarge: 1 × 1 × 7', cluster(TrainingInstance.G5_2XLARGE), 7],
+      ['2 × ml.p3dn.24xlarge: 2 × 8 × 11', cluster(TrainingInstance.P3DN_24XLARGE, 2), 176],
+      ['4 × ml.g4dn.12xlarge: 4 × 4 × 11', cluster(TrainingInstance.G4DN_12XLARGE, 4), 176],
+      ['2 × ml.trn1.32xlarge, a process per NeuronCore: 2 × 32 × 3', cluster(TrainingInstance.TRN1_32XLARGE, 2), 192],
+      ['given workers: 2 × 8 × 4', cluster(TrainingInstance.P3DN_24XLARGE, 2, { loaderWorkers: 4 }), 64],
+      ['one process per instance: 2 × 1 × 95', cluster(TrainingInstance.P3DN_24XLARGE, 2, { processesPerInstance: 1 }), 190],
+    ])('the shard count is a multiple of the consumers, %s', (_what, trainingCluster, consumers) => {
+      // WHEN 100 GB of 100 KB files
+      const { packing } = plan(files(1_000_000, 100 * GB), trainingCluster, packed);
+
+      // THEN at the chosen mode's target (64 MiB, or 128 MiB for FastFile)
+      const target = packing.targetShardBytes!;
+      expect(packing.pack).toBe(true);
+      expect(packing.consumers).toBe(consumers);
+      expect(packing.shardCount % consumers).toBe(0);
+      expect(packing.shardCount).toBeGreaterThanOrEqual(Math.ceil(100 * GB / target));
+      expect(packing.shardCount - Math.ceil(100 * GB / target)).toBeLessThan(consumers);
+      expect(packing.shardBytes).toBeLessThanOrEqual(target);
+    });
+
+    test('targets 128 MiB, the largest, for FastFile, and 64 MiB for the other modes', () => {
+      // WHEN
+      const result = plan(files(30_000_000, 3000 * GB), cluster(TrainingInstance.P3DN_24XLARGE), packed);
+
+      // THEN
+      expect(result.packing.targetShardBytes).toBe(result.inputMode.mode === PlannedInputMode.FAST_FILE ? 128 * MIB : 64 * MIB);
+      expect(result.packing.shardBytes).toBeGreaterThanOrEqual(1 * MIB);
+      expect(result.packing.shardBytes).toBeLessThanOrEqual(128 * MIB);
+    });
+
+    test('never plans more shards than files (rounded down to a multiple of the consumers)', () => {
+      // WHEN 300 files of 40 MB: 90–179 shards by size, 352 rounded up, but only 300 files → 176
+      const { packing } = plan(files(300, 300 * 40e6), cluster(TrainingInstance.P3DN_24XLARGE, 2), packed);
+
+      // THEN
+      expect(packing.shardCount).toBe(176);
+    });
+
+    test('only packed rows are chosen from, but every row is still priced', () => {
+      // WHEN 2,000,000 × 5 KB on one ml.g5.2xlarge
+      const result = plan(files(2_000_000, 10 * GB), cluster(TrainingInstance.G5_2XLARGE), packed);
+
+      // THEN
+      expect(result.choice.label).toMatch(/packed$/);
+      expect(result.modes.filter((mode) => !mode.packed).length).toBeGreaterThan(0);
+    });
+  });
+
   describe('loaders, pinned memory and GPU decoding', () => {
     test('memory caps the workers: 8 GiB each on the 16 GiB of ml.g4dn.xlarge', () => {
       // WHEN
