@@ -105,9 +105,11 @@ export interface IoPlanProps {
 }
 
 /**
- * The I/O planner: from a dataset profile and a cluster, the input mode, shard layout, loader workers,
- * decoding, start-up time and FSx size that keep the GPUs fed, each with its reason, and warnings for
- * what will leave them waiting. Pure: no constructs, no I/O. `training-io plan` prints it.
+ * The I/O planner: from a dataset profile and a cluster, every input mode priced for the job (start-up,
+ * read rate against what the GPUs need, job hours, dollars per job and per month, at the list prices
+ * of `lib/contract/prices.ts` or `prices`), the cheapest that keeps the GPUs fed, and the shard layout,
+ * loader workers, decoding and FSx size that go with it, each with its reason, and warnings for what
+ * will leave them waiting. Pure: no constructs, no I/O. `training-io plan` prints it.
  */
 export class IoPlanner {
   /**
