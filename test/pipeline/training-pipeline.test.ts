@@ -14,7 +14,7 @@ import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
 import type { PipelineDiagnosis, PipelineExecutionOutput,
   TrainingPipelineProps} from '../../lib';
 import {
-  InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
+  InputMode, IoPlanner, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { testContainer } from '../support/stacks';
@@ -385,6 +385,24 @@ describe('TrainingPipeline: the planner decides the data path', () => {
     const metadata = built.stack.node.root.node.findAll().flatMap((c) => c.node.metadata).filter((m) => m.type === 'cdk-training-io:plan');
     expect(metadata).toHaveLength(1);
     expect(metadata[0].data.inputMode).toMatch(/^IoPlanner: FastFile, ShardedByS3Key, packed: the cheapest that keeps the GPUs fed, \$[\d.]+ per job/);
+  });
+
+  test('prices reach the planner: the recorded choice is priced with them, as IoPlanner prices it', () => {
+    // GIVEN the 20 million files of 110 KiB, once at list prices and once with the instances' hours free
+    const profile = { objectCount: 20_000_000, meanObjectSize: KB110 };
+    const dollars = (built: Built) => Number(/the cheapest that keeps the GPUs fed, \$([\d,.]+) per job/.exec(dataPathOutput(built))![1].replace(/,/g, ''));
+
+    // WHEN
+    const listed = dollars(build({ datasetProfile: profile }));
+    const free = dollars(build({ datasetProfile: profile, prices: { instances: [{ instanceType: 'ml.p3dn.24xlarge', dollarsPerHour: 0 }] } }));
+
+    // THEN what is left is the packing and the requests
+    expect(listed).toBeGreaterThan(50);
+    expect(free).toBeLessThan(20);
+    expect(free).toBeCloseTo(IoPlanner.plan({
+      dataset: profile, cluster: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 }, epochs: 3, alwaysPacked: true,
+      prices: { instances: [{ instanceType: 'ml.p3dn.24xlarge', dollarsPerHour: 0 }] },
+    }).choice.dollarsPerJob, 2);
   });
 
   test('what the user set wins over the planner, and is recorded as given', () => {
