@@ -22,10 +22,13 @@ export const S3_CONNECTION_BYTES_PER_SECOND = 85e6;
 export const PIPE_STREAM_BYTES_PER_SECOND = DOWNLOAD_PARALLELISM * S3_CONNECTION_BYTES_PER_SECOND;
 
 /**
- * What this library's Pipe-mode reader on one host deals to its consumers at most: one Python thread
- * reads the FIFO and hands every record out. Measured 0.45–0.82 GB/s with 1–88 consumers
- * (issue #44; bench/pipe-fanout.py measures it): 0.5 GB/s, near the low end, until that bench's
- * figures replace it.
+ * What this library's Pipe-mode reader on one host deals to its consumers at most, as
+ * bench/pipe-fanout.py measures it with 88 consumers (8 GPU processes × 11 workers): on a loaded
+ * 2-core machine the splice path moved 0.15–0.46 GB/s wall, and its CPU cost (0.23–0.88 s per GB)
+ * bounds it at 1.1 GB/s with a core to itself; on a stock image (no fast CRC-32C, shards checked whole
+ * on the copy path) 0.76–1.24 s per GB bounds it at 0.8 GB/s, a thread that shares its interpreter with
+ * local rank 0's training loop. 0.5 GB/s: between the wall figures and those bounds, until a
+ * many-core host measures it.
  */
 export const PIPE_HOST_FANOUT_BYTES_PER_SECOND = 0.5e9;
 
