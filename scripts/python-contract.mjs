@@ -16,7 +16,7 @@ const modulePath = moduleFlag > 0 ? process.argv[moduleFlag + 1] : `${root}conta
 const SOURCES = {
   'lib/contract/dataset-layout.ts': ['DATASET_LAYOUT', 'VERSION_ID_PATTERN', 'VERSION_SEQUENCE_DIGITS'],
   'lib/contract/shard-limits.ts': ['MIN_SHARD_BYTES', 'DEFAULT_SHARD_BYTES', 'MAX_SHARD_BYTES'],
-  'lib/contract/s3-retry-rule.ts': ['S3_RETRY_RULE', 'THROTTLING_CODES', 'TRANSIENT_CODES'],
+  'lib/contract/s3-retry-rule.ts': ['S3_RETRY_RULE', 'S3_RETRY_SECONDS_ENV', 'THROTTLING_CODES', 'TRANSIENT_CODES'],
 };
 
 const HEADER = `"""The contract between the TypeScript side and this reader, generated from lib/contract/ by

@@ -5,8 +5,15 @@ import { ProgressDisplay } from './progress';
 import { UsageError } from './usage-error';
 import { LocalDirectorySink } from '../../lambda/io/local-directory';
 import { syncRootCopies } from '../../lambda/packing/publish';
+import type { PackingSink } from '../../lambda/io/storage';
+import { LEFTOVER_MIN_AGE_MS } from '../../lambda/packing/leftovers';
+import { DELETES_AT_ONCE, mapLimited } from '../../lambda/packing/limited';
+import type { VerifyReport } from '../../lambda/packing/verify';
 import { verifyDataset } from '../../lambda/packing/verify';
 import { printable, quoted } from '../../lambda/io/printable';
+
+/** The age at which the next publish removes a leftover, in the words of the usage. */
+const LEFTOVER_MINUTES = LEFTOVER_MIN_AGE_MS / 60_000;
 
 export const VERIFY_USAGE = `Usage: training-io verify <dataset> [--version V] [--repair] [--images] [--allow-missing] [--endpoint-url URL] [--region R]
 
@@ -15,13 +22,16 @@ the newest published version (and, on S3, that shards.manifest and index.manifes
 shard's size and CRC32C against it, every record's CRCs, ids and labels, every index file,
 RecordIO's index/all.idx, every member list (there, readable, and its files less the listed
 failures are the shard's records: the next incremental pack needs them), that records + failures
-account for every source file, and that no shard or index in the version's folders is left out of
-the manifest.
+account for every source file. Objects in the version's shards/, index/ and members/ that its
+manifest does not list (a packer attempt's write that landed after the version was published) are
+leftovers: each is named in a warning, and does not fail the version; the next publish removes
+those over ${LEFTOVER_MINUTES} minutes old.
 
   --version V          check version V (v00000002-1a2b3c4d) instead of the current one; a
                        version that was never published is a problem (the published ones are listed)
   --repair             first bring the root's copies (manifest.json, shards.manifest, index.manifest) to
-                       the newest published version, as the next pack would (a run stopped after publishing)
+                       the newest published version, as the next pack would (a run stopped after publishing);
+                       then remove the version's leftovers, whatever their age
   --images             also check every record's image, whole, as pack does (a JPEG or PNG the
                        training readers decode): for datasets packed before that check or
                        packed as any content; each record that is not one is a problem naming its file
@@ -68,7 +78,9 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
       ...(missing ? [`${failures.length} source file(s) are not in the dataset (the manifest's failures; pass --allow-missing to accept that): `
         + `${failures.slice(0, 10).map((f) => `${f.key} (${f.reason})`).join(', ')}${failures.length > 10 ? ', …' : ''}`] : []),
     ];
-    for (const problem of problems) out.write(`problem: ${printable(problem)}\n`);
+    for (const problem of problems) out.write(`problem: ${printable(problem)}
+`);
+    await reportLeftovers(reader, report, values.repair, out);
     out.write(`${problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
       `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${printable(describeLocation(dataset))}`
       + `${report.manifest?.datasetVersion ? `, version ${report.manifest.datasetVersion}` : ''}\n`);
@@ -76,4 +88,26 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
   } finally {
     client?.destroy();
   }
+}
+
+/** Most leftovers named one by one; the rest are counted. */
+const LEFTOVERS_NAMED = 20;
+
+/**
+ * Names the version's leftovers in warnings, or with `--repair` removes them. Any age will do here:
+ * the manifest was published without them, so no reader opens them; the next publish keeps to its
+ * age rule (lambda/packing/leftovers.ts) only so that what it removes is never written again.
+ */
+async function reportLeftovers(sink: PackingSink, report: VerifyReport, repair: boolean, out: NodeJS.WritableStream): Promise<void> {
+  const leftovers = report.leftovers ?? [];
+  if (leftovers.length === 0) return;
+  const named = leftovers.slice(0, LEFTOVERS_NAMED).join(', ') + (leftovers.length > LEFTOVERS_NAMED ? `, … (${leftovers.length - LEFTOVERS_NAMED} more)` : '');
+  if (repair) {
+    await mapLimited(leftovers, DELETES_AT_ONCE, (key) => sink.delete(key));
+    out.write(`repaired: removed ${leftovers.length} leftover(s) that ${report.manifest!.datasetVersion}'s manifest does not list: ${named}\n`);
+    return;
+  }
+  out.write(`warning: ${leftovers.length} leftover(s) in ${report.manifest!.datasetVersion}'s folder that its manifest does not list `
+    + `(a packer attempt's write that landed after the version was published; readers of the manifest never open them, `
+    + `a reader of the folder would): ${named}; verify --repair removes them, the next publish those over ${LEFTOVER_MINUTES} minutes old\n`);
 }

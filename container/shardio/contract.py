@@ -59,6 +59,11 @@ and Python's exception classes (botocore's, urllib3's, `ConnectionError`, `socke
 the Python reader also retries a shard whose bytes fail the manifest's size or CRC check, which it
 checks while downloading (the Node engine checks what it writes, not what it reads back)."""
 
+S3_RETRY_SECONDS_ENV = "SHARDIO_S3_RETRY_SECONDS"
+"""The environment variable that sets the retry budget, in seconds (0: the attempts only), where no
+option does: read by the Python reader and by the `training-io` CLI; the Lambda handlers follow the
+rule as it is."""
+
 THROTTLING_CODES = ("SlowDown", "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottled",
     "RequestThrottledException", "TooManyRequests", "TooManyRequestsException",
     "ProvisionedThroughputExceededException", "RequestLimitExceeded", "BandwidthLimitExceeded")

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Dict, Optional, TypeVar
 
-from .contract import S3_RETRY_RULE, THROTTLING_CODES, TRANSIENT_CODES
+from .contract import S3_RETRY_RULE, S3_RETRY_SECONDS_ENV, THROTTLING_CODES, TRANSIENT_CODES
 from .errors import redact
 
 T = TypeVar("T")
@@ -35,8 +35,8 @@ DEFAULT_ATTEMPTS = S3_RETRY_RULE["attempts"]
 """Attempts every transient failure gets, whatever the retry budget."""
 DEFAULT_RETRY_SECONDS = S3_RETRY_RULE["budgetMs"] / 1000
 """Seconds after its first attempt that a failing GET is still tried again (past DEFAULT_ATTEMPTS)."""
-RETRY_SECONDS_ENV = "SHARDIO_S3_RETRY_SECONDS"
-"""The environment variable that sets the retry budget where no `retry_seconds` is given."""
+RETRY_SECONDS_ENV = S3_RETRY_SECONDS_ENV
+"""The environment variable that sets the retry budget where no `retry_seconds` is given (the CLI reads it too)."""
 _CHUNK = 1024 * 1024
 _THROTTLING_CODES = frozenset(THROTTLING_CODES)
 _TRANSIENT_CODES = _THROTTLING_CODES | frozenset(TRANSIENT_CODES)

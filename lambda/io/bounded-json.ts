@@ -51,18 +51,19 @@ function tooLarge(name: string, size: number): JsonLimitError {
   return new JsonLimitError(`${name}: ${(size / 2 ** 20).toFixed(1)} MiB of JSON is more than the ${MAX_JSON_BYTES / 2 ** 20} MiB allowed; refused without parsing it`);
 }
 
-/** The deepest nesting of arrays and objects in a JSON text (brackets inside strings do not count). */
+/**
+ * The deepest nesting of arrays and objects in a JSON text (brackets inside strings do not count).
+ * A string is skipped to its closing quote with indexOf (native, about 3 times a byte loop's speed:
+ * the scan then costs about what the parse does).
+ */
 export function jsonDepth(bytes: Buffer): number {
   let depth = 0;
   let deepest = 0;
-  let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i];
-    if (inString) {
-      if (byte === BACKSLASH) i++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) {
-      inString = true;
+    if (byte === QUOTE) {
+      i = closingQuote(bytes, i);
+      if (i < 0) break; // an unterminated string: the parse says so
     } else if (byte === OPEN_ARRAY || byte === OPEN_OBJECT) {
       deepest = Math.max(deepest, ++depth);
     } else if (byte === CLOSE_ARRAY || byte === CLOSE_OBJECT) {
@@ -70,4 +71,14 @@ export function jsonDepth(bytes: Buffer): number {
     }
   }
   return deepest;
+}
+
+/** The position of the quote that closes the string opened at `open` (one after an even run of backslashes), or -1. */
+function closingQuote(bytes: Buffer, open: number): number {
+  for (let quote = bytes.indexOf(QUOTE, open + 1); quote >= 0; quote = bytes.indexOf(QUOTE, quote + 1)) {
+    let backslashes = 0;
+    while (bytes[quote - 1 - backslashes] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+  }
+  return -1;
 }

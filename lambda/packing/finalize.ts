@@ -3,8 +3,9 @@ import type { ShardFormatName } from './formats/shard-format';
 import type { PackingSink } from '../io/storage';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
 import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing, PlannedSizing } from './manifest';
-import { checkTotals, MANIFEST_FORMAT_VERSION, referencedKeys, serializeManifest } from './manifest';
-import { INDEX_FOLDER, isConfinedKey, MEMBERS_FOLDER, SHARDS_FOLDER, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
+import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
+import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
+import { unlistedObjects } from './leftovers';
 import { AfterClaimError, ConcurrentPublishError, publishVersion, throwIfClaimedByAnother } from './publish';
 import type { PruneResult } from './prune';
 import { pruneVersions } from './prune';
@@ -132,7 +133,7 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
 
   // A run that lost the race to publish says so before anything else (the winner may have pruned its objects).
   await throwIfClaimedByAnother(input.sink, layout.id, input.previousVersion);
-  await removeUnlistedObjects(input.sink, layout, manifest);
+  await removeUnlistedObjects(input.sink, manifest);
   if (input.format === 'recordio') await writeGlobalIndex(input.sink, layout.globalIndexKey, shards);
   await checkObjectsPresent(input.sink, manifest);
   await input.sink.put(layout.manifestKey, serializeManifest(manifest));
@@ -159,10 +160,8 @@ function sizingOf(planned: PlannedSizing, shards: readonly ManifestShard[]): Man
  * of the version's folder sees exactly the manifest's shards. Shards reused from older versions
  * lie in their folders, never touched here; the RecordIO global index is written after this.
  */
-async function removeUnlistedObjects(sink: PackingSink, layout: VersionLayout, manifest: Manifest): Promise<void> {
-  const listed = new Set(referencedKeys(manifest));
-  const present = (await Promise.all([SHARDS_FOLDER, INDEX_FOLDER, MEMBERS_FOLDER].map((folder) => sink.list(layout.rebase(folder))))).flat();
-  await mapLimited(present.filter((key) => !listed.has(key)), DELETES_AT_ONCE, (key) => sink.delete(key));
+async function removeUnlistedObjects(sink: PackingSink, manifest: Manifest): Promise<void> {
+  await mapLimited(await unlistedObjects(sink, manifest), DELETES_AT_ONCE, (key) => sink.delete(key));
 }
 
 /**

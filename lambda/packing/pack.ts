@@ -19,8 +19,8 @@ import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { RecordContent } from './image-check/record-content';
 import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
-import { DEFAULT_RETENTION_DAYS } from './prune';
-import { AfterClaimError, ConcurrentPublishError, currentVersion, syncRootCopies, throwIfClaimedByAnother } from './publish';
+import { DEFAULT_RETENTION_DAYS, tidyBeforePlan } from './prune';
+import { AfterClaimError, ConcurrentPublishError, currentVersion, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
 
@@ -122,7 +122,8 @@ export interface PackProgress {
  * layout"): list → plan (planVersion: up to date, incremental on the current version, or full) → write the
  * new shards, a few at once, each with bounded read-ahead, into the version's folder → finalize
  * (indexes, manifest, checks, the atomic publish) → prune old versions. First of all, root copies
- * left behind the newest claim by a run that stopped after its claim are repaired. Nothing of a
+ * left behind the newest claim by a run that stopped after its claim are repaired, and what failed
+ * runs left below the newest claim is removed (tidyBeforePlan). Nothing of a
  * published version is changed. Inputs that cannot be read are listed in the manifest's failures,
  * never dropped, and a run with any publishes nothing unless `allowMissing`; any other error before the claim fails the run, publishes nothing and removes the
  * run's folder; at the claim or after it, the run deletes nothing (ARCHITECTURE.md "Publishing protocol"). Listings of more than 131,072
@@ -135,7 +136,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   // Before the listing: settings out of range or sharp missing fail the run at once.
   const preprocessing = options.preprocessing ? new ImagePreprocessor(options.preprocessing).record : undefined;
   const checkImages = checksImages(options.content ?? 'any', options.preprocessing !== undefined);
-  const repairedRootCopies = await syncRootCopies(options.sink);
+  const repairedRootCopies = await tidyBeforePlan(options.sink);
   const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {

@@ -2,9 +2,11 @@ import { PLAN_ROOT, versionOfKey, VERSIONS_PREFIX, VersionLayout, versionSequenc
 import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
+import { removeLeftovers } from './leftovers';
+import type { Manifest } from './manifest';
 import { referencedKeys } from './manifest';
-import type { ClaimedVersion } from './publish';
-import { DatasetObjectError, publishedVersions, readVersionManifest } from './publish';
+import type { ClaimedVersion, PublishedVersion } from './publish';
+import { DatasetObjectError, publishedClaims, publishedVersions, readVersionManifest, syncRootCopies } from './publish';
 
 /** Seven days: longer than most training jobs, so a job finishes on the version it started with. */
 export const DEFAULT_RETENTION_DAYS = 7;
@@ -16,6 +18,8 @@ export interface PruneResult {
   readonly deletedObjects: number;
   /** Versions kept: the current one and those current within the retention period whose manifest is still there. */
   readonly keptVersions: string[];
+  /** Objects removed from kept versions' folders that their manifests do not list (leftovers.ts); counted in `deletedObjects` too. */
+  readonly removedLeftovers: string[];
 }
 
 /**
@@ -39,13 +43,16 @@ export interface PruneResult {
  * has yet: its folder is left alone. A version claimed after this prune listed the claims
  * references only its own folder (a newer number: left alone) and what its base version
  * references, and the base is at least the newest claim seen here, which is kept.
+ *
+ * The folders of kept versions lose their leftovers: objects their manifests do not list, once
+ * older than the longest a packer attempt can write (LEFTOVER_MIN_AGE_MS, leftovers.ts).
  */
 export async function pruneVersions(sink: PackingSink, retentionMs: number, now?: Date): Promise<PruneResult> {
   const published = await publishedVersions(sink);
-  if (published.length === 0) return { prunedVersions: [], deletedObjects: 0, keptVersions: [] };
+  if (published.length === 0) return { prunedVersions: [], deletedObjects: 0, keptVersions: [], removedLeftovers: [] };
   const clock = now?.getTime() ?? Math.max(...published.map((version) => version.claimedAt));
   const retained = retainedVersions(published, retentionMs, clock);
-  const kept: string[] = [];
+  const kept: Manifest[] = [];
   const referenced = new Set<string>();
   for (const version of retained) {
     const manifest = await readVersionManifest(sink, version.datasetVersion).catch((error: unknown) => {
@@ -53,36 +60,69 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now?
       return undefined;
     });
     if (!manifest) continue;
-    kept.push(version.datasetVersion);
+    kept.push(manifest);
     for (const key of referencedKeys(manifest)) referenced.add(key);
   }
-  if (!kept.includes(published[published.length - 1].datasetVersion)) {
+  const keptIds = kept.map((manifest) => manifest.datasetVersion);
+  if (!keptIds.includes(published[published.length - 1].datasetVersion)) {
     throw new DatasetObjectError(`${sink.uri}: the newest version ${published[published.length - 1].datasetVersion} cannot be read; nothing pruned`);
   }
-  const publishedIds = new Set(published.map((version) => version.datasetVersion));
-  const newest = published[published.length - 1].sequence;
   const folders = await sink.list(VERSIONS_PREFIX);
-  const abandoned = new Set(folders.map(versionOfKey).filter((id): id is string =>
-    id !== undefined && !publishedIds.has(id) && versionSequence(id)! <= newest));
-  const prunable = new Set([...publishedIds].filter((id) => !kept.includes(id)));
-  for (const id of abandoned) prunable.add(id);
+  const prunable = new Set([...published.map((version) => version.datasetVersion).filter((id) => !keptIds.includes(id)),
+    ...abandonedVersions(folders, published)]);
   const stale = folders.filter((key) => {
     const version = versionOfKey(key);
     return version !== undefined && prunable.has(version) && !referenced.has(key);
   });
-  // Working files of every run whose number a claim has taken, published or not: a run that published left
-  // them behind when its clean-up failed, or a packer attempt that ended after it wrote one again.
-  const workingFiles = (await sink.list(PLAN_ROOT)).filter((key) => (versionSequence(key.slice(PLAN_ROOT.length).split('/', 1)[0]) ?? Infinity) <= newest);
+  const workingFiles = await takenWorkingFiles(sink, published);
   // The version's own manifest first: from then on no reader opens the version, whatever is left of it.
   const manifests = new Set([...prunable].map((id) => new VersionLayout(id).manifestKey));
   await deleteAll(sink, stale.filter((key) => manifests.has(key)));
   await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
   await deleteAll(sink, workingFiles);
+  const leftovers = await removeLeftovers(sink, kept, clock);
   return {
     prunedVersions: [...prunable].filter((id) => stale.some((key) => versionOfKey(key) === id)),
-    deletedObjects: stale.length + workingFiles.length,
-    keptVersions: kept,
+    deletedObjects: stale.length + workingFiles.length + leftovers.removed.length,
+    keptVersions: keptIds,
+    removedLeftovers: leftovers.removed,
   };
+}
+
+/**
+ * What every run does before it plans, the CLI's pack and the Lambda planner alike: bring the
+ * root's copies to the newest claim (a run stopped after its claim), and remove what failed runs
+ * left below the newest claim, published or not (a run that crashed, was refused or lost the race
+ * to publish): the folders of versions never published whose number a claim has taken, and the
+ * working files under `_plan/` of every number taken. No version references those folders (a
+ * manifest lists its own folder's objects and those its claimed base lists), and a run in progress
+ * works on a number no claim has yet, which is left alone. Returns the root copies repaired.
+ */
+export async function tidyBeforePlan(sink: PackingSink): Promise<string[]> {
+  const repaired = await syncRootCopies(sink);
+  const published = await publishedClaims(sink);
+  if (published.length > 0) {
+    const abandoned = abandonedVersions(await sink.list(VERSIONS_PREFIX), published);
+    const folders = (await Promise.all([...abandoned].map((id) => sink.list(new VersionLayout(id).prefix)))).flat();
+    await deleteAll(sink, [...folders, ...await takenWorkingFiles(sink, published)]);
+  }
+  return repaired;
+}
+
+/** Versions with objects under `versions/` that no claim publishes, though a claim has taken their number: they can never be published. */
+function abandonedVersions(folders: readonly string[], published: readonly PublishedVersion[]): Set<string> {
+  const publishedIds = new Set(published.map((version) => version.datasetVersion));
+  const newest = published[published.length - 1].sequence;
+  return new Set(folders.map(versionOfKey).filter((id): id is string => id !== undefined && !publishedIds.has(id) && versionSequence(id)! <= newest));
+}
+
+/**
+ * Working files of every run whose number a claim has taken, published or not: a run that published left
+ * them behind when its clean-up failed, a run that failed never got to it, or a packer attempt that ended after it wrote one again.
+ */
+async function takenWorkingFiles(sink: PackingSink, published: readonly PublishedVersion[]): Promise<string[]> {
+  const newest = published[published.length - 1].sequence;
+  return (await sink.list(PLAN_ROOT)).filter((key) => (versionSequence(key.slice(PLAN_ROOT.length).split('/', 1)[0]) ?? Infinity) <= newest);
 }
 
 /**

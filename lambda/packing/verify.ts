@@ -12,7 +12,8 @@ import { quoted } from '../io/printable';
 import type { Manifest, ManifestShard } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION } from './manifest';
 import { crc32Base64, crc32cBase64 } from '../io/s3-checksum';
-import { INDEX_FOLDER, isConfinedKey, MANIFEST_KEY, SHARDS_FOLDER, VersionLayout, versionSequence } from './dataset-layout';
+import { isConfinedKey, MANIFEST_KEY, VersionLayout, versionSequence } from './dataset-layout';
+import { unlistedObjects } from './leftovers';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';
 import { imageCheckFailure, READER_RULES } from './image-check/image-check';
@@ -26,6 +27,14 @@ export interface VerifyReport {
   readonly shardsChecked: number;
   readonly recordsChecked: number;
   readonly bytesChecked: number;
+  /**
+   * Objects in the version's `shards/`, `index/` and `members/` that its manifest does not list: a
+   * packer attempt's write that landed after its version was published (leftovers.ts). Not a
+   * problem of the version (its readers open what the manifest lists), but a reader of the folder
+   * would read them too: `verify --repair` and the next publish remove them. Undefined when the
+   * manifest could not be read.
+   */
+  readonly leftovers?: string[];
 }
 
 /** Where verification reads a packed dataset from: any sink can read back what it wrote. */
@@ -58,7 +67,7 @@ export interface VerifyOptions {
  * framing CRCs, record ids and labels, every index line against the records, RecordIO's global
  * index against the per-shard ones, and the manifest totals against the source. Keys that leave the
  * dataset are reported, never read; an object under `shards/` or `index/` that the manifest does
- * not list, or a key it lists twice, is reported (a reader of the folder would read its records too).
+ * not list is a leftover (reported apart: VerifyReport.leftovers), a key it lists twice a problem.
  */
 export async function verifyDataset(dataset: DatasetReader, options: VerifyOptions = {}): Promise<VerifyReport> {
   if (options.version !== undefined && versionSequence(options.version) === undefined) {
@@ -100,7 +109,7 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
   if (totals) problems.push(`${manifestKey}: ${totals}`);
   if (options.version === undefined) await checkCurrent(dataset, manifest, problems);
   const labelCount = Object.keys(manifest.labels).length;
-  const confined = await checkListedKeys(dataset, manifest, manifestKey, problems);
+  const confined = checkListedKeys(manifest, manifestKey, problems);
   let recordsChecked = 0;
   let bytesChecked = 0;
   const globalIndex = manifest.format === 'recordio' ? await GlobalIndexCheck.read(dataset, manifest, problems) : undefined;
@@ -120,7 +129,8 @@ export async function verifyDataset(dataset: DatasetReader, options: VerifyOptio
     options.onProgress?.({ ...progress });
   }
   globalIndex?.finish();
-  return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked };
+  const leftovers = await unlistedObjects(dataset, manifest);
+  return { manifest, problems, shardsChecked: manifest.shards.length, recordsChecked, bytesChecked, leftovers };
 }
 
 /**
@@ -231,11 +241,9 @@ async function checkCurrent(dataset: DatasetReader, manifest: Manifest, problems
 
 /**
  * Keys that stay inside the dataset (relative, no `..`, `.` or empty segment, no backslash); each
- * other key, and each key listed twice, is a problem. Also reports shards and index files in the
- * version's own `shards/` and `index/` folders that the manifest does not list (a channel over the
- * folder would read them too).
+ * other key, and each key listed twice, is a problem.
  */
-async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, manifestKey: string, problems: string[]): Promise<Set<string>> {
+function checkListedKeys(manifest: Manifest, manifestKey: string, problems: string[]): Set<string> {
   const listed = [
     ...manifest.shards.flatMap((shard) => [shard.key, shard.indexKey, shard.membersKey]),
     ...(manifest.globalIndexKey ? [manifest.globalIndexKey] : []),
@@ -250,26 +258,11 @@ async function checkListedKeys(dataset: DatasetReader, manifest: Manifest, manif
       confined.add(key);
     }
   }
-  const layout = new VersionLayout(manifest.datasetVersion);
-  for (const folder of [SHARDS_FOLDER, INDEX_FOLDER]) {
-    const prefix = layout.rebase(folder);
-    for (const key of await dataset.list(prefix)) {
-      if (!confined.has(key) && READABLE.test(key) && !isPartial(key)) problems.push(`${key}: not listed in ${manifestKey}; a reader of ${prefix} would read it too`);
-    }
-  }
   return confined;
 }
 
-/** What a reader of `shards/` or `index/` picks up: shards and index files (other files, e.g. notes, are left to the owner). */
-const READABLE = /\.(tfrecord|rec|idx)$/;
-
 function leavesDataset(key: unknown): boolean {
   return typeof key !== 'string' || !isConfinedKey(key);
-}
-
-/** A local sink's object still being written (see LocalDirectorySink): hidden, never read by a reader of the folder's shards. */
-function isPartial(key: string): boolean {
-  return /(^|\/)\.[^/]*\.partial$/.test(key);
 }
 
 interface CheckedShard {

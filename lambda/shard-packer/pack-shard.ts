@@ -60,7 +60,8 @@ export class LateAttemptError extends Error {
  * changed in between): each attempt writes its shard and index under keys of its own
  * (`shards/<shard>.<attempt>.tfrecord`), and the result is created only if absent, so the first
  * attempt to finish names the shard for good. A later attempt adopts that result and removes its
- * own objects; one that ends after the version was published removes its objects too, and fails
+ * own objects (a result that names this attempt's own shard key is its own, its create's answer
+ * lost: it keeps its objects); one that ends after the version was published removes its objects too, and fails
  * with a LateAttemptError. No attempt ever writes over an object another one wrote.
  */
 export async function packShard(task: ShardPackerEvent, options: PackShardOptions): Promise<ShardPackerResult> {
@@ -88,6 +89,8 @@ export async function packShard(task: ShardPackerEvent, options: PackShardOption
   const ownObjects = [shard.key, shard.indexKey];
   if (!await options.sink.createIfAbsent(key, Buffer.from(`${JSON.stringify(result)}\n`))) {
     const adopted = await readResultIfPresent(options.sink, key);
+    // The answer to this attempt's own create was lost and the SDK's retry found it: the result is ours.
+    if (adopted?.shard.key === shard.key) return summary(adopted, key);
     await deleteAll(options.sink, ownObjects);
     if (!adopted) throw new LateAttemptError(task.shardName, layout.id);
     return summary(adopted, key);

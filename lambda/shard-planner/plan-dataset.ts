@@ -10,7 +10,8 @@ import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
 import { BUNDLED_SHARP } from '../packing/preprocess/bundled-sharp';
 import { manifestPreprocessing } from '../packing/preprocess/preprocessing-settings';
-import { currentVersion, syncRootCopies } from '../packing/publish';
+import { currentVersion } from '../packing/publish';
+import { tidyBeforePlan } from '../packing/prune';
 import type { ShardPlannerResult } from './contract';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
 import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
@@ -50,8 +51,8 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const { source, sink, destination, settings } = options;
   const format = shardFormat(settings.format);
   const recordBytes = (key: string, size: number) => format.recordBytes(key, size);
-  // A run that stopped after its claim left the root behind: repaired before anything else, as the CLI's pack does.
-  await syncRootCopies(sink);
+  // The root's copies repaired and failed runs' objects removed before anything else, as the CLI's pack does.
+  await tidyBeforePlan(sink);
   const current = await currentVersion(sink);
   const files = await listAll(source);
   const fingerprint = sourceFingerprint(files);

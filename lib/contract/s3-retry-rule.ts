@@ -30,6 +30,13 @@ export const S3_RETRY_RULE = {
 } as const;
 
 /**
+ * The environment variable that sets the retry budget, in seconds (0: the attempts only), where no
+ * option does: read by the Python reader and by the `training-io` CLI; the Lambda handlers follow the
+ * rule as it is.
+ */
+export const S3_RETRY_SECONDS_ENV = 'SHARDIO_S3_RETRY_SECONDS';
+
+/**
  * S3's and the AWS SDKs' codes that ask for less load (a 503 or 429 means the same): retried by the
  * rule, and reported as throttling (the reader's error then says how to ask less of S3).
  */

@@ -4,6 +4,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { LambdaHandlerName } from './assets';
+import { HANDLER_TIMEOUT_SECONDS } from '../contract/handler-timeout';
 import { LIBRARY_METRICS_NAMESPACE } from '../contract/metric-names';
 import { lambdaBundleDirectory } from './assets';
 import type { LogGroupOptions } from './log-group';
@@ -16,7 +17,7 @@ export interface HandlerFunctionOptions {
   readonly environment: Record<string, string>;
   /** What the function does, after `cdk-training-io <handler>: `. */
   readonly description: string;
-  /** @default Duration.minutes(15) */
+  /** @default - HANDLER_TIMEOUT_SECONDS, 15 minutes */
   readonly timeout?: Duration;
   /** Retention and key of the function's log group. */
   readonly logs?: LogGroupOptions;
@@ -40,7 +41,7 @@ export function createHandlerFunction(scope: Construct, id: string, handler: Lam
     code: lambda.Code.fromAsset(lambdaBundleDirectory(handler)),
     handler: 'index.handler',
     memorySize: options.memorySize.toMebibytes(),
-    timeout: options.timeout ?? Duration.minutes(15),
+    timeout: options.timeout ?? Duration.seconds(HANDLER_TIMEOUT_SECONDS),
     tracing: lambda.Tracing.ACTIVE,
     environment: {
       ...options.environment,

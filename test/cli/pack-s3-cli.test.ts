@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { S3_RETRY_RULE, S3_RETRY_SECONDS_ENV } from '../../lib/contract/s3-retry-rule';
 import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY } from '../../lambda/packing/dataset-layout';
 import { withoutVersionIds } from '../support/dataset-objects';
@@ -28,6 +29,20 @@ let bucket: string;
 const sourceFiles: Record<string, Buffer> = {};
 let localSource: string;
 const savedEnvironment: Record<string, string | undefined> = {};
+
+/** `run()` with `variables` set in this process's environment (the CLI runs in process), restored after. */
+async function withEnvironment<T>(variables: Record<string, string>, run: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, variables);
+  try {
+    return await run();
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
 
 beforeAll(async () => {
   server = await startS3Server();
@@ -218,13 +233,24 @@ describe('training-io pack and verify with S3', () => {
     const { port } = probe.address() as net.AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
 
-    // WHEN
-    const verified = await runCli('verify', `s3://${bucket}/packed-a/`, ...s3Flags(`http://127.0.0.1:${port}`));
+    // WHEN: the attempts only, not the 60 s retry budget (SHARDIO_S3_RETRY_SECONDS=0)
+    const verified = await withEnvironment({ [S3_RETRY_SECONDS_ENV]: '0' },
+      () => runCli('verify', `s3://${bucket}/packed-a/`, ...s3Flags(`http://127.0.0.1:${port}`)));
 
     // THEN
     expect(verified.code).toBe(1);
-    expect(verified.stdout).toMatch(new RegExp(`^problem: manifest\\.json: cannot be read \\(.*ECONNREFUSED.*127\\.0\\.0\\.1:${port}.*\\); the store could not be read`, 'm'));
+    expect(verified.stdout).toMatch(new RegExp(`^problem: manifest\\.json: cannot be read \\(.*ECONNREFUSED.*127\\.0\\.0\\.1:${port}.*`
+      + `after ${S3_RETRY_RULE.attempts} attempts in \\d+\\.\\d s.*\\); the store could not be read`, 'm'));
     expect(verified.stdout).not.toMatch(/incomplete/);
+  });
+
+  test.each(['-1', 'soon', 'Infinity'])('SHARDIO_S3_RETRY_SECONDS=%s is a usage error naming the variable and what it takes', async (value) => {
+    // WHEN
+    const verified = await withEnvironment({ [S3_RETRY_SECONDS_ENV]: value }, () => runCli('verify', `s3://${bucket}/packed-a/`, ...s3Flags()));
+
+    // THEN
+    expect(verified.code).toBe(2);
+    expect(verified.stderr).toContain(`SHARDIO_S3_RETRY_SECONDS='${value}': must be a number of seconds, 0 or more (0: 6 attempts only; default 60)`);
   });
 
   test('pack S3 to a local folder, then verify the folder', async () => {

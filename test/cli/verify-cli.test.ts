@@ -139,3 +139,29 @@ describe('training-io verify on a first try', () => {
     expect(stdout).toMatch(/^ok: 3 shards, 6 records/m);
   });
 });
+
+describe('training-io verify names leftovers, and --repair removes them', () => {
+  test('a shard in the version\'s folder that its manifest does not list: a warning naming it, exit 0; --repair removes it, and the next verify is clean', async () => {
+    // GIVEN: a stopped packer attempt's shard, landed in the published version's folder
+    const { output } = await packed();
+    const manifest = readManifest(output);
+    const leftover = manifest.shards[0].key.replace(/\.tfrecord$/, '.5ca1ab1e.tfrecord');
+    fs.copyFileSync(path.join(output, manifest.shards[0].key), path.join(output, leftover));
+
+    // WHEN
+    const verified = await runCli('verify', output);
+    const repaired = await runCli('verify', '--repair', output);
+    const after = await runCli('verify', output);
+
+    // THEN
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`^warning: 1 leftover\\(s\\) in ${manifest.datasetVersion}'s folder that its manifest does not list .*: ${leftover}; `
+      + 'verify --repair removes them, the next publish those over 30 minutes old$', 'm'));
+    expect(verified.stdout).toMatch(/^ok: /m);
+    expect(repaired.code).toBe(0);
+    expect(repaired.stdout).toMatch(new RegExp(`^repaired: removed 1 leftover\\(s\\) that ${manifest.datasetVersion}'s manifest does not list: ${leftover}$`, 'm'));
+    expect(fs.existsSync(path.join(output, leftover))).toBe(false);
+    expect(after.stdout).not.toMatch(/leftover/);
+    expect(after.code).toBe(0);
+  });
+});

@@ -15,6 +15,8 @@ describe('bounded JSON', () => {
     // WHEN / THEN
     expect(jsonDepth(Buffer.from('{"a": [1, {"b": "[[[{{{\\"]]]"}]}'))).toBe(3);
     expect(jsonDepth(Buffer.from('"just a string"'))).toBe(0);
+    expect(jsonDepth(Buffer.from('[["a\\\\", ["b\\\\\\"]"]]]'))).toBe(3);
+    expect(jsonDepth(Buffer.from('[["unterminated ]]'))).toBe(2);
   });
 
   test(`a document ${MAX_JSON_DEPTH} levels deep is parsed; one level more, and one 200,000 deep, are refused naming it`, () => {

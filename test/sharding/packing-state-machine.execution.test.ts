@@ -14,9 +14,11 @@ import { ShardedDataset } from '../../lib';
 import { sizedJpeg } from '../support/jpeg-dataset';
 import type { S3TestServer} from '../support/s3-server';
 import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
-import type { DetachedOutcome } from '../support/state-machine-runner';
+import type { DetachedOutcome, LambdaCall } from '../support/state-machine-runner';
 import { StateMachineRunner } from '../support/state-machine-runner';
 import { whenServerCan } from '../support/s3-server-capabilities';
+import type { FaultProxy, InFlightWrite } from '../support/fault-proxy';
+import { startFaultProxy } from '../support/fault-proxy';
 
 /*
  * The packing state machine of ShardedDataset, executed: the definition synthesized by the
@@ -53,8 +55,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** The construct's state machine over raw/ (or `sourcePrefix`) of the source bucket, writing under `prefix`, run against the local S3 server. */
-function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: boolean } = {}): StateMachineRunner {
+/**
+ * The construct's state machine over raw/ (or `sourcePrefix`) of the source bucket, writing under `prefix`, run against the local S3 server
+ * (through `proxy` when given: the handlers' S3 calls go through it).
+ */
+function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: boolean } = {}, proxy?: FaultProxy): StateMachineRunner {
   const app = new App();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   const source = new s3.Bucket(stack, 'Raw');
@@ -62,7 +67,7 @@ function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: 
   new ShardedDataset(stack, 'Dataset', {
     sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: destination, destinationPrefix: prefix, shardCount: SHARDS, seed: 7, ...extra,
   });
-  return StateMachineRunner.fromTemplate(Template.fromStack(stack), { s3: server }, {
+  return StateMachineRunner.fromTemplate(Template.fromStack(stack), { s3: proxy ? { ...server, endpoint: proxy.endpoint } : server }, {
     references: { [logicalId(source)]: sourceBucket, [logicalId(destination)]: datasetBucket },
   });
 }
@@ -306,5 +311,78 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     expect((await dataset(prefix).list(`${layout.prefix}shards/`)).concat(await dataset(prefix).list(`${layout.prefix}index/`)).sort()).toEqual([...listed].sort());
     expect(await dataset(prefix).list('_plan/')).toEqual([]);
     expect((await verifyDataset(dataset(prefix))).problems).toEqual([]);
+  }, 60_000);
+
+  /*
+   * Issue 45, point 1: a packer attempt stopped (its Lambda timed out, or Step Functions retried it
+   * after Lambda.ServiceException) while its shard's PUT was in flight; the PUT lands after the
+   * finalizer removed the version's unlisted objects. The version stays sound (verify: ok, the shard
+   * named as a leftover), and the next run, 31 minutes later by the store's clock, removes it.
+   */
+  test('a packer attempt stopped with its shard PUT in flight: verify is ok naming the leftover, and the next run leaves no object under the version that its manifest does not list', async () => {
+    // GIVEN: shard 0's first attempt loses its answer and runs on, unseen; its shard PUT is held, and only then its retry runs
+    const proxy = await startFaultProxy(server.port);
+    const prefix = 'stopped-in-flight/';
+    const runner = packing(prefix, {}, proxy);
+    let shardPut: InFlightWrite | undefined;
+    const shard0Put = (request: { method: string; url: string }) => request.method === 'PUT' && /\/shards\/part-00000-of-\d+\.[0-9a-f]{8}\.tfrecord$/.test(request.url.split('?', 1)[0]);
+    const shard0 = (call: LambdaCall, attempt: number) => call.handler === 'shard-packer' && call.event.shardIndex === 0 && call.attempt === attempt;
+
+    // WHEN: the execution runs to its end with that PUT held, then the PUT lands
+    const execution = await runner.run({}, {
+      executionName: 'stopped-1',
+      detachLambda: (call) => {
+        if (!shard0(call, 1)) return undefined;
+        shardPut = proxy.holdInFlight(shard0Put);
+        return { error: Object.assign(new Error('injected: the answer was lost'), { name: 'Lambda.ServiceException' }), start: Promise.resolve() };
+      },
+      failLambda: async (call) => {
+        if (shard0(call, 2)) await shardPut!.reached;
+        return undefined;
+      },
+    });
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', retries: ['PackShard: Lambda.ServiceException'] });
+    await shardPut!.land();
+    const stopped = await execution.detached[0];
+    const manifest = await manifestOf(prefix);
+    const layout = new VersionLayout(manifest.datasetVersion);
+    const listed = manifest.shards.flatMap((shard) => [shard.key, shard.indexKey]).sort();
+    const inFolder = async () => [...await dataset(prefix).list(`${layout.prefix}shards/`), ...await dataset(prefix).list(`${layout.prefix}index/`)].sort();
+
+    // THEN: the stopped attempt did nothing after its PUT; its shard is in the published version's folder; verify is ok and names it
+    expect(stopped.error?.message).toMatch(/AccessDenied/);
+    const leftover = (await inFolder()).filter((key) => !listed.includes(key));
+    expect(leftover).toEqual([expect.stringMatching(/shards\/part-00000-of-\d+\.[0-9a-f]{8}\.tfrecord$/)]);
+    const report = await verifyDataset(dataset(prefix));
+    expect(report.problems).toEqual([]);
+    expect(report.leftovers).toEqual(leftover);
+
+    // WHEN: the next run, 31 minutes later by the store's clock
+    proxy.advanceClock(31 * 60_000);
+    const next = await runner.run({ force: true }, { executionName: 'stopped-2' });
+
+    // THEN: the first version's folder holds exactly what its manifest lists, and both versions verify with no leftover
+    expect(next).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await inFolder()).toEqual(listed);
+    for (const version of [layout.id, undefined]) {
+      expect(await verifyDataset(dataset(prefix), { version })).toMatchObject({ problems: [], leftovers: [] });
+    }
+  }, 60_000);
+
+  test('the answer to a packer\'s result PUT is lost: its retry finds the result its own, and the execution publishes a version that verifies', async () => {
+    // GIVEN
+    const proxy = await startFaultProxy(server.port);
+    const prefix = 'lost-result-answer/';
+    proxy.loseAnswerOf((request) => request.method === 'PUT' && /\/_plan\/v\d{8}-[0-9a-f]{8}\/results\/part-00001-of-\d+\.json$/.test(request.url.split('?', 1)[0]));
+
+    // WHEN
+    const execution = await packing(prefix, {}, proxy).run({});
+
+    // THEN
+    expect(proxy.faults).toBe(1);
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES, retries: [] });
+    expect(execution.output.dataset).toMatchObject({ shards: SHARDS, records: SOURCE_OBJECTS, failures: 0 });
+    expect(await verifyDataset(dataset(prefix))).toMatchObject({ problems: [], leftovers: [] });
+    expect(await dataset(prefix).list('_plan/')).toEqual([]);
   }, 60_000);
 });

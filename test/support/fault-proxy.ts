@@ -46,11 +46,46 @@ export interface FaultProxy {
    * `undefined` cuts nothing. Counted in `faults`.
    */
   cutAnswers(rule: ((request: ProxiedRequest) => boolean) | undefined): void;
+  /**
+   * The next `count` requests that `match` accepts reach the server, which acts on them; their answers
+   * are dropped and the client's connection reset, as an answer lost on the way back (the client's
+   * retry then finds what the first request did: a conditional PUT gets 412).
+   */
+  loseAnswerOf(match: (request: ProxiedRequest) => boolean, count?: number): void;
+  /**
+   * A writer stopped with its request in flight (a Lambda attempt ended by its timeout): the next
+   * request that `match` accepts is held, unanswered, until `land()`, which sends it on to the server
+   * (it lands: the object appears) and resets the client's connection; from then on the same method
+   * on the same key is refused with 403 AccessDenied, so nothing the writer retries reaches the store.
+   */
+  holdInFlight(match: (request: ProxiedRequest) => boolean): InFlightWrite;
+  /**
+   * The store's clock jumps forward by `ms`: objects written through the proxy from now on carry a
+   * Last-Modified that much later (all the jumps so far) in HEAD and GET answers, as if they had
+   * been written that much later. What a test uses to age a store by minutes without waiting.
+   */
+  advanceClock(ms: number): void;
   /** Called with each request before it is faulted or forwarded, e.g. to kill the server at a chosen moment. */
   onRequest(hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined): void;
   /** Points the proxy at another port. */
   setTarget(port: number): void;
   close(): Promise<void>;
+}
+
+/** The request `holdInFlight` waits for, and once it came, how to land it. */
+interface HeldWrite {
+  readonly match: (request: ProxiedRequest) => boolean;
+  readonly reached: (request: ProxiedRequest) => void;
+  request?: ProxiedRequest;
+  landing?: Promise<() => Promise<void>>;
+}
+
+/** A request held by `holdInFlight`. */
+export interface InFlightWrite {
+  /** Resolves with the request once it reached the proxy and is held. */
+  readonly reached: Promise<ProxiedRequest>;
+  /** Sends the held request on; resolves once the server has answered it (the answer is dropped). */
+  land(): Promise<void>;
 }
 
 const SLOW_DOWN_BODY = errorBody('SlowDown', 'Please reduce your request rate.');
@@ -83,16 +118,42 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
     holding = new AbortController();
   };
   let hook: ((request: ProxiedRequest) => void | Promise<void>) | undefined;
-  let cutRule: ((request: ProxiedRequest) => boolean) | undefined;
   let requests = 0;
   let faults = 0;
   const agent = new http.Agent({ keepAlive: true });
+  let lostAnswers: { readonly match: (request: ProxiedRequest) => boolean; count: number } | undefined;
+  let inFlight: HeldWrite | undefined;
+  let cutRule: ((request: ProxiedRequest) => boolean) | undefined;
+  /** `<method> <path>` of the writes of stopped writers (holdInFlight): refused from then on. */
+  const refused = new Set<string>();
+  const clock = new StoreClock();
+  const forward = (req: http.IncomingMessage, onAnswer: (answer: http.IncomingMessage) => void) => {
+    clock.noteWrite(req);
+    const upstream = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent }, onAnswer);
+    // A backend that is down or dies mid-request: the client sees its connection reset.
+    upstream.once('error', () => {
+      if (!req.socket.destroyed) req.socket.resetAndDestroy();
+    });
+    return upstream;
+  };
 
   const server = http.createServer((req, res) => {
     requests++;
     void (async () => {
-      const proxied: ProxiedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
-      await hook?.(proxied);
+      const request: ProxiedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
+      await hook?.(request);
+      if (refused.has(writeOf(request))) {
+        faults++;
+        answerWith(req, res, 403, ACCESS_DENIED_BODY);
+        return;
+      }
+      if (inFlight && !inFlight.landing && inFlight.match(request)) {
+        faults++;
+        inFlight.request = request;
+        inFlight.landing = holdUntilLanded(req, forward);
+        inFlight.reached(request);
+        return;
+      }
       // A held request released early is reset, as an answer that never came.
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: holding.signal });
       if (silent) {
@@ -112,19 +173,22 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
         if (answer.status === 503) pendingSlowDowns--;
         else pendingDenials--;
         faults++;
-        // Read the body first, as S3 does, so that the client sees the answer rather than a broken pipe.
-        req.resume();
-        req.once('end', () => {
-          res.writeHead(answer.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(answer.body) });
-          res.end(answer.body);
-        });
+        answerWith(req, res, answer.status, answer.body);
         return;
       }
-      const cut = cutRule?.(proxied) ?? false;
-      const upstream = http.request({
-        host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent,
-      }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      const loseAnswer = lostAnswers !== undefined && lostAnswers.count > 0 && lostAnswers.match(request);
+      if (loseAnswer) {
+        lostAnswers!.count--;
+        faults++;
+      }
+      const cut = cutRule?.(request) ?? false;
+      req.pipe(forward(req, (answer) => {
+        if (loseAnswer) {
+          answer.resume();
+          answer.once('end', () => req.socket.resetAndDestroy());
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, clock.shiftLastModified(request, answer.rawHeaders));
         if (cut) {
           faults++;
           cutHalfway(answer, res, req);
@@ -132,12 +196,7 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
         }
         answer.pipe(res);
         answer.once('error', () => req.socket.resetAndDestroy());
-      });
-      // A backend that is down or dies mid-request: the client sees its connection reset.
-      upstream.once('error', () => {
-        if (!req.socket.destroyed) req.socket.resetAndDestroy();
-      });
-      req.pipe(upstream);
+      }));
     })().catch(() => req.socket.resetAndDestroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -178,6 +237,26 @@ async function startProxy(targetPort: number): Promise<FaultProxy> {
     cutAnswers: (rule) => {
       cutRule = rule;
     },
+    loseAnswerOf: (match, count = 1) => {
+      lostAnswers = { match, count };
+    },
+    holdInFlight: (match) => {
+      let reached!: (request: ProxiedRequest) => void;
+      const reachedProxy = new Promise<ProxiedRequest>((resolve) => {
+        reached = resolve;
+      });
+      const held: HeldWrite = { match, reached: (request) => reached(request) };
+      inFlight = held;
+      return {
+        reached: reachedProxy,
+        land: async () => {
+          if (!held.landing || !held.request) throw new Error('holdInFlight: no request is held yet (await reached first)');
+          refused.add(writeOf(held.request));
+          await (await held.landing)();
+        },
+      };
+    },
+    advanceClock: (ms) => clock.advance(ms),
     onRequest: (next) => {
       hook = next;
     },
@@ -212,4 +291,64 @@ function cutHalfway(answer: http.IncomingMessage, res: http.ServerResponse, req:
     if (left === 0) res.write(part, close);
     else res.write(part);
   });
+}
+
+/** Answers a request with an S3 error, after reading its body as S3 does, so that the client sees the answer rather than a broken pipe. */
+function answerWith(req: http.IncomingMessage, res: http.ServerResponse, status: number, body: string): void {
+  req.resume();
+  req.once('end', () => {
+    res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+}
+
+/** Reads a held request's body; the function returned sends it on, waits for the server's answer, drops it and resets the client. */
+async function holdUntilLanded(req: http.IncomingMessage,
+  forward: (req: http.IncomingMessage, onAnswer: (answer: http.IncomingMessage) => void) => http.ClientRequest): Promise<() => Promise<void>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return () => new Promise<void>((resolve, reject) => {
+    const upstream = forward(req, (answer) => {
+      answer.resume();
+      answer.once('end', () => {
+        req.socket.resetAndDestroy();
+        resolve();
+      });
+    });
+    upstream.once('error', reject);
+    upstream.end(Buffer.concat(chunks));
+  });
+}
+
+/** `<method> <path>`: a write to one key, whatever its query. */
+function writeOf(request: ProxiedRequest): string {
+  return `${request.method} ${request.url.split('?', 1)[0]}`;
+}
+
+/** The store's clock as the proxy shows it: objects written after `advance()` carry a later Last-Modified. */
+class StoreClock {
+  private offsetMs = 0;
+  /** Path → how far the clock had jumped when the object there was last written. */
+  private readonly offsets = new Map<string, number>();
+
+  public advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+
+  /** Notes a request that writes an object (a PutObject, a copy, a multipart upload's completion; not its parts). */
+  public noteWrite(req: http.IncomingMessage): void {
+    const [path, query = ''] = (req.url ?? '/').split('?', 2);
+    const writes = (req.method === 'PUT' && !/(^|&)partNumber=/.test(query)) || (req.method === 'POST' && /(^|&)uploadId=/.test(query));
+    if (!writes) return;
+    if (this.offsetMs === 0) this.offsets.delete(path);
+    else this.offsets.set(path, this.offsetMs);
+  }
+
+  /** An answer's headers, its Last-Modified moved by the jump its object was written after. */
+  public shiftLastModified(request: ProxiedRequest, rawHeaders: string[]): string[] {
+    const offset = this.offsets.get(request.url.split('?', 1)[0]);
+    if (!offset) return rawHeaders;
+    return rawHeaders.map((value, i) => (i % 2 === 1 && rawHeaders[i - 1].toLowerCase() === 'last-modified'
+      ? new Date(Date.parse(value) + offset).toUTCString() : value));
+  }
 }

@@ -55,6 +55,9 @@ export class MemoryStore {
         case 'lost-answer':
           effect();
           throw transientError(what);
+        case 'lost-answer-retried':
+          effect();
+          return effect();
         case 'crash':
           this.crashed = true;
           throw new CrashError(what);
@@ -66,10 +69,12 @@ export class MemoryStore {
 /**
  * - `fail`: the call does nothing and rejects as a 503 would (the run's own retries are not modelled: they end the same way);
  * - `lost-answer`: the call takes effect, then rejects (the answer was lost on the way back);
+ * - `lost-answer-retried`: the call takes effect, its answer is lost, and the sink's own retry makes
+ *   it again and answers that (an S3Sink retries a reset: a create-if-absent then finds its own object, 412);
  * - `crash`: the call does nothing and the process dies: every later call of the run rejects and does nothing.
  */
-export type FaultMode = 'fail' | 'lost-answer' | 'crash';
-export const FAULT_MODES: readonly FaultMode[] = ['fail', 'lost-answer', 'crash'];
+export type FaultMode = 'fail' | 'lost-answer' | 'lost-answer-retried' | 'crash';
+export const FAULT_MODES: readonly FaultMode[] = ['fail', 'lost-answer', 'lost-answer-retried', 'crash'];
 
 /** The process stopped: nothing it does reaches the store any more. */
 export class CrashError extends Error {

@@ -40,6 +40,8 @@ async function datasetBeforeThirdPack() {
 }
 
 const THIRD_RETENTION_DAYS = 30;
+/** A fault at each of a run's hundred-odd calls is three runs per call: minutes on a loaded machine, not a hang. */
+const FAULT_SWEEP_TIMEOUT_MS = 300_000;
 
 async function callsOfCleanRun(run: (store: MemoryStore, source: MemorySource) => Promise<unknown>, setUp: typeof datasetBeforeThirdPack): Promise<string[]> {
   const { store, source } = await setUp();
@@ -87,7 +89,7 @@ describe('the CLI\'s pack under a fault at each storage call', () => {
       }
     }
     expect(failures).toEqual([]);
-  });
+  }, FAULT_SWEEP_TIMEOUT_MS);
 
   test('an error after the claim deletes nothing of the version and says it is published', async () => {
     // GIVEN the reproduction, with the root manifest's copy failing after the claim
@@ -151,5 +153,5 @@ describe('the Lambda finalizer under a fault at each storage call', () => {
       }
     }
     expect(failures).toEqual([]);
-  });
+  }, FAULT_SWEEP_TIMEOUT_MS);
 });
