@@ -22,9 +22,9 @@ import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
 import { PlanError } from '../../lambda/packing/planning/plan-shards';
 import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
 import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../../lib/contract/shard-limits';
+import { printable, quoted } from '../../lambda/io/printable';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
 import { filePatternProblem } from '../../lib/contract/file-patterns';
-import { printable, quoted } from '../../lambda/io/printable';
 
 const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 
