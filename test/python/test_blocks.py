@@ -184,12 +184,23 @@ class ReadAheadTest(unittest.TestCase):
     def test_a_stream_dropped_mid_block_leaves_no_read_under_way_and_gives_its_buffers_back(self) -> None:
         directory = ShardDirectory(self.root)
         del blocks._free[:]  # noqa: SLF001
-        with mock.patch.object(blocks, "READ_AHEAD_BLOCKS", 2):
+        taken: List[bytearray] = []
+        take = blocks._take  # noqa: SLF001
+
+        def counted(size: int) -> bytearray:
+            taken.append(take(size))
+            return taken[-1]
+
+        with mock.patch.object(blocks, "READ_AHEAD_BLOCKS", 2), mock.patch.object(blocks, "_take", counted):
             records = directory.read_segments(0, [Segment(0, start, start + BLOCK) for start in (0, BLOCK, 2 * BLOCK)], reuse=True)
             next(records)
             records.close()
         self.assertEqual([thread.name for thread in threading.enumerate() if thread.name.startswith("shardio-read-ahead")], [])
-        self.assertEqual(len(blocks._free), 3)  # noqa: SLF001 - the current block's and the two read ahead
+        # Every buffer taken is back: the current block's, and those of the reads ahead that had begun
+        # (a read not yet begun when the stream was dropped is cancelled and takes none; how many had
+        # begun depends on the threads' timing).
+        self.assertTrue(1 <= len(taken) <= 3, len(taken))
+        self.assertEqual(sorted(map(id, blocks._free)), sorted(map(id, taken)))  # noqa: SLF001
 
     def test_a_failed_read_ahead_is_raised_at_its_block_after_every_record_before_it(self) -> None:
         directory = ReadsRecorded(self.root)
