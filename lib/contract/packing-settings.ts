@@ -32,9 +32,9 @@ export interface PackingSettings {
   readonly format: ShardFormatName;
   readonly seed: number;
   readonly labels: LabelMode;
-  /** The target the planner packs to when no exact count is asked for (the default applied). */
-  readonly targetShardBytes: number;
-  /** The exact count asked for, when one was; the planner rounds it up to a multiple of `consumers`. */
+  /** The target the planner packs to when no exact count is asked for (the default applied); absent with `shardCount`. */
+  readonly targetShardBytes?: number;
+  /** The exact count asked for, when one was; the planner rounds it up to a multiple of `consumers` (`shardCountFor`). */
   readonly shardCount?: number;
   readonly consumers: number;
   readonly readConcurrency: number;
@@ -142,7 +142,7 @@ const CODES: Readonly<Record<keyof RawPackingSettings, string>> = {
  */
 export function checkPackingSettings(raw: RawPackingSettings, names: PackingSettingNames = PACKING_PROP_NAMES): PackingSettingsProblem[] {
   const problems: PackingSettingsProblem[] = [];
-  const problem = (setting: keyof RawPackingSettings, message: string) => problems.push({ setting, code: CODES[setting], message });
+  const problem = (setting: keyof RawPackingSettings, message: string, code = CODES[setting]) => problems.push({ setting, code, message });
   for (const setting of ['format', 'labels'] as const) {
     const allowed: readonly string[] = setting === 'format' ? SHARD_FORMAT_NAMES : LABEL_MODES;
     const value = raw[setting];
@@ -164,7 +164,7 @@ export function checkPackingSettings(raw: RawPackingSettings, names: PackingSett
   }
   if (size !== undefined && raw.shardCount !== undefined) {
     problem('shardCount', `give ${names.targetShardBytes} or ${names.shardCount}, not both: the shard count follows from the size, `
-      + 'or the size from the count');
+      + 'or the size from the count', 'ShardSizeAndCount');
   }
   if (raw.allowMissing !== undefined && typeof raw.allowMissing !== 'boolean') {
     problem('allowMissing', `${names.allowMissing} must be true or false, got ${JSON.stringify(raw.allowMissing)}`);
@@ -182,8 +182,8 @@ export function normalizePackingSettings(raw: RawPackingSettings, readsLocalFile
     format: (raw.format ?? defaults.format) as ShardFormatName,
     seed: raw.seed ?? defaults.seed,
     labels: (raw.labels ?? defaults.labels) as LabelMode,
-    targetShardBytes: raw.targetShardBytes ?? defaults.targetShardBytes,
-    ...(raw.shardCount !== undefined ? { shardCount: raw.shardCount } : {}),
+    // A target size or an exact count, never both: the one asked for, else the default target.
+    ...(raw.shardCount !== undefined ? { shardCount: raw.shardCount } : { targetShardBytes: raw.targetShardBytes ?? defaults.targetShardBytes }),
     consumers: raw.consumers ?? defaults.consumers,
     readConcurrency: raw.readConcurrency ?? (readsLocalFiles ? defaults.localReadConcurrency : defaults.readConcurrency),
     retentionDays: raw.retentionDays ?? defaults.retentionDays,
@@ -218,7 +218,7 @@ string | undefined {
  */
 export function sizingOf(settings: Pick<PackingSettings, 'targetShardBytes' | 'shardCount' | 'consumers'>) {
   return {
-    targetShardBytes: settings.shardCount !== undefined ? null : settings.targetShardBytes,
+    targetShardBytes: settings.targetShardBytes ?? null,
     shardCount: settings.shardCount ?? null,
     consumers: settings.consumers,
   };
@@ -233,7 +233,7 @@ export interface PackingEnvironments {
 
 /**
  * The environment variables of each handler. `text` renders a number (the construct passes one that
- * keeps CloudFormation tokens); the target size is rendered only without an exact count.
+ * keeps CloudFormation tokens).
  */
 export function toEnvironment(settings: PackingSettings, text: (value: number) => string = String): PackingEnvironments {
   const env = PACKING_ENV;
@@ -242,9 +242,8 @@ export function toEnvironment(settings: PackingSettings, text: (value: number) =
       [env.format]: settings.format,
       [env.seed]: text(settings.seed),
       [env.labels]: settings.labels,
-      ...(settings.shardCount === undefined
-        ? { [env.targetShardBytes]: text(settings.targetShardBytes) }
-        : { [env.shardCount]: text(settings.shardCount) }),
+      ...(settings.targetShardBytes !== undefined ? { [env.targetShardBytes]: text(settings.targetShardBytes) } : {}),
+      ...(settings.shardCount !== undefined ? { [env.shardCount]: text(settings.shardCount) } : {}),
       [env.consumers]: text(settings.consumers),
     },
     packer: { [env.format]: settings.format, [env.readConcurrency]: text(settings.readConcurrency) },

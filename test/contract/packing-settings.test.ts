@@ -19,8 +19,9 @@ describe('the packing settings codec', () => {
     // GIVEN
     const raw: RawPackingSettings = { format: 'recordio', seed: 5, labels: 'none', shardCount: 10, consumers: 3, readConcurrency: 8, retentionDays: 0, allowMissing: true };
     // THEN
-    expect(normalizePackingSettings(raw)).toEqual({ ...raw, targetShardBytes: PACKING_DEFAULTS.targetShardBytes });
+    expect(normalizePackingSettings(raw)).toEqual(raw);
     expect('shardCount' in normalizePackingSettings({})).toBe(false);
+    expect('targetShardBytes' in normalizePackingSettings({ shardCount: 2 })).toBe(false);
   });
 
   test('the defaults are within the limits', () => {
@@ -48,6 +49,7 @@ describe('the packing settings codec', () => {
     const problems = checkPackingSettings(raw);
     // THEN
     expect(problems).toHaveLength(1);
+    expect(problems[0].code).toMatch(/^(Invalid|ShardSizeAndCount)/);
     expect(problems[0].message).toMatch(message);
   });
 
