@@ -154,13 +154,13 @@ export function checkPackingSettings(raw: RawPackingSettings, names: PackingSett
     const { min, max } = PACKING_LIMITS[setting];
     const value = raw[setting];
     if (value !== undefined && !isWholeNumberIn(value, min, max)) {
-      problem(setting, `${names[setting]} must be a whole number ${describeRange(min, max)}, got ${String(value)}`);
+      problem(setting, `${names[setting]} must be a whole number ${describeRange(min, max, value)}, got ${String(value)}`);
     }
   }
   const size = raw.targetShardBytes;
   if (size !== undefined && !isWholeNumberIn(size, MIN_SHARD_BYTES, MAX_SHARD_BYTES)) {
-    problem('targetShardBytes', `${names.targetShardBytes} must be between ${MIN_SHARD_BYTES / MIB} MiB and ${MAX_SHARD_BYTES / MIB} MiB `
-      + `(a whole number of bytes), got ${describeBytes(size)}`);
+    problem('targetShardBytes', `${names.targetShardBytes} must be a whole number of bytes between ${MIN_SHARD_BYTES / MIB} MiB (${MIN_SHARD_BYTES}) `
+      + `and ${MAX_SHARD_BYTES / MIB} MiB (${MAX_SHARD_BYTES}), got ${describeBytes(size)}`);
   }
   if (size !== undefined && raw.shardCount !== undefined) {
     problem('shardCount', `give ${names.targetShardBytes} or ${names.shardCount}, not both: the shard count follows from the size, `
@@ -292,14 +292,15 @@ export class PackingSettingsError extends Error {
   }
 }
 
-/** `1 MiB`, or `1048577 bytes (1.00 MiB)` when not whole mebibytes. */
-function describeBytes(bytes: number): string {
-  if (typeof bytes !== 'number') return JSON.stringify(bytes);
-  return Number.isInteger(bytes / MIB) ? `${bytes / MIB} MiB` : `${bytes} bytes (${(bytes / MIB).toFixed(2)} MiB)`;
+/** A byte count for people: `0.99999905 MiB (1048575 bytes)`; anything not a number as it is. */
+export function describeBytes(value: unknown): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return String(value);
+  return `${Number((value / MIB).toFixed(8))} MiB (${value} bytes)`;
 }
 
-function describeRange(min: number, max: number): string {
-  return max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `between ${min} and ${max}`;
+/** Without a real maximum, the largest exact integer is named only to a value past it. */
+function describeRange(min: number, max: number, value: unknown): string {
+  return max === Number.MAX_SAFE_INTEGER && !((value as number) > max) ? `≥ ${min}` : `between ${min} and ${max}`;
 }
 
 function isWholeNumberIn(value: unknown, min: number, max: number): boolean {

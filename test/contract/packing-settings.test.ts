@@ -34,8 +34,8 @@ describe('the packing settings codec', () => {
   });
 
   test.each<[string, RawPackingSettings, RegExp]>([
-    ['a shard size under 1 MiB', { targetShardBytes: MIB - 1 }, /^targetShardSize must be between 1 MiB and 128 MiB \(a whole number of bytes\), got 1048575 bytes \(1\.00 MiB\)$/],
-    ['a shard size over 128 MiB', { targetShardBytes: 200 * MIB }, /^targetShardSize must be between 1 MiB and 128 MiB .*got 200 MiB$/],
+    ['a shard size under 1 MiB', { targetShardBytes: MIB - 1 }, /^targetShardSize must be a whole number of bytes between 1 MiB \(1048576\) and 128 MiB \(134217728\), got 0.99999905 MiB \(1048575 bytes\)$/],
+    ['a shard size over 128 MiB', { targetShardBytes: 200 * MIB }, /^targetShardSize must be .*got 200 MiB \(209715200 bytes\)$/],
     ['no shards', { shardCount: 0 }, /^shardCount must be a whole number ≥ 1, got 0$/],
     ['a fraction of a consumer', { consumers: 1.5 }, /^consumers .* must be a whole number ≥ 1, got 1.5$/],
     ['a negative seed', { seed: -1 }, /^seed must be a whole number ≥ 0, got -1$/],

@@ -473,7 +473,7 @@ describe('ShardedDataset', () => {
 
   describe('validation', () => {
     test.each([0.5, 129, 1024])('targetShardSize of %s MiB is rejected', (mib) => {
-      expect(() => dataset({ targetShardSize: Size.kibibytes(mib * 1024) })).toThrow(/InvalidShardSize.*targetShardSize must be between 1 MiB and 128 MiB/);
+      expect(() => dataset({ targetShardSize: Size.kibibytes(mib * 1024) })).toThrow(/InvalidShardSize.*targetShardSize must be a whole number of bytes between 1 MiB \(1048576\) and 128 MiB \(134217728\)/);
     });
 
     test.each([1, 64, 128])('targetShardSize of %s MiB is accepted', (mib) => {
