@@ -280,7 +280,7 @@ export interface ShardedDatasetProps {
   /**
    * Source objects each packer reads at once (1–1024).
    *
-   * @default 64 - PACKING_DEFAULTS.readConcurrency (lib/contract/packing-settings.ts)
+   * @default 64
    */
   readonly packerConcurrency?: number;
 
