@@ -10,6 +10,7 @@ export * from './instances/training-instance';
 export * from './planning/dataset-profile';
 export * from './planning/io-plan';
 export * from './planning/io-planner';
+export * from './planning/price-overrides';
 export * from './sharding/sharded-dataset';
 export * from './storage/cache-source';
 export * from './storage/lustre-dataset-cache';

@@ -1,5 +1,3 @@
-import * as fs from 'node:fs';
-import { printableMessage } from '../../lambda/io/printable';
 import { randomBytes } from 'node:crypto';
 import type { CreateTrainingJobRequest, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { CreateTrainingJobCommand, DescribeTrainingJobCommand } from '@aws-sdk/client-sagemaker';
@@ -10,7 +8,8 @@ import { parseCommandArgs } from './command-args';
 import { parseNumberInRange, UsageError } from './usage-error';
 import type { PipelineExecutionInput, PipelineExecutionOutput } from '../../lib/pipeline/pipeline-execution';
 import { PIPELINE_EXECUTION_NAME } from '../../lib/pipeline/private/execution-name';
-import { quoted } from '../../lambda/io/printable';
+import { readBoundedJsonFile } from '../../lambda/io/bounded-json';
+import { printable, printableMessage, quoted } from '../../lambda/io/printable';
 
 /** Bounds of --poll, in seconds. */
 const MIN_POLL_SECONDS = 1;
@@ -221,12 +220,13 @@ function defaultName(prefix: string): string {
 function readRequest(file: string, jobName: string | undefined): CreateTrainingJobRequest {
   let document: unknown;
   try {
-    document = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // Bounded: a FIFO, a device or a huge or deeply nested file is refused, naming the file, before it is parsed.
+    document = readBoundedJsonFile(file);
   } catch (error) {
-    throw new UsageError(`--request ${file} cannot be read as JSON: ${(error as Error).message}`);
+    throw new UsageError(`--request ${quoted(file)} cannot be read as JSON: ${printable((error as Error).message)}`);
   }
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
-    throw new UsageError(`--request ${file} must hold a CreateTrainingJob request (a JSON object)`);
+    throw new UsageError(`--request ${quoted(file)} must hold a CreateTrainingJob request (a JSON object)`);
   }
   const { 'TrainingJobName.$': _computed, ...request } = document as Record<string, unknown>;
   const unresolved = findUnresolved(request, '');

@@ -22,9 +22,9 @@ import { checksImages, defaultRecordContent } from '../../lambda/packing/image-c
 import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { PlanError } from '../../lambda/packing/planning/plan-shards';
 import { RECORD_CONTENTS } from '../../lib/contract/record-vocabulary';
+import { printable, quoted } from '../../lambda/io/printable';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
 import { filePatternProblem } from '../../lib/contract/file-patterns';
-import { printable, quoted } from '../../lambda/io/printable';
 
 const { sidePixels: SIDE_PIXELS, jpegQuality: JPEG_QUALITY } = IMAGE_PREPROCESSING_LIMITS;
 

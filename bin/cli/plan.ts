@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { Size } from 'aws-cdk-lib';
 import { didYouMean } from './did-you-mean';
 import { parseCommandArgs } from './command-args';
@@ -7,17 +8,19 @@ import { DatasetFormat, SampleEncoding } from '../../lib/planning/dataset-profil
 import type { IoPlan} from '../../lib/planning/io-plan';
 import { PlannedInputMode } from '../../lib/planning/io-plan';
 import { IoPlanner } from '../../lib/planning/io-planner';
-import { formatAboutSeconds, formatBytes, formatCount, formatCountOf, formatMiB } from '../../lib/planning/private/units';
+import { formatAboutSeconds, formatBytes, formatCount, formatCountOf, formatDollars, formatMiB } from '../../lib/planning/private/units';
+import type { PriceOverrides } from '../../lib/planning/price-overrides';
 import { ValidationError } from '../../lib/private/errors';
 import { S3DataDistribution } from '../../lib/vocabulary/s3-data-distribution';
 import { quoted } from '../../lambda/io/printable';
 
 export const PLAN_USAGE = `Usage: training-io plan --objects N (--bytes SIZE | --mean-size SIZE) --instance TYPE [options]
 
-Plan the data path of a training job before deploying anything: input mode (File, FSx for
-Lustre, FastFile or Pipe), whether to pack and into how many shards, loader workers and DALI
-threads, pinned memory, GPU decoding, resizing the images at pack time, start-up time and FSx
-size, each with its reason, and warnings for what would leave the GPUs waiting for data.
+Plan the data path of a training job before deploying anything. Every input mode (File,
+FastFile, Pipe, FSx for Lustre SCRATCH_2 and PERSISTENT_2), as the objects are and packed, priced
+side by side: start-up, read rate against what the GPUs need, job hours, dollars per job and per
+month; then the cheapest that keeps the GPUs fed. Then loader workers and DALI threads, pinned
+memory, GPU decoding, resizing the images at pack time, each with its reason, and warnings.
 
 Dataset:
   --objects N              objects under the S3 prefix (files, or shards if packed)
@@ -34,10 +37,16 @@ Cluster and job:
   --workers N              data-loader workers per process (default: sized from the instance)
   --memory-per-worker GiB  memory budget of one loader worker (default: 2)
   --epochs N               passes over the data (default: 1)
-  --reused                 other jobs read the same data (favours an FSx for Lustre cache)
+  --reused                 other jobs read the same data (recorded; priced through --jobs-per-month)
   --samples-per-second N   samples each GPU consumes per second, e.g. 1350 (ResNet-50 on a V100),
-                           at most 1,000,000:
-                           enables the read rate, training time, decoding and network checks
+                           at most 1,000,000 (default: ResNet-50 on the GPU where measured)
+
+Prices:
+  --jobs-per-month N       jobs a month that read the data (default: 1)
+  --max-dollars N          warn when the cheapest job costs more than N US dollars
+  --prices FILE.json       prices instead of the table's us-east-1 list prices, e.g.
+                           {"instances": [{"instanceType": "ml.p4d.24xlarge", "dollarsPerHour": 25}],
+                            "fsxScratch2DollarsPerGbMonth": 0.154}
 
 Output:
   --json                   the plan as JSON instead of a table
@@ -104,6 +113,9 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
       'epochs': { type: 'string', default: '1' },
       'reused': { type: 'boolean', default: false },
       'samples-per-second': { type: 'string' },
+      'jobs-per-month': { type: 'string', default: '1' },
+      'max-dollars': { type: 'string' },
+      'prices': { type: 'string' },
       'json': { type: 'boolean', default: false },
     },
   }, { usage: PLAN_USAGE });
@@ -133,12 +145,73 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
     reusedAcrossJobs: values.reused,
     samplesPerSecondPerDevice: values['samples-per-second'] === undefined
       ? undefined : parsePositiveNumber('--samples-per-second', values['samples-per-second'], MAX_SAMPLES_PER_SECOND),
+    jobsPerMonth: parseWholeNumber('--jobs-per-month', values['jobs-per-month']!, 1, 1_000_000),
+    maxDollarsPerJob: values['max-dollars'] === undefined ? undefined : parsePositiveNumber('--max-dollars', values['max-dollars']),
+    prices: values.prices === undefined ? undefined : readPrices(values.prices),
   });
   out.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : table(result));
   return 0;
 }
 
-/** The plan as a table of what, the choice and why, then the warnings. */
+/** A `--prices` file: a JSON object in the shape of `PriceOverrides`; the planner checks each figure. */
+function readPrices(file: string): PriceOverrides {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--prices: cannot read '${file}': ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--prices: '${file}' is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--prices: '${file}' must hold a JSON object such as {"s3GetDollarsPer1000": 0.0004}, got ${text.trim().slice(0, 40)}`);
+  }
+  const known = Object.keys(PRICE_FIELDS);
+  for (const key of Object.keys(parsed)) {
+    if (!known.includes(key)) throw new UsageError(`--prices: '${file}' has an unknown field '${key}'; known: ${known.join(', ')}` + didYouMean(key, known));
+  }
+  return parsed as PriceOverrides;
+}
+
+/** The fields of a `--prices` file. */
+const PRICE_FIELDS: Record<keyof PriceOverrides, true> = {
+  instances: true, fsxScratch2DollarsPerGbMonth: true, fsxPersistent2: true, s3StorageDollarsPerGbMonth: true,
+  s3GetDollarsPer1000: true, s3PutDollarsPer1000: true, s3ListDollarsPer1000: true, lambdaDollarsPerGbSecond: true,
+  lambdaDollarsPerMillionRequests: true, stepFunctionsDollarsPer1000Transitions: true,
+};
+
+/** The modes side by side: one row each, then the choice in one line. */
+function modesTable(result: IoPlan): string {
+  const header = ['mode', 'start-up', 'read rate vs needed (per instance)', 'bottleneck', 'job hours', '$ per job', '$ per month'];
+  const rows = result.modes.map((mode) => [
+    `${mode.label === result.choice.label ? '* ' : '  '}${mode.label}`,
+    mode.startupSeconds === 0 ? 'none' : formatAboutSeconds(mode.startupSeconds),
+    `${mode.readBytesPerSecondPerInstance === undefined ? 'local' : `${formatBytes(mode.readBytesPerSecondPerInstance)}/s`}` +
+      `${mode.neededBytesPerSecondPerInstance === undefined ? '' : ` vs ${formatBytes(mode.neededBytesPerSecondPerInstance)}/s` +
+        `${mode.feedsGpus ? '' : ' (starved)'}`}`,
+    mode.bottleneck,
+    mode.jobHours.toFixed(2),
+    formatDollars(mode.dollarsPerJob),
+    formatDollars(mode.dollarsPerMonth),
+  ]);
+  const all = [header, ...rows];
+  const widths = header.map((_, column) => Math.max(...all.map((row) => row[column].length)));
+  const lines = all.map((row) => `${row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()}\n`);
+  const unavailable = result.unavailableModes.map((mode) => `  (${mode.label}: ${mode.reason})\n`).join('');
+  const packing = result.packingCost
+    ? `Packing, once: ~${formatHours(result.packingCost.seconds)}, ${formatDollars(result.packingCost.dollars)} (${result.packingCost.reason})\n` : '';
+  return `${lines.join('')}${unavailable}${packing}Choice: ${result.choice.reason}\n\n`;
+}
+
+function formatHours(seconds: number): string {
+  return `${(seconds / 3600).toFixed(2)} h`;
+}
+
+/** The plan as the modes side by side, then a table of what, the choice and why, then the warnings. */
 function table(result: IoPlan): string {
   const { dataset, cluster, inputMode, packing, loaders, startup, readRate, fsx } = result;
   const rows: Array<[string, string, string]> = [
@@ -163,8 +236,8 @@ function table(result: IoPlan): string {
   }
   const header = `I/O plan: ${formatCount(dataset.objectCount)} objects, ${formatBytes(dataset.totalBytes)} ` +
     `(mean ${formatBytes(dataset.meanObjectBytes)}, ${dataset.format}) on ${cluster.instanceCount} × ${cluster.instanceType} ` +
-    `(${formatCountOf(cluster.processesPerInstance, 'process', 'processes')} each), ${formatCountOf(cluster.epochs, 'epoch')}` +
-    `${cluster.reusedAcrossJobs ? ', reused across jobs' : ''}\n\n`;
+    `(${formatCountOf(cluster.processesPerInstance, 'process', 'processes')} each), ${formatCountOf(cluster.epochs, 'epoch')}, ` +
+    `${formatCountOf(cluster.jobsPerMonth, 'job')} a month${cluster.reusedAcrossJobs ? ', reused across jobs' : ''}\n\n${modesTable(result)}`;
   const widths = [0, 1].map((column) => Math.max(...rows.map((row) => row[column].length)));
   const lines = rows.map(([what, choice, why]) => `${what.padEnd(widths[0])}  ${choice.padEnd(widths[1])}  ${why}\n`);
   const warnings = result.warnings.length === 0

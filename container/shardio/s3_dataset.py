@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional
 
+from .contract import MAX_JSON_BYTES
 from .dataset_files import DatasetFiles, Shard, no_published_version
 from .directory import READ_BUFFER, ShardDirectory
 from .layout import MANIFEST_NAME, checked_version_id, version_manifest_key
@@ -100,7 +101,7 @@ class S3ShardDirectory(ShardDirectory):
         if version and os.path.isfile(self.cache.path(key)):
             return read_manifest(self.cache.path(key), version)
         try:
-            data = self.objects.read(key)
+            data = self.objects.read(key, max_bytes=MAX_JSON_BYTES)
         except S3ReadError as error:
             if error.code == "NoSuchKey" and version is None:
                 raise FileNotFoundError(no_published_version(self.objects.uri(""))) from None

@@ -73,6 +73,11 @@ class S3ReadError(OSError):
         """S3's error code where S3 answered (NoSuchKey, AccessDenied…); None otherwise."""
 
 
+class ObjectTooLargeError(S3ReadError):
+    """An object larger than its reader accepts (a manifest over the JSON size limit): refused by its
+    size before it is read, so that a huge object is neither downloaded nor parsed."""
+
+
 def retry_seconds_from_env(environ: Optional[Dict[str, str]] = None) -> float:
     """The retry budget SHARDIO_S3_RETRY_SECONDS sets (seconds, 0 or more), else DEFAULT_RETRY_SECONDS."""
     text = (os.environ if environ is None else environ).get(RETRY_SECONDS_ENV, "").strip()
@@ -139,10 +144,17 @@ class S3Objects:
             self._client_pid = os.getpid()
         return self._client_of_pid
 
-    def read(self, key: str) -> bytes:
-        """The whole object (a manifest, an index)."""
+    def read(self, key: str, max_bytes: Optional[int] = None) -> bytes:
+        """The whole object (a manifest, an index); with `max_bytes`, one larger is refused by its
+        Content-Length before a byte of its body is read (ObjectTooLargeError, not tried again)."""
         def get() -> bytes:
-            return self._client().get_object(Bucket=self.bucket, Key=self.prefix + key)["Body"].read()
+            answer = self._client().get_object(Bucket=self.bucket, Key=self.prefix + key)
+            size = int(answer.get("ContentLength", 0))
+            if max_bytes is not None and size > max_bytes:
+                answer["Body"].close()
+                raise ObjectTooLargeError(f"GetObject {self.uri(key)}: {size / 2 ** 20:.1f} MiB is more than the "
+                                          f"{max_bytes / 2 ** 20:g} MiB allowed; refused without reading it")
+            return answer["Body"].read()
         return self._retried(key, get)
 
     def download(self, key: str, handle: BinaryIO, check: Callable[[int, Optional[int]], None], *,
@@ -176,6 +188,8 @@ class S3Objects:
             tries += 1
             try:
                 return attempt()
+            except ObjectTooLargeError:
+                raise
             except Exception as error:  # classified below: only transient ones are tried again
                 if not _transient(error):
                     raise S3ReadError(f"GetObject {self.uri(key)}: {_describe(error, self.timeout)}", _code(error)) from None

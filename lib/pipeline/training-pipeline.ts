@@ -1,3 +1,4 @@
+import type { PriceOverrides } from '../planning/price-overrides';
 import { Duration, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -115,6 +116,14 @@ export interface TrainingPipelineProps {
   readonly samplesPerSecondPerDevice?: number;
 
   /**
+   * Prices the I/O planner uses instead of its table's (us-east-1 on-demand list prices), as
+   * `IoPlanner.plan`'s `prices`: the same estimates choose the shards channel here.
+   *
+   * @default - the table's prices
+   */
+  readonly prices?: PriceOverrides;
+
+  /**
    * The topic every failure is published to (the step, the error and the cause).
    *
    * @default - a new topic, encrypted with the account's AWS managed SNS key, SSL only
@@ -215,7 +224,7 @@ export class TrainingPipeline extends Construct {
     const dataPath = planDataPath(this, {
       training, shardsChannel: props.shardsChannel, datasetCache: props.datasetCache,
       datasetProfile: props.datasetProfile, samplesPerSecondPerDevice: props.samplesPerSecondPerDevice, seed: dataset.seed,
-      imagePreprocessing: dataset.imagePreprocessing,
+      imagePreprocessing: dataset.imagePreprocessing, prices: props.prices,
     });
     // The pipeline's log groups follow the job's choices: its retention, its key.
     const logs: LogGroupOptions = { retention: training.logRetention, encryptionKey: training.encryptionKey };

@@ -57,6 +57,8 @@ export interface PlannedCluster {
   readonly processesPerInstance: number;
   /** Epochs the job reads the data for. */
   readonly epochs: number;
+  /** Jobs a month that read the data. */
+  readonly jobsPerMonth: number;
   /** Whether other jobs read the same data. */
   readonly reusedAcrossJobs: boolean;
 }
@@ -210,6 +212,105 @@ export interface FsxAdvice {
 }
 
 /**
+ * One way of reading the data, evaluated for the job described: its time to first batch, its read
+ * rate against what the GPUs need, its hours and its dollars.
+ */
+export interface ModeEstimate {
+  /** The row's name, e.g. `FastFile, ShardedByS3Key, packed` or `FSx PERSISTENT_2`. */
+  readonly label: string;
+  /** Where the data is read from. */
+  readonly mode: PlannedInputMode;
+  /** The channel's `InputMode` (File for an FSx for Lustre channel). */
+  readonly channelInputMode: InputMode;
+  /** How the objects are spread over the instances. */
+  readonly distribution: S3DataDistribution;
+  /** Whether the channel gets a ShuffleConfig (Pipe mode on several instances). */
+  readonly shuffleConfig: boolean;
+  /** Whether the row reads the objects packed into shards first (packing's one-off cost included). */
+  readonly packed: boolean;
+  /** FSx rows: the deployment type. */
+  readonly fsxDeploymentType?: fsx.LustreDeploymentType;
+  /** FSx rows: storage capacity in GiB, sized for the data and for the read rate. */
+  readonly fsxStorageCapacityGiB?: number;
+  /** FSx rows: MB/s per TiB. */
+  readonly fsxPerUnitStorageThroughput?: number;
+  /** Seconds from the job's start to its first batch spent on the data (download, listing). */
+  readonly startupSeconds: number;
+  /** Steady bytes/s each instance can read this way; undefined where nothing on the path limits it (local NVMe). */
+  readonly readBytesPerSecondPerInstance?: number;
+  /** Bytes/s each instance must read to keep its devices busy; undefined when the samples/s per device are unknown. */
+  readonly neededBytesPerSecondPerInstance?: number;
+  /** Whether the steady read rate keeps the devices busy; undefined when the need is unknown. */
+  readonly feedsGpus?: boolean;
+  /** What limits the samples/s: `network`, `FSx throughput`, `Pipe fan-out`, `decoding`, or the GPUs themselves. */
+  readonly bottleneck: string;
+  /** Seconds of training at the rate this way gives (the data alone, where the devices' rate is unknown). */
+  readonly trainingSeconds: number;
+  /** Of those, seconds the devices wait for data (0 when fed). */
+  readonly starvedSeconds: number;
+  /** Hours each instance is billed for: start-up plus training. */
+  readonly jobHours: number;
+  /** Instance dollars of one job. */
+  readonly instanceDollars: number;
+  /** FSx dollars of one job: SCRATCH_2 prorated to the job, PERSISTENT_2's month shared by the month's jobs. */
+  readonly fsxDollars: number;
+  /** S3 request dollars of one job (GETs and LISTs). */
+  readonly requestDollars: number;
+  /** Packing's one-off dollars, counted in the first job and the first month. */
+  readonly packingDollars: number;
+  /** Dollars of one job, the one-off packing included. */
+  readonly dollarsPerJob: number;
+  /** Dollars of a month of `jobsPerMonth` jobs: the jobs, standing storage (FSx, the packed copy in S3) and the one-off packing. */
+  readonly dollarsPerMonth: number;
+  /** How the figures follow, in one line. */
+  readonly reason: string;
+}
+
+/** A way of reading the data that the job cannot use, and why. */
+export interface UnavailableMode {
+  /** The row it would be. */
+  readonly label: string;
+  /** Why not. */
+  readonly reason: string;
+}
+
+/** Packing the objects once: hours and dollars. */
+export interface PackingCost {
+  /** Seconds from the start of packing to the last shard. */
+  readonly seconds: number;
+  /** Dollars in all. */
+  readonly dollars: number;
+  /** Of which S3 requests (GETs of the objects, PUTs of the shards, LISTs). */
+  readonly requestDollars: number;
+  /** Of which Lambda (packers and the planner). */
+  readonly lambdaDollars: number;
+  /** Of which Step Functions state transitions (the Distributed Map's child executions included). */
+  readonly stepFunctionsDollars: number;
+  /** Whether listing the objects takes long enough that an S3 Inventory report should list them instead. */
+  readonly inventoryAdvised: boolean;
+  /** How the figures follow, in one line. */
+  readonly reason: string;
+}
+
+/** The way of reading the data the planner chooses, by price. */
+export interface ModeChoice {
+  /** The chosen row's label. */
+  readonly label: string;
+  /** Whether it keeps the devices busy (undefined when their rate is unknown). */
+  readonly feedsGpus?: boolean;
+  /** Its dollars per job. */
+  readonly dollarsPerJob: number;
+  /** Its dollars per month. */
+  readonly dollarsPerMonth: number;
+  /** The next cheapest row that feeds the devices as well (or, where none does, the next least starved). */
+  readonly runnerUp?: string;
+  /** Dollars per month the choice saves over the runner-up. */
+  readonly savingsPerMonth?: number;
+  /** The choice in one line. */
+  readonly reason: string;
+}
+
+/**
  * Something in the plan that will leave the GPUs waiting for data.
  */
 export interface PlanWarning {
@@ -245,6 +346,14 @@ export interface IoPlan {
   readonly readRate?: ReadRateEstimate;
   /** The FSx for Lustre cache, when the plan reads from one. */
   readonly fsx?: FsxAdvice;
+  /** Every way of reading the data the job can use, priced. */
+  readonly modes: ModeEstimate[];
+  /** The ways it cannot, and why. */
+  readonly unavailableModes: UnavailableMode[];
+  /** The cheapest way that keeps the devices busy, or the least starved. */
+  readonly choice: ModeChoice;
+  /** Packing the objects once, when packing is possible (files smaller than 50 MB). */
+  readonly packingCost?: PackingCost;
   /** What will leave the GPUs waiting. */
   readonly warnings: PlanWarning[];
 }

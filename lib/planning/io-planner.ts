@@ -1,13 +1,12 @@
 import * as fsx from 'aws-cdk-lib/aws-fsx';
 import type { DatasetProfile} from './dataset-profile';
-import { DatasetFormat, SampleEncoding } from './dataset-profile';
+import { SampleEncoding } from './dataset-profile';
 import type {
   FsxAdvice, GpuDecodingAdvice, InputModeAdvice, IoPlan, LoaderAdvice, PinMemoryAdvice, PlanWarning,
   ReadRateEstimate, StartupEstimate} from './io-plan';
 import { PlannedInputMode } from './io-plan';
 import type { ResolvedCluster} from '../instances/private/cluster-rules';
 import { resolveCluster } from '../instances/private/cluster-rules';
-import { chooseInputMode } from './private/input-mode-rule';
 import { loaderWorkersWarning } from '../instances/private/loader-rules';
 import { decodingRates } from './private/decoding-rates';
 import { adviseGpuDecoding } from './private/gpu-decoding-rule';
@@ -16,15 +15,22 @@ import { adviseImagePreprocessing } from './private/preprocessing-rule';
 import type { ImagePreprocessingOptions } from '../vocabulary/image-preprocessing-options';
 import type { ResolvedDataset} from './private/plan-inputs';
 import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
-import {
-  FILE_MODE_BYTES_PER_SECOND, fileModeBytesPerSecond, fileModeDownloadSeconds, listingSeconds, networkBytesPerSecond,
-  objectsPerSecond, STARTUP_SHARE_WARNING,
-} from './private/startup-rules';
-import { EBS_GP2_MAX_BYTES_PER_SECOND } from '../instances/private/storage-rules';
+import { listingSeconds, networkBytesPerSecond, objectsPerSecond } from './private/startup-rules';
+import { EBS_GP2_MAX_BYTES_PER_SECOND, fitsFileMode } from '../instances/private/storage-rules';
 import { formatBytes, formatCount, formatCountOf, formatSeconds } from './private/units';
+import { fileDownloadRate, fileDownloadSeconds } from './private/mode-rates';
+import { estimateModes } from './private/mode-estimates';
+import { chooseMode } from './private/mode-choice';
+import { resolvePrices } from './private/resolved-prices';
+import type { PriceOverrides } from './price-overrides';
+import { GIB } from '../contract/units';
+import type { ModeEstimate } from './io-plan';
 import type { TrainingCluster } from '../instances/training-cluster';
 import type { CacheDeploymentType} from '../instances/private/lustre-sizing';
 import { sizeCache } from '../instances/private/lustre-sizing';
+import { ValidationError } from '../private/errors';
+import { requireKnown } from '../private/validation';
+import { Token } from 'aws-cdk-lib';
 
 /**
  * What the I/O planner plans for: the dataset, the cluster and how the job reads the data.
@@ -44,11 +50,42 @@ export interface IoPlanProps {
   readonly epochs?: number;
 
   /**
-   * Whether other jobs read the same data (an FSx for Lustre cache then serves them all).
+   * Whether other jobs read the same data. Recorded in the plan; what it costs is priced through
+   * `jobsPerMonth`.
    *
    * @default false
    */
   readonly reusedAcrossJobs?: boolean;
+
+  /**
+   * Jobs a month that read the data: each mode's dollars per month, and what a PERSISTENT_2 cache
+   * (paid by the month, loaded from S3 once) costs each job.
+   *
+   * @default 1
+   */
+  readonly jobsPerMonth?: number;
+
+  /**
+   * Dollars per job above which the plan warns (`aboveMaxDollars`).
+   *
+   * @default - no limit
+   */
+  readonly maxDollarsPerJob?: number;
+
+  /**
+   * Whether the objects are packed before the job reads them whatever the plan says (a
+   * `TrainingPipeline` packs its dataset): only the packed ways of reading them are chosen from.
+   *
+   * @default false
+   */
+  readonly alwaysPacked?: boolean;
+
+  /**
+   * Prices instead of the table's (us-east-1 on-demand list prices): another region, a discount.
+   *
+   * @default - the table's prices
+   */
+  readonly prices?: PriceOverrides;
 
   /**
    * Samples each training process (a GPU, or a NeuronCore on Trainium) consumes per second at full speed, e.g. 1350 for ResNet-50
@@ -68,9 +105,11 @@ export interface IoPlanProps {
 }
 
 /**
- * The I/O planner: from a dataset profile and a cluster, the input mode, shard layout, loader workers,
- * decoding, start-up time and FSx size that keep the GPUs fed, each with its reason, and warnings for
- * what will leave them waiting. Pure: no constructs, no I/O. `training-io plan` prints it.
+ * The I/O planner: from a dataset profile and a cluster, every input mode priced for the job (start-up,
+ * read rate against what the GPUs need, job hours, dollars per job and per month, at the list prices
+ * of `lib/contract/prices.ts` or `prices`), the cheapest that keeps the GPUs fed, and the shard layout,
+ * loader workers, decoding and FSx size that go with it, each with its reason, and warnings for what
+ * will leave them waiting. Pure: no constructs, no I/O. `training-io plan` prints it.
  */
 export class IoPlanner {
   /**
@@ -84,26 +123,46 @@ export class IoPlanner {
     const epochs = resolveEpochs(props.epochs);
     const reusedAcrossJobs = props.reusedAcrossJobs ?? false;
     const samplesPerSecond = resolveSamplesPerSecond(props.samplesPerSecondPerDevice, dataset);
+    const jobsPerMonth = resolveJobsPerMonth(props.jobsPerMonth);
+    const prices = resolvePrices(props.prices);
     const warnings: PlanWarning[] = [];
 
-    const pack = shouldPack(dataset);
-    const inputMode = chooseInputMode(dataset, cluster, {
-      epochs, reusedAcrossJobs, readsShards: pack || dataset.format !== DatasetFormat.FILES,
+    const rates = decodingRates(dataset, cluster, samplesPerSecond, props.imagePreprocessing);
+    const bytesPerRecord = dataset.recordCount === undefined ? undefined : dataset.totalBytes / dataset.recordCount;
+    const processes = cluster.sizing.processesPerInstance;
+    const demand = rates.demand?.samplesPerSecond;
+    const cpuDecodes = dataset.sampleEncoding === SampleEncoding.JPEG && cluster.instance.gpus === 0;
+    const fitsLocalStorage = fitsFileMode(cluster.instance, dataset.totalBytes);
+    // After the first epoch the OS page cache serves reads from whatever RAM the loader workers leave.
+    const fitsInMemory = dataset.totalBytes <= cluster.instance.memoryGiB * GIB - cluster.loaderMemoryBytes;
+    const estimates = estimateModes({
+      dataset, cluster, epochs, jobsPerMonth, prices, fitsInMemory, packable: shouldPack(dataset),
+      ...(demand !== undefined && bytesPerRecord !== undefined ? { neededBytesPerSecond: processes * demand * bytesPerRecord } : {}),
+      ...(cpuDecodes && bytesPerRecord !== undefined ? { decodedBytesPerSecond: processes * rates.perProcess * bytesPerRecord } : {}),
     });
-    const packing = planPacking(dataset, cluster, inputMode.mode, inputMode.distribution);
+    const packedOnly = (props.alwaysPacked ?? false) && shouldPack(dataset);
+    const candidates = packedOnly ? estimates.modes.filter((mode) => mode.packed) : estimates.modes;
+    const { choice, chosen, warnings: choiceWarnings } = chooseMode(candidates, {
+      cluster, prices, jobsPerMonth, maxDollarsPerJob: resolveMaxDollars(props.maxDollarsPerJob),
+    });
+    const inputMode: InputModeAdvice = {
+      mode: chosen.mode, channelInputMode: chosen.channelInputMode, distribution: chosen.distribution,
+      shuffleConfig: chosen.shuffleConfig, fitsLocalStorage, fitsInMemory, reason: choice.reason,
+    };
+    const pack = chosen.packed;
+    const packing = planPacking(dataset, cluster, inputMode.mode, inputMode.distribution, pack);
     warnings.push(...packing.warnings);
     const readRate = samplesPerSecond === undefined ? undefined : estimateReadRate(dataset, cluster, samplesPerSecond, epochs);
     const startup = estimateStartup(dataset, cluster, inputMode, packing.advice.shardCount, pack);
-    const rates = decodingRates(dataset, cluster, samplesPerSecond, props.imagePreprocessing);
     const gpuDecoding = adviseGpuDecoding(dataset, cluster, rates);
-    const fsxAdvice = inputMode.mode === PlannedInputMode.FSX_LUSTRE
-      ? adviseFsx(dataset, reusedAcrossJobs, readRate) : undefined;
+    const fsxAdvice = inputMode.mode === PlannedInputMode.FSX_LUSTRE ? adviseFsx(dataset, chosen, readRate) : undefined;
+    warnings.push(...choiceWarnings);
 
     if (props.cluster.loaderWorkers !== undefined) {
       const warning = loaderWorkersWarning(cluster.sizing, cluster.loaderWorkers);
       if (warning) warnings.push(warning);
     }
-    warnings.push(...starvationWarnings(dataset, cluster, inputMode, startup, readRate, gpuDecoding, samplesPerSecond));
+    warnings.push(...starvationWarnings(dataset, cluster, inputMode, readRate, gpuDecoding, samplesPerSecond));
 
     return {
       dataset: {
@@ -118,6 +177,7 @@ export class IoPlanner {
         instanceCount: cluster.instanceCount,
         processesPerInstance: cluster.sizing.processesPerInstance,
         epochs,
+        jobsPerMonth,
         reusedAcrossJobs,
       },
       inputMode,
@@ -129,6 +189,10 @@ export class IoPlanner {
       startup,
       ...(readRate ? { readRate } : {}),
       ...(fsxAdvice ? { fsx: fsxAdvice } : {}),
+      modes: estimates.modes,
+      unavailableModes: estimates.unavailable,
+      choice,
+      ...(estimates.packing ? { packingCost: estimates.packing } : {}),
       warnings,
     };
   }
@@ -171,16 +235,19 @@ function advisePinMemory(cluster: ResolvedCluster): PinMemoryAdvice {
 function estimateReadRate(dataset: ResolvedDataset, cluster: ResolvedCluster, samplesPerSecond: number, epochs: number): ReadRateEstimate {
   const records = dataset.recordCount!;
   const bytesPerRecord = dataset.totalBytes / records;
-  const processes = cluster.instanceCount * cluster.sizing.processesPerInstance;
-  const bytesPerSecondPerInstance = cluster.sizing.processesPerInstance * samplesPerSecond * bytesPerRecord;
+  const perInstance = cluster.sizing.processesPerInstance;
+  const processes = cluster.instanceCount * perInstance;
+  const bytesPerSecondPerInstance = perInstance * samplesPerSecond * bytesPerRecord;
   const epochSeconds = records / (processes * samplesPerSecond);
   return {
     bytesPerSecondPerInstance,
     bytesPerSecond: bytesPerSecondPerInstance * cluster.instanceCount,
     epochSeconds,
     trainingSeconds: epochSeconds * epochs,
-    reason: `${formatCountOf(processes, 'process', 'processes')} × ${formatCount(samplesPerSecond)} samples/s × ${formatBytes(bytesPerRecord)} per sample: ` +
-      `${formatBytes(bytesPerSecondPerInstance)}/s per instance; an epoch of ${formatCount(records)} samples takes ` +
+    reason: `${formatCountOf(perInstance, 'process', 'processes')} per instance × ${formatCount(samplesPerSecond)} samples/s × ` +
+      `${formatBytes(bytesPerRecord)} per sample: ${formatBytes(bytesPerSecondPerInstance)}/s per instance` +
+      `${cluster.instanceCount > 1 ? `, ${formatBytes(bytesPerSecondPerInstance * cluster.instanceCount)}/s for the ${cluster.instanceCount} instances` : ''}; ` +
+      `an epoch of ${formatCount(records)} samples over ${formatCountOf(processes, 'process', 'processes')} takes ` +
       `${formatSeconds(epochSeconds)}${epochs > 1 ? `, ${epochs} take ${formatSeconds(epochSeconds * epochs)}` : ''}`,
   };
 }
@@ -190,10 +257,10 @@ function estimateStartup(dataset: ResolvedDataset, cluster: ResolvedCluster, inp
   const { instance, instanceCount } = cluster;
   switch (inputMode.mode) {
     case PlannedInputMode.FILE: {
-      const download = (objects: number) => fileModeDownloadSeconds(instance, dataset.totalBytes, objects, instanceCount);
+      const download = (objects: number) => fileDownloadSeconds(instance, dataset.totalBytes, objects, instanceCount);
       const seconds = download(objectsRead);
-      const rate = fileModeBytesPerSecond(instance);
-      const cap = rate < FILE_MODE_BYTES_PER_SECOND ? ' (the instance\'s network)' : '';
+      const { bytesPerSecond: rate, bottleneck } = fileDownloadRate(instance);
+      const cap = ` (${bottleneck})`;
       return {
         seconds,
         ...(packed ? { unpackedSeconds: download(dataset.objectCount) } : {}),
@@ -222,49 +289,34 @@ function estimateStartup(dataset: ResolvedDataset, cluster: ResolvedCluster, inp
   }
 }
 
-function adviseFsx(dataset: ResolvedDataset, reusedAcrossJobs: boolean, readRate: ReadRateEstimate | undefined): FsxAdvice {
-  const deploymentType: CacheDeploymentType = reusedAcrossJobs ? fsx.LustreDeploymentType.PERSISTENT_2 : fsx.LustreDeploymentType.SCRATCH_2;
-  const request = { deploymentType, datasetBytes: dataset.totalBytes };
-  const sizing = sizeCache({ ...request, readBytesPerSecond: readRate?.bytesPerSecond });
-  const forData = sizeCache(request).storageCapacityGiB;
-  const baselineThroughputMBps = sizing.baselineBytesPerSecond / 1e6;
-  const type = reusedAcrossJobs
-    ? 'PERSISTENT_2 (other jobs read it: replicated within the AZ, kept between jobs)'
-    : 'SCRATCH_2 (one job: cheapest per GiB, not replicated, a fixed 200 MB/s per TiB)';
-  const capacity = sizing.storageCapacityGiB > forData
-    ? `${formatCount(sizing.storageCapacityGiB)} GiB, more than the ${formatCount(forData)} GiB the data needs, for throughput`
-    : `${formatCount(sizing.storageCapacityGiB)} GiB holds ${formatBytes(dataset.totalBytes)} + 10 %`;
-  let feeds = '; give the samples/s per GPU to size it for the read rate';
-  if (readRate) {
-    feeds = `, which feeds the ${formatBytes(readRate.bytesPerSecond)}/s the job reads`;
-    if (!reusedAcrossJobs && sizing.storageCapacityGiB > forData) {
-      const persistent = sizeCache({ deploymentType: fsx.LustreDeploymentType.PERSISTENT_2, datasetBytes: dataset.totalBytes,
-        readBytesPerSecond: readRate.bytesPerSecond });
-      feeds += ` (PERSISTENT_2 would need ${formatCount(persistent.storageCapacityGiB)} GiB at ${persistent.perUnitStorageThroughput} MB/s per TiB)`;
-    }
-  }
+function adviseFsx(dataset: ResolvedDataset, chosen: ModeEstimate, readRate: ReadRateEstimate | undefined): FsxAdvice {
+  const deploymentType = chosen.fsxDeploymentType as CacheDeploymentType;
+  const persistent = deploymentType === fsx.LustreDeploymentType.PERSISTENT_2;
+  const forData = sizeCache({ deploymentType, datasetBytes: dataset.totalBytes }).storageCapacityGiB;
+  const capacityGiB = chosen.fsxStorageCapacityGiB!;
+  const tier = chosen.fsxPerUnitStorageThroughput!;
+  const baselineThroughputMBps = capacityGiB * tier / 1000;
+  const type = persistent
+    ? 'PERSISTENT_2 (kept between jobs: replicated within the AZ, loaded from S3 once)'
+    : 'SCRATCH_2 (made for the job: cheapest per GiB, not replicated, a fixed 200 MB/s per TiB)';
+  const capacity = capacityGiB > forData
+    ? `${formatCount(capacityGiB)} GiB, more than the ${formatCount(forData)} GiB the data needs, for throughput`
+    : `${formatCount(capacityGiB)} GiB holds ${formatBytes(dataset.totalBytes)} + 10 %`;
+  const feeds = readRate ? `, which feeds the ${formatBytes(readRate.bytesPerSecond)}/s the job reads`
+    : '; give the samples/s per GPU to size it for the read rate';
   return {
     deploymentType,
-    storageCapacityGiB: sizing.storageCapacityGiB,
-    perUnitStorageThroughput: sizing.perUnitStorageThroughput,
+    storageCapacityGiB: capacityGiB,
+    perUnitStorageThroughput: tier,
     baselineThroughputMBps,
-    reason: `${type}: ${capacity}; ${sizing.perUnitStorageThroughput} MB/s per TiB gives ` +
-      `${formatCount(baselineThroughputMBps)} MB/s baseline${feeds}`,
+    reason: `${type}: ${capacity}; ${tier} MB/s per TiB gives ${formatCount(baselineThroughputMBps)} MB/s baseline${feeds}`,
   };
 }
 
-function starvationWarnings(dataset: ResolvedDataset, cluster: ResolvedCluster, inputMode: InputModeAdvice, startup: StartupEstimate,
+function starvationWarnings(dataset: ResolvedDataset, cluster: ResolvedCluster, inputMode: InputModeAdvice,
   readRate: ReadRateEstimate | undefined, gpuDecoding: GpuDecodingAdvice, samplesPerSecond: number | undefined): PlanWarning[] {
   const warnings: PlanWarning[] = [];
   const { instance } = cluster;
-  if (readRate && startup.seconds > STARTUP_SHARE_WARNING * readRate.trainingSeconds) {
-    warnings.push({
-      code: 'longStartup',
-      message: `the ${formatSeconds(startup.seconds)} download before training is more than ${STARTUP_SHARE_WARNING * 100} % of the ` +
-        `${formatSeconds(readRate.trainingSeconds)} of training: the GPUs idle meanwhile; stream with FastFile or Pipe, or keep the ` +
-        'data in an FSx for Lustre cache',
-    });
-  }
   const network = networkBytesPerSecond(instance);
   if (readRate && network !== undefined && inputMode.mode !== PlannedInputMode.FILE && readRate.bytesPerSecondPerInstance > network) {
     warnings.push({
@@ -292,4 +344,24 @@ function starvationWarnings(dataset: ResolvedDataset, cluster: ResolvedCluster, 
     });
   }
   return warnings;
+}
+
+/** Jobs a month, a whole number of at least 1. */
+function resolveJobsPerMonth(jobs: number | undefined): number {
+  const value = jobs ?? 1;
+  requireKnown('jobsPerMonth', Token.isUnresolved(value));
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new ValidationError('InvalidJobsPerMonth', `jobsPerMonth must be a whole number of at least 1, got ${value}`);
+  }
+  return value;
+}
+
+/** A dollar limit per job, above 0. */
+function resolveMaxDollars(dollars: number | undefined): number | undefined {
+  if (dollars === undefined) return undefined;
+  requireKnown('maxDollarsPerJob', Token.isUnresolved(dollars));
+  if (!(Number.isFinite(dollars) && dollars > 0)) {
+    throw new ValidationError('InvalidMaxDollars', `maxDollarsPerJob must be a finite number of US dollars above 0, got ${dollars}`);
+  }
+  return dollars;
 }

@@ -130,6 +130,9 @@ export const ERROR_CODES = {
   InvalidEpochs: { subject: 'IoPlanner', meaning: 'epochs below 1' },
   InvalidSamplesPerSecond: { subject: 'IoPlanner', meaning: 'samples per second of 0 or not finite' },
   UnresolvedPlanInput: { subject: 'IoPlanner', meaning: 'a plan input (or a cluster\'s size) known only at deploy time' },
+  InvalidPrice: { subject: 'IoPlanner', meaning: 'a price override below 0, not finite, or for an FSx tier that does not exist' },
+  InvalidJobsPerMonth: { subject: 'IoPlanner', meaning: 'jobs per month below 1' },
+  InvalidMaxDollars: { subject: 'IoPlanner', meaning: 'a dollar limit per job of 0 or less' },
 } as const satisfies Record<string, CodeEntry>;
 
 /** A code of {@link ERROR_CODES}. */
@@ -165,6 +168,9 @@ export const WARNING_CODES = {
   moreConsumersThanObjects: { subject: 'IoPlanner', meaning: 'fewer objects than readers, so some read nothing' },
   cpuBoundDecoding: { subject: 'IoPlanner', meaning: 'more samples per second than the CPUs decode' },
   longStartup: { subject: 'IoPlanner', meaning: 'a download before training that takes a large share of the training time' },
+  gpusStarved: { subject: 'IoPlanner', meaning: 'no input mode that keeps the GPUs fed: the least starved, with its idle hours and dollars' },
+  aboveMaxDollars: { subject: 'IoPlanner', meaning: 'a cheapest job that costs more than the dollars set' },
+  unpricedInstance: { subject: 'IoPlanner', meaning: 'an instance type without a price, counted at $0' },
   readRateAboveEbs: { subject: 'IoPlanner', meaning: 'a read rate above the EBS volume\'s throughput' },
   readRateAboveNetwork: { subject: 'IoPlanner', meaning: 'a read rate above the instance\'s network bandwidth' },
 } as const satisfies Record<string, CodeEntry>;

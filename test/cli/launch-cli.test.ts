@@ -205,7 +205,9 @@ describe('training-io launch: arguments', () => {
     [['--state-machine', STATE_MACHINE, '--hyperparameter', 'epochs'], /--hyperparameter must be KEY=VALUE, got 'epochs'/],
     [['--state-machine', STATE_MACHINE, '--job-name', 'j'], /--job-name is for a single job/],
     [['--request', 'r.json', '--force'], /--force is for the pipeline/],
-    [['--request', '/nonexistent/r.json'], /--request \/nonexistent\/r\.json cannot be read as JSON/],
+    [['--request', '/nonexistent/r.json'], /--request '\/nonexistent\/r\.json' cannot be read as JSON/],
+    // A device is never read: /dev/zero would be read until memory ran out.
+    [['--request', '/dev/zero'], /--request '\/dev\/zero' cannot be read as JSON: \/dev\/zero: not a regular file; only a file is read as JSON/],
     [['--state-machine', STATE_MACHINE, '--poll', 'often'], /--poll must be a number of seconds from 1 to 3600, got 'often'/],
     // Every poll is a few API calls: --poll 0 made about 850 a second.
     [['--state-machine', STATE_MACHINE, '--poll', '0'], /--poll must be a number of seconds from 1 to 3600, got '0'/],

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Size } from 'aws-cdk-lib';
 import { IoPlanner, TrainingInstance } from '../../lib';
 import { runCli as run } from '../support/run-cli';
@@ -12,13 +15,18 @@ describe('training-io plan', () => {
     // THEN
     expect(code).toBe(0);
     expect(stderr).toBe('');
-    expect(stdout).toMatch(/^I\/O plan: 2,000,000 objects, 10\.0 GB \(mean 5\.0 KB, files\) on 2 × ml\.p3dn\.24xlarge \(8 processes each\), 90 epochs\n/);
-    expect(stdout).toMatch(/^input mode {5}File {2,}File: 10\.0 GB .* fits the 1800 GB of local NVMe/m);
+    expect(stdout).toMatch(/^I\/O plan: 2,000,000 objects, 10\.0 GB \(mean 5\.0 KB, files\) on 2 × ml\.p3dn\.24xlarge \(8 processes each\), 90 epochs, 1 job a month\n/);
+    expect(stdout).toMatch(/^mode +start-up +read rate vs needed \(per instance\) +bottleneck +job hours +\$ per job +\$ per month$/m);
+    expect(stdout).toMatch(/^ {2}File +~[\d.]+ (min|h) +local vs 46\.2 MB\/s +none \(the GPUs\) +[\d.]+ +\$[\d,.]+ +\$[\d,.]+$/m);
+    expect(stdout).toMatch(/^\* FastFile, ShardedByS3Key, packed +under 1 s +[\d.]+ GB\/s vs 46\.2 MB\/s +none \(the GPUs\)/m);
+    expect(stdout).toMatch(/^Packing, once: ~[\d.]+ h, \$[\d.]+ \(/m);
+    expect(stdout).toMatch(/^Choice: FastFile, ShardedByS3Key, packed: the cheapest that keeps the GPUs fed, \$[\d.]+ per job/m);
+    expect(stdout).toMatch(/^input mode {5}FastFile, ShardedByS3Key {2,}FastFile, ShardedByS3Key, packed: the cheapest/m);
     expect(stdout).toMatch(/^packing {8}pack into 176 tfrecord shards of 54\.2 MiB {2,}pack: 2,000,000 files of 5\.0 KB are small files/m);
     expect(stdout).toMatch(/^loaders {8}11 workers, 11 DALI threads per process {2,}\S/m);
     expect(stdout).toMatch(/^pinned memory {2}yes {2,}\S/m);
     expect(stdout).toMatch(/^GPU decoding {3}no {2,}\S/m);
-    expect(stdout).toMatch(/^start-up {7}~60 s \(~84 min unpacked\) {2,}each instance downloads/m);
+    expect(stdout).toMatch(/^start-up {7}under 1 s \(~40 s unpacked\) {2,}FastFile streams while training runs/m);
     expect(stdout).toMatch(/\nNo warnings: nothing in this plan leaves the GPUs waiting for data\.\n$/);
   });
 
@@ -57,25 +65,27 @@ describe('training-io plan', () => {
     expect(JSON.parse(stdout).dataset).toMatchObject({ totalBytes: 10e9, meanObjectBytes: 5000 });
   });
 
-  test('--reused data that does not fit the NVMe is cached in FSx for Lustre, with its size', async () => {
+  test('2 TB that does not fit the NVMe, read at 800 MB/s per instance: a SCRATCH_2 cache sized for the rate is the cheapest', async () => {
     // WHEN
     const { code, stdout } = await run('plan', '--objects', '20000000', '--bytes', '2TB', '--instance', 'ml.p3dn.24xlarge',
       '--count', '2', '--reused', '--samples-per-second', '1000');
 
     // THEN
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^input mode {6}FSx for Lustre \(File channel\) {2,}FSx for Lustre: 2\.0 TB/m);
+    expect(stdout).toMatch(/^input mode {6}FSx for Lustre \(File channel\) {2,}FSx SCRATCH_2: the cheapest that keeps the GPUs fed/m);
     expect(stdout).toMatch(/^start-up {8}none {2,}SageMaker mounts the file system/m);
-    expect(stdout).toMatch(/^FSx for Lustre {2}PERSISTENT_2, 2,400 GiB, 1000 MB\/s\/TiB {2,}PERSISTENT_2 \(other jobs read it/m);
-    expect(stdout).toMatch(/^read rate {7}800\.0 MB\/s per instance {2,}16 processes × 1,000 samples\/s/m);
+    // 1.6 GB/s at SCRATCH_2's 200 MB/s per TiB: 8,000 GiB, the next legal capacity 9,600 GiB
+    expect(stdout).toMatch(/^FSx for Lustre {2}SCRATCH_2, 9,600 GiB, 200 MB\/s\/TiB {2,}SCRATCH_2 \(made for the job/m);
+    expect(stdout).toMatch(/^read rate {7}800\.0 MB\/s per instance {2,}8 processes per instance × 1,000 samples\/s × 100\.0 KB per sample: 800\.0 MB\/s per instance, 1\.6 GB\/s for the 2 instances/m);
   });
 
-  test('a streamed plan names the distribution and ShuffleConfig', async () => {
+  test('a streamed plan names the distribution', async () => {
     // WHEN
     const { stdout } = await run('plan', '--objects', '20000000', '--bytes', '2TB', '--instance', 'ml.p3dn.24xlarge', '--count', '2');
 
     // THEN
-    expect(stdout).toMatch(/^input mode {5}Pipe, ShardedByS3Key, ShuffleConfig {2,}Pipe with ShardedByS3Key/m);
+    expect(stdout).toMatch(/^input mode {5}FastFile, ShardedByS3Key {2,}FastFile, ShardedByS3Key, packed: the cheapest/m);
+    expect(stdout).toMatch(/^ {2}Pipe, ShardedByS3Key, ShuffleConfig, packed +under 1 s +500\.0 MB\/s vs 924\.8 MB\/s \(starved\) +Pipe fan-out/m);
   });
 
   test('prints the warnings with their codes', async () => {
@@ -85,6 +95,71 @@ describe('training-io plan', () => {
     // THEN warnings do not fail the command
     expect(code).toBe(0);
     expect(stdout).toMatch(/\nWarnings:\n {2}moreConsumersThanObjects: 176 consumers .* use at most 100 consumers/);
+  });
+
+  test('--json carries every mode\'s row with its dollars, the choice and the packing cost', async () => {
+    // WHEN
+    const { stdout } = await run('plan', '--objects', '15000000', '--bytes', '2TB', '--instance', 'ml.p4d.24xlarge', '--count', '2',
+      '--epochs', '30', '--json');
+
+    // THEN
+    const result = JSON.parse(stdout);
+    expect(result.modes.map((mode: { label: string }) => mode.label)).toEqual([
+      'File', 'FastFile, ShardedByS3Key', 'FSx SCRATCH_2', 'FSx PERSISTENT_2', 'File, packed', 'FastFile, ShardedByS3Key, packed',
+      'Pipe, ShardedByS3Key, ShuffleConfig, packed', 'FSx SCRATCH_2, packed', 'FSx PERSISTENT_2, packed',
+    ]);
+    for (const mode of result.modes) {
+      expect(mode).toMatchObject({ startupSeconds: expect.any(Number), jobHours: expect.any(Number), dollarsPerJob: expect.any(Number),
+        dollarsPerMonth: expect.any(Number), bottleneck: expect.any(String) });
+    }
+    expect(result.choice).toMatchObject({ label: 'FastFile, ShardedByS3Key, packed', feedsGpus: true });
+    expect(result.packingCost).toMatchObject({ inventoryAdvised: true, dollars: expect.any(Number) });
+    expect(result.unavailableModes).toEqual([{ label: 'Pipe', reason: 'Pipe mode streams record shards: the files must be packed first' }]);
+  });
+
+  test('--jobs-per-month spreads a PERSISTENT_2 cache over the month\'s jobs', async () => {
+    // WHEN
+    const fsxDollars = async (jobs: string) => JSON.parse((await run('plan', '--objects', '50000000', '--mean-size', '5KB',
+      '--instance', 'ml.g4dn.12xlarge', '--epochs', '10', '--samples-per-second', '1000', '--jobs-per-month', jobs, '--json')).stdout)
+      .modes.find((mode: { label: string }) => mode.label === 'FSx PERSISTENT_2').fsxDollars;
+
+    // THEN 1,200 GiB × $0.145 a month
+    expect(await fsxDollars('1')).toBeCloseTo(174, 6);
+    expect(await fsxDollars('30')).toBeCloseTo(174 / 30, 6);
+  });
+
+  test('--prices reads overrides from a JSON file, and they change the choice', async () => {
+    // GIVEN
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plan-prices-'));
+    const file = path.join(dir, 'prices.json');
+    fs.writeFileSync(file, JSON.stringify({ fsxScratch2DollarsPerGbMonth: 0.001 }));
+
+    // WHEN
+    const { code, stdout } = await run('plan', '--objects', '15000000', '--bytes', '2TB', '--instance', 'ml.p4d.24xlarge', '--count', '2',
+      '--epochs', '30', '--prices', file);
+
+    // THEN
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Choice: FSx SCRATCH_2: the cheapest that keeps the GPUs fed/m);
+  });
+
+  test.each<[string, string, RegExp]>([
+    ['not JSON', '{', /--prices: '.*prices\.json' is not JSON/],
+    ['not an object', '[1]', /--prices: '.*prices\.json' must hold a JSON object/],
+    ['an unknown field', '{"s3GetDollarPer1000": 1}', /--prices: '.*' has an unknown field 's3GetDollarPer1000'.*did you mean 's3GetDollarsPer1000'\?$/],
+    ['a negative price', '{"s3GetDollarsPer1000": -1}', /\[InvalidPrice\] prices\.s3GetDollarsPer1000 must be a finite number of US dollars, 0 or more, got -1/],
+  ])('a --prices file with %s is refused, named, and exits 2', async (_, text, message) => {
+    // GIVEN
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plan-prices-'));
+    const file = path.join(dir, 'prices.json');
+    fs.writeFileSync(file, text);
+
+    // WHEN
+    const { code, stderr } = await run('plan', '--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--prices', file);
+
+    // THEN
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toMatch(message);
   });
 
   test('--help prints the usage and exits 0', async () => {
@@ -117,6 +192,9 @@ describe('training-io plan', () => {
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.p3dn.24xlarge', '--samples-per-second', 'fast'], /--samples-per-second must be a number greater than 0 and at most 1000000, got 'fast'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--processes', '9'], /\[InvalidProcessesPerInstance\] processesPerInstance must be an integer between 1 and the 8 vCPUs of ml\.g5\.2xlarge, got 9/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--format', 'tfrecord', '--samples-per-second', '100'], /\[RecordCountRequired\]/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--jobs-per-month', '0'], /--jobs-per-month must be a whole number between 1 and 1000000, got '0'/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--max-dollars', '0'], /--max-dollars must be a number greater than 0/],
+    [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--prices', '/nonexistent/prices.json'], /--prices: cannot read '\/nonexistent\/prices\.json'/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--bogus'], /unknown option '--bogus'$/],
     [['--objects', '10', '--bytes', '10GB', '--instance', 'ml.g5.2xlarge', '--epoch', '3'], /unknown option '--epoch': did you mean '--epochs'\?$/],
   ])('bad input %j is named with what is allowed in one line, then where the plan usage is, and exits 2', async (argv, message) => {

@@ -14,7 +14,7 @@ import { SHARD_PACKER_METRICS } from '../../lambda/shard-packer/contract';
 import type { PipelineDiagnosis, PipelineExecutionOutput,
   TrainingPipelineProps} from '../../lib';
 import {
-  InputMode, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
+  InputMode, IoPlanner, ShardedDataset, TrainingCode, TrainingInstance, TrainingJob, TrainingPipeline
 } from '../../lib';
 import { ApiModel } from '../support/api-model';
 import { testApp, testContainer } from '../support/stacks';
@@ -364,26 +364,45 @@ describe('TrainingPipeline: the planner decides the data path', () => {
     return Object.values(outputs)[0].Value;
   }
 
-  test('data that does not fit the instances, read for a few epochs, is streamed with Pipe, ShardedByS3Key and the dataset\'s seed', () => {
+  test('data that does not fit the instances is streamed with FastFile from its shards: the cheapest that feeds 8 V100s, where Pipe\'s fan-out does not', () => {
     // GIVEN 20 million files of 110 KiB (2.3 TB): more than a p3dn's 1.8 TB of NVMe
     const built = build({ datasetProfile: { objectCount: 20_000_000, meanObjectSize: KB110 } });
 
-    // THEN
+    // THEN FastFile reads the dataset's root: FullyReplicated, the loaders split the shards by rank
     const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
-    expect(train).toMatchObject({ InputMode: 'Pipe', ShuffleConfig: { Seed: 0 }, DataSource: { S3DataSource: { S3DataDistributionType: 'ShardedByS3Key' } } });
-    expect(dataPathOutput(built)).toMatch(/^inputMode: IoPlanner: Pipe with ShardedByS3Key and ShuffleConfig: .*3 epochs/);
+    expect(train).toMatchObject({ InputMode: 'FastFile', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(train.ShuffleConfig).toBeUndefined();
+    expect(dataPathOutput(built)).toMatch(/^inputMode: IoPlanner: FastFile, ShardedByS3Key, packed: the cheapest that keeps the GPUs fed/);
   });
 
-  test('data that fits the instances\' NVMe is downloaded once in File mode, and the reason is in the cloud assembly', () => {
-    // GIVEN 1 million files of 110 KiB (113 GB)
+  test('data that fits the instances\' NVMe is still streamed when its download costs more, and the reason is in the cloud assembly', () => {
+    // GIVEN 1 million files of 110 KiB (113 GB): File mode would first download them onto each p3dn
     const built = build({ datasetProfile: { objectCount: 1_000_000, meanObjectSize: KB110 } });
 
     // THEN
     const [train] = built.stack.resolve(built.pipeline.trainingJob.renderRequest()).InputDataConfig;
-    expect(train).toMatchObject({ InputMode: 'File', DataSource: { S3DataSource: { S3DataDistributionType: 'FullyReplicated' } } });
+    expect(train.InputMode).toBe('FastFile');
     const metadata = built.stack.node.root.node.findAll().flatMap((c) => c.node.metadata).filter((m) => m.type === 'cdk-training-io:plan');
     expect(metadata).toHaveLength(1);
-    expect(metadata[0].data.inputMode).toMatch(/^IoPlanner: File: .*NVMe/);
+    expect(metadata[0].data.inputMode).toMatch(/^IoPlanner: FastFile, ShardedByS3Key, packed: the cheapest that keeps the GPUs fed, \$[\d.]+ per job/);
+  });
+
+  test('prices reach the planner: the recorded choice is priced with them, as IoPlanner prices it', () => {
+    // GIVEN the 20 million files of 110 KiB, once at list prices and once with the instances' hours free
+    const profile = { objectCount: 20_000_000, meanObjectSize: KB110 };
+    const dollars = (built: Built) => Number(/the cheapest that keeps the GPUs fed, \$([\d,.]+) per job/.exec(dataPathOutput(built))![1].replace(/,/g, ''));
+
+    // WHEN
+    const listed = dollars(build({ datasetProfile: profile }));
+    const free = dollars(build({ datasetProfile: profile, prices: { instances: [{ instanceType: 'ml.p3dn.24xlarge', dollarsPerHour: 0 }] } }));
+
+    // THEN what is left is the packing and the requests
+    expect(listed).toBeGreaterThan(50);
+    expect(free).toBeLessThan(20);
+    expect(free).toBeCloseTo(IoPlanner.plan({
+      dataset: profile, cluster: { instance: TrainingInstance.P3DN_24XLARGE, instanceCount: 2 }, epochs: 3, alwaysPacked: true,
+      prices: { instances: [{ instanceType: 'ml.p3dn.24xlarge', dollarsPerHour: 0 }] },
+    }).choice.dollarsPerJob, 2);
   });
 
   test('what the user set wins over the planner, and is recorded as given', () => {
@@ -416,7 +435,7 @@ describe('TrainingPipeline: the planner decides the data path', () => {
     // THEN
     expect(built.pipeline.cache!.baselineThroughputMBps).toBeGreaterThanOrEqual(2 * 8 * 1000 * 110 * 1024 / 1e6);
     Annotations.fromStack(built.stack).hasNoWarning('/Stack/Pipeline', Match.stringLikeRegexp('cacheWithoutReadRate'));
-    expect(dataPathOutput(built)).toMatch(/cacheSize: datasetSize from the dataset profile: 136.4 GiB \| cacheReadRate: IoPlanner: 16 processes × 1,000 samples\/s/);
+    expect(dataPathOutput(built)).toMatch(/cacheSize: datasetSize from the dataset profile: 136.4 GiB \| cacheReadRate: IoPlanner: 8 processes per instance × 1,000 samples\/s/);
   });
 });
 

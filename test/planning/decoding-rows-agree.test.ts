@@ -86,7 +86,7 @@ describe('the issue\'s plan (#34): 1.2 MB JPEGs on 4 × ml.g5.2xlarge at 1,000 s
     // THEN
     expect(stdout).toContain('on 4 × ml.g5.2xlarge (1 process each), 5 epochs');
     expect(stdout).toContain('= 4 instances × 1 process × 7 loader workers');
-    expect(stdout).toMatch(/^start-up {7}under 1 s \(~26 s unpacked\)/m);
+    expect(stdout).toMatch(/^start-up +none +SageMaker mounts/m);
     expect(stdout).not.toMatch(/1 processes|1 instances|~under|JPEGs of [\d.]+ [KMG]B\/s/);
   });
 });

@@ -79,6 +79,6 @@ describe('IoPlanner: resizing the images at pack time', () => {
     // THEN
     expect(code).toBe(0);
     const speedup = String(Math.round((RESIZED / CAPACITY) * 100) / 100).replace('.', '\\.');
-    expect(stdout).toMatch(new RegExp(`^resize images {2}resize at pack time \\(~${speedup}×\\) {2,}11 loader workers decode about .*training-io pack --resize 256`, 'm'));
+    expect(stdout).toMatch(new RegExp(`^resize images {2,}resize at pack time \\(~${speedup}×\\) {2,}11 loader workers decode about .*training-io pack --resize 256`, 'm'));
   });
 });

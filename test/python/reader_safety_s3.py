@@ -25,7 +25,7 @@ from typing import BinaryIO, Dict, List
 
 from shardio import FormatError, Placement, consumer_images, read_manifest
 from shardio.s3_dataset import S3Options, S3ShardDirectory
-from shardio.s3_objects import DEFAULT_ATTEMPTS, Backoff, S3Objects, S3ReadError
+from shardio.s3_objects import DEFAULT_ATTEMPTS, Backoff, ObjectTooLargeError, S3Objects, S3ReadError
 from support import needs_packed, packed
 from reading_anywhere import Endpoint, upload
 from test_reader_safety import FakeTime, files_under
@@ -136,6 +136,14 @@ class S3ReaderSafetyTest(unittest.TestCase):
         self.assertEqual(len(names), packed()["files"])
         self.assertEqual(set(names.values()), {1})
         self.assertGreaterEqual(max(retries), DEFAULT_ATTEMPTS)  # a GET went past the attempts, within the budget
+
+    def test_an_object_over_the_reader_s_size_limit_is_refused_by_its_length_before_it_is_read(self) -> None:
+        directory = S3ShardDirectory(*bucket_and_prefix(self.s3), options=S3Options(cache_dir=self.folder("limit")))
+        size = len(directory.objects.read("manifest.json"))
+        with self.assertRaisesRegex(ObjectTooLargeError, rf"^GetObject s3://.*/manifest\.json: .* MiB is more than the "
+                                                         rf"{(size - 1) / 2 ** 20:g} MiB allowed; refused without reading it$"):
+            directory.objects.read("manifest.json", max_bytes=size - 1)
+        self.assertEqual(len(directory.objects.read("manifest.json", max_bytes=size)), size)
 
     def test_an_endpoint_password_never_reaches_an_error(self) -> None:
         port = str(S3["endpoint"]).rsplit(":", 1)[1]

@@ -66,7 +66,8 @@ def make_versioned(packed_dataset: str, root: str) -> Versioned:
     shutil.copytree(packed_dataset, root)
     packed = dataset_manifest(root)
     first = packed["datasetVersion"]
-    assert (packed["version"], packed["sequence"], len(packed["shards"])) == (2, 1, 5), "the engine's pack is version 1 of 5 shards"
+    # Version 2 is drawn from the first 5 shards; reader_safety_s3's pack has 6 (its blip cuts half of them).
+    assert (packed["version"], packed["sequence"]) == (2, 1) and len(packed["shards"]) >= 5, "the engine's pack is version 1 of 5 shards or more"
     listed = []
     for how, position in SECOND_SHARDS:
         entry = packed["shards"][position]

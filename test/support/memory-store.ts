@@ -41,6 +41,14 @@ export class MemoryStore {
     return new MemorySink(this, prefix);
   }
 
+  /** A store holding the same objects at the same time, with no call made and no fault: a dataset set up once, run from anew. */
+  public copy(): MemoryStore {
+    const copy = new MemoryStore();
+    this.objects.forEach((object, key) => copy.objects.set(key, object));
+    copy.now = this.now;
+    return copy;
+  }
+
   /** @internal Runs one storage call, applying the fault when it is this call's turn. */
   public call<T>(what: string, effect: () => T): Promise<T> {
     if (this.crashed) return Promise.reject(new CrashError(what));
@@ -175,6 +183,13 @@ class MemorySink implements PackingSink {
 export class MemorySource implements PackingSource {
   public readonly uri = 'memory:///source/';
   public readonly files = new Map<string, { readonly data: Buffer; readonly modified: number }>();
+
+  /** A source with the same files, to change without changing this one. */
+  public copy(): MemorySource {
+    const copy = new MemorySource();
+    this.files.forEach((file, key) => copy.files.set(key, file));
+    return copy;
+  }
 
   public async *list(): AsyncIterable<ListedFile[]> {
     yield [...this.files].map(([key, file]) => ({ key, size: file.data.length, modified: file.modified }));

@@ -5,6 +5,7 @@ import type { ImagePreprocessingOptions } from '../../vocabulary/image-preproces
 import type { IoPlan} from '../../planning/io-plan';
 import { PlannedInputMode } from '../../planning/io-plan';
 import { IoPlanner } from '../../planning/io-planner';
+import type { PriceOverrides } from '../../planning/price-overrides';
 import type { LustreDatasetCacheOptions } from '../../storage/lustre-dataset-cache';
 import { ReadRate } from '../../storage/read-rate';
 import type { S3ChannelOptions} from '../../training/training-channel';
@@ -34,6 +35,8 @@ export interface PipelinePlanInputs {
   readonly seed: number;
   /** How the dataset's packers resize the images, if they do. */
   readonly imagePreprocessing?: ImagePreprocessingOptions;
+  /** Prices instead of the table's, for the planner. */
+  readonly prices?: PriceOverrides;
 }
 
 /** Metadata type of the recorded choices in the cloud assembly (`manifest.json` of the stack). */
@@ -56,6 +59,9 @@ export function planDataPath(scope: Construct, inputs: PipelinePlanInputs): Pipe
     reusedAcrossJobs: inputs.datasetCache !== undefined,
     samplesPerSecondPerDevice: inputs.samplesPerSecondPerDevice,
     imagePreprocessing: inputs.imagePreprocessing,
+    // The pipeline packs its dataset before every job: only the packed ways of reading it are chosen from.
+    alwaysPacked: true,
+    prices: inputs.prices,
   }) : undefined;
   const reasons: Record<string, string> = {};
   const shardsChannel = inputs.datasetCache ? undefined : planShardsChannel(scope, inputs, plan, reasons);

@@ -16,14 +16,14 @@ export function shouldPack(dataset: ResolvedDataset): boolean {
 
 /** The packing advice, and the warnings of a layout that leaves readers idle or objects too small. */
 export function planPacking(dataset: ResolvedDataset, cluster: ResolvedCluster, mode: PlannedInputMode,
-  distribution: S3DataDistribution): { advice: PackingAdvice; warnings: PlanWarning[] } {
+  distribution: S3DataDistribution, pack: boolean): { advice: PackingAdvice; warnings: PlanWarning[] } {
   const { consumers, instanceCount } = cluster;
   const perInstance = (count: number) => (distribution === S3DataDistribution.SHARDED_BY_S3_KEY ? count / instanceCount : count);
   const readers = `${consumers} consumers = ${formatCountOf(instanceCount, 'instance')} × ` +
     `${formatCountOf(cluster.sizing.processesPerInstance, 'process', 'processes')} × ${formatCountOf(Math.max(1, cluster.loaderWorkers), 'loader worker')}`;
   const warnings: PlanWarning[] = [];
 
-  if (!shouldPack(dataset)) {
+  if (!pack) {
     if (dataset.objectCount < consumers) {
       warnings.push(tooFewObjects(dataset.objectCount, consumers, false));
     }
@@ -34,10 +34,13 @@ export function planPacking(dataset: ResolvedDataset, cluster: ResolvedCluster, 
           'writes at least: per-object costs dominate; pack the source files again into 64 MiB shards',
       });
     }
-    const why = dataset.format === DatasetFormat.FILES
-      ? `the ${formatCount(dataset.objectCount)} files average ${formatBytes(dataset.meanObjectBytes)}, not small files ` +
-        `(< ${PACK_BELOW_OBJECT_BYTES / 1e6} MB)`
-      : `the data is packed already (${formatCount(dataset.objectCount)} ${dataset.format} shards of ${formatMiB(dataset.meanObjectBytes)})`;
+    const why = dataset.format !== DatasetFormat.FILES
+      ? `the data is packed already (${formatCount(dataset.objectCount)} ${dataset.format} shards of ${formatMiB(dataset.meanObjectBytes)})`
+      : shouldPack(dataset)
+        ? `packing the ${formatCount(dataset.objectCount)} files of ${formatBytes(dataset.meanObjectBytes)} costs more than it saves ` +
+          '(the modes\' rows price both)'
+        : `the ${formatCount(dataset.objectCount)} files average ${formatBytes(dataset.meanObjectBytes)}, not small files ` +
+          `(< ${PACK_BELOW_OBJECT_BYTES / 1e6} MB)`;
     return {
       warnings,
       advice: {

@@ -1,14 +1,6 @@
 import type { TrainingInstance } from '../../instances/training-instance';
 
 /**
- * File-mode download rate of one instance: SageMaker's example of a 50 GB dataset in 100 MB shards
- * that downloads "in about 5 minutes" (≈ 167 MB/s; developer guide, "Best practices for choosing
- * data source and input mode"). The only published figure; the page names no instance type, so it is
- * a conservative rate, further capped by the instance's baseline network bandwidth.
- */
-export const FILE_MODE_BYTES_PER_SECOND = 50e9 / (5 * 60);
-
-/**
  * Latency of one small S3 request: the median of requests under 512 KB is "often in the tens of
  * milliseconds" (Amazon S3 performance whitepaper, "Timeouts and retries for latency-sensitive
  * applications"). Each small object costs one such GET; each page of a listing one such request.
@@ -44,19 +36,9 @@ export function networkBytesPerSecond(instance: TrainingInstance): number | unde
   return instance.networkGbps === undefined ? undefined : instance.networkGbps * 1e9 / 8;
 }
 
-/** Bytes per second one instance downloads at in File mode. */
-export function fileModeBytesPerSecond(instance: TrainingInstance): number {
-  return Math.min(FILE_MODE_BYTES_PER_SECOND, networkBytesPerSecond(instance) ?? Number.POSITIVE_INFINITY);
-}
-
 /** Objects per second one instance downloads at while `instancesReading` download the same prefix. */
 export function objectsPerSecond(instancesReading: number): number {
   return Math.min(DOWNLOAD_PARALLELISM / SMALL_REQUEST_SECONDS, S3_GETS_PER_SECOND_PER_PREFIX / instancesReading);
-}
-
-/** Seconds one instance spends downloading `bytes` in `objects` objects before File-mode training starts. */
-export function fileModeDownloadSeconds(instance: TrainingInstance, bytes: number, objects: number, instancesReading: number): number {
-  return bytes / fileModeBytesPerSecond(instance) + objects / objectsPerSecond(instancesReading);
 }
 
 /** Seconds to list `objects` keys, one page after the other. */

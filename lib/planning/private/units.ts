@@ -37,3 +37,10 @@ export function formatCountOf(count: number, singular: string, plural = `${singu
 export function formatCount(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
+
+/** `$1,094`, `$10.10`, `$0.0069`: dollars, with cents below $1,000 and four decimals below a cent. */
+export function formatDollars(dollars: number): string {
+  if (dollars >= 1000) return `$${Math.round(dollars).toLocaleString('en-US')}`;
+  if (dollars >= 0.01 || dollars === 0) return `$${dollars.toFixed(2)}`;
+  return `$${dollars.toFixed(4)}`;
+}

@@ -43,7 +43,18 @@ const THIRD_RETENTION_DAYS = 30;
 /** A fault at each of a run's hundred-odd calls is three runs per call: minutes on a loaded machine, not a hang. */
 const FAULT_SWEEP_TIMEOUT_MS = 300_000;
 
-async function callsOfCleanRun(run: (store: MemoryStore, source: MemorySource) => Promise<unknown>, setUp: typeof datasetBeforeThirdPack): Promise<string[]> {
+type Dataset = Awaited<ReturnType<typeof datasetBeforeThirdPack>>;
+
+/** The reproduction set up once: each call gives a copy of it to run into a fault (two packs fewer per fault). */
+async function copiesOfDatasetBeforeThirdPack(): Promise<() => Dataset> {
+  const original = await datasetBeforeThirdPack();
+  return () => {
+    const store = original.store.copy();
+    return { store, model: original.model.copyFor(store), source: original.source.copy() };
+  };
+}
+
+async function callsOfCleanRun(run: (store: MemoryStore, source: MemorySource) => Promise<unknown>, setUp: () => Promise<Dataset> | Dataset): Promise<string[]> {
   const { store, source } = await setUp();
   store.heal();
   await run(store, source);
@@ -66,13 +77,14 @@ describe('the CLI\'s pack under a fault at each storage call', () => {
   });
 
   test.each(FAULT_MODES)('%s at every call: the invariants hold, and the next pack repairs and publishes', async (mode: FaultMode) => {
-    const calls = await callsOfCleanRun(runThird, datasetBeforeThirdPack);
+    const datasetCopy = await copiesOfDatasetBeforeThirdPack();
+    const calls = await callsOfCleanRun(runThird, datasetCopy);
     expect(calls.length).toBeGreaterThan(50);
     expect(calls.some((call) => call.startsWith('createIfAbsent published/'))).toBe(true);
     const failures: string[] = [];
     for (let at = 0; at < calls.length; at++) {
       // GIVEN the dataset before the third pack, and a fault at call `at`
-      const { store, model, source } = await datasetBeforeThirdPack();
+      const { store, model, source } = datasetCopy();
       store.injectAt(at, mode);
       // WHEN the third pack runs into it
       const outcome = await runThird(store, source).then(() => 'published', (error: Error) => error.name);
@@ -129,15 +141,20 @@ describe('the Lambda finalizer under a fault at each storage call', () => {
     finalizeShards(event, sink, THIRD_RETENTION_DAYS);
 
   test.each(FAULT_MODES)('%s at every call: the invariants hold, and the retried finalizer publishes', async (mode: FaultMode) => {
-    const clean = await plannedThirdVersion();
-    clean.store.heal();
+    // The shards planned and packed once; each run below starts from a copy of that store.
+    const planned = await plannedThirdVersion();
+    const plannedCopy = () => {
+      const store = planned.store.copy();
+      return { store, model: planned.model.copyFor(store), sink: store.sink(), event: planned.event };
+    };
+    const clean = plannedCopy();
     await finalize(clean.sink, clean.event);
     const calls = [...clean.store.calls];
     expect(calls.some((call) => call.startsWith('createIfAbsent published/'))).toBe(true);
     const failures: string[] = [];
     for (let at = 0; at < calls.length; at++) {
       // GIVEN packed shards and a fault at the finalizer's call `at`
-      const { store, model, sink, event } = await plannedThirdVersion();
+      const { store, model, sink, event } = plannedCopy();
       store.injectAt(at, mode);
       // WHEN the finalizer runs into it, then Step Functions retries it
       const outcome = await finalize(sink, event).then(() => 'published', (error: Error) => error.name);

@@ -17,6 +17,13 @@ export class ProtocolModel {
 
   constructor(private readonly store: MemoryStore) {}
 
+  /** The model of a copy of its store (MemoryStore.copy): what any run so far was allowed to prune. */
+  public copyFor(store: MemoryStore): ProtocolModel {
+    const copy = new ProtocolModel(store);
+    this.mayBePruned.forEach((version) => copy.mayBePruned.add(version));
+    return copy;
+  }
+
   /** Notes what a run with `retentionDays` may prune by now (called after each run, whatever its end). */
   public ranWithRetention(retentionDays: number): void {
     const claims = this.claims();
