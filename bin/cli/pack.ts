@@ -6,6 +6,8 @@ import type { DatasetLocation, S3ClientFlags } from './dataset-location';
 import { describeLocation, isInside, parseLocation, resolveLinks } from './dataset-location';
 import { ProgressDisplay, formatDuration } from './progress';
 import { parseChoice, parseSize, parseWholeNumber, UsageError } from './usage-error';
+import type { PackingSettingNames, PackingSettings, RawPackingSettings } from '../../lib/contract/packing-settings';
+import { checkPackingSettings, normalizePackingSettings, PACKING_DEFAULTS, PACKING_LIMITS, shardCountFor, shardCountRounding } from '../../lib/contract/packing-settings';
 import { LocalDirectorySink, LocalDirectorySource, SourceContainsOutputError } from '../../lambda/io/local-directory';
 import type { S3InventoryLocation } from '../../lambda/io/s3-inventory';
 import { LocalShardPool } from '../../lambda/packing/parallel/local-shard-pool';
@@ -18,10 +20,8 @@ import type { ImagePreprocessing } from '../../lambda/packing/preprocess/image-p
 import { describePreprocessing } from '../../lambda/packing/preprocess/preprocessing-settings';
 import { checksImages, defaultRecordContent } from '../../lambda/packing/image-check/record-content';
 import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
-import { DEFAULT_RETENTION_DAYS } from '../../lambda/packing/prune';
 import { PlanError } from '../../lambda/packing/planning/plan-shards';
-import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
-import { MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../../lib/contract/shard-limits';
+import { RECORD_CONTENTS } from '../../lib/contract/record-vocabulary';
 import { printable, quoted } from '../../lambda/io/printable';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
 import { filePatternProblem } from '../../lib/contract/file-patterns';
@@ -42,14 +42,14 @@ output at once: one publishes, the other fails and publishes nothing. A file tha
 preprocessing of --resize and the like) fails the run: nothing is published and the current
 version stays current, unless --allow-missing.
 
-  --format tfrecord|recordio   shard format (default: tfrecord)
-  --shard-size SIZE            target shard size, 1MiB-128MiB (default: 64MiB)
-  --shards N                   exact number of shards instead of --shard-size (with
-                               --consumers, a multiple of it)
+  --format tfrecord|recordio   shard format (default: ${PACKING_DEFAULTS.format})
+  --shard-size SIZE            target shard size, 1MiB-128MiB (default: ${PACKING_DEFAULTS.targetShardBytes / 2 ** 20}MiB)
+  --shards N                   exact number of shards instead of --shard-size (rounded up to a
+                               multiple of --consumers, as the summary then says)
   --consumers N                instances x GPU processes x loader workers: the shard
                                count is rounded up to a multiple of it
-  --seed N                     shuffle seed; the same files and seed give identical bytes (default: 0)
-  --labels folder|none         label = first folder of the path, or no labels (default: folder)
+  --seed N                     shuffle seed; the same files and seed give identical bytes (default: ${PACKING_DEFAULTS.seed})
+  --labels folder|none         label = first folder of the path, or no labels (default: ${PACKING_DEFAULTS.labels})
   --include GLOB               pack only the files whose key below <source> matches GLOB (repeatable;
                                * within a folder, ** across folders, {a,b}, [abc]; e.g. 'cat/**')
   --exclude GLOB               leave out the files whose key matches GLOB (repeatable), e.g.
@@ -59,8 +59,8 @@ version stays current, unless --allow-missing.
                                readers decode (anything else is a failure with its reason); any:
                                files packed as they are (default: images with folder labels, any
                                without)
-  --concurrency N              S3 objects read ahead per shard (default: 64); local files are
-                               read one at a time by each thread, a worker thread per core
+  --concurrency N              files read ahead per shard, 1-1024 (default: ${PACKING_DEFAULTS.readConcurrency} with an S3 side,
+                               ${PACKING_DEFAULTS.localReadConcurrency} folder to folder, a worker thread per core)
   --full                       pack every file again instead of reusing unchanged shards
   --follow-symlinks            pack what symbolic links that lead out of a source folder lead to
                                (default: such a link is a failure, listed, and not read)
@@ -74,7 +74,7 @@ version stays current, unless --allow-missing.
                                (flattened on white) made 8-bit sRGB; JPEG, PNG, WebP, TIFF and
                                GIF (first frame) read; a file that does not decode is a failure.
   --retention DAYS             keep versions this many days after they stop being current, so that
-                               jobs reading them finish; older ones are deleted (default: ${DEFAULT_RETENTION_DAYS})
+                               jobs reading them finish; older ones are deleted (0-3650, default: ${PACKING_DEFAULTS.retentionDays})
   --allow-missing              publish even when some files could not be packed (they are
                                listed in the new manifest's failures), and exit 0
   --inventory S3URI            list an S3 source from its S3 Inventory report (CSV) instead of
@@ -122,12 +122,12 @@ function parsePackArgs(args: string[]): PackRequest {
     allowPositionals: true,
     strict: true,
     options: {
-      'format': { type: 'string', default: DEFAULT_SHARD_FORMAT },
+      'format': { type: 'string' },
       'shard-size': { type: 'string' },
       'shards': { type: 'string' },
       'consumers': { type: 'string' },
-      'seed': { type: 'string', default: '0' },
-      'labels': { type: 'string', default: DEFAULT_LABEL_MODE },
+      'seed': { type: 'string' },
+      'labels': { type: 'string' },
       'content': { type: 'string' },
       'concurrency': { type: 'string' },
       'include': { type: 'string', multiple: true },
@@ -139,7 +139,7 @@ function parsePackArgs(args: string[]): PackRequest {
       'max-side': { type: 'string' },
       'quality': { type: 'string' },
       'keep-grayscale': { type: 'boolean', default: false },
-      'retention': { type: 'string', default: String(DEFAULT_RETENTION_DAYS) },
+      'retention': { type: 'string' },
       'inventory': { type: 'string' },
     },
   }, { usage: PACK_USAGE, endpoint: true });
@@ -152,8 +152,9 @@ function parsePackArgs(args: string[]): PackRequest {
   const inventory = values.inventory === undefined ? undefined : parseInventory(values.inventory, source);
   const patterns = parseFilePatterns(values.include, values.exclude);
 
-  const labels = parseChoice('--labels', values.labels!, LABEL_MODES);
   const onS3 = source.kind === 's3' || output.kind === 's3';
+  const packing = packingSettingsOfFlags(values, onS3);
+  const labels = packing.labels;
   const preprocessing = parsePreprocessing(values);
   const content = values.content === undefined ? defaultRecordContent(labels) : parseChoice('--content', values.content, RECORD_CONTENTS);
   if (values.content === 'any' && preprocessing) {
@@ -165,34 +166,55 @@ function parsePackArgs(args: string[]): PackRequest {
     followSymlinks: values['follow-symlinks'],
     checkImages: checksImages(content, preprocessing !== undefined),
     settings: {
-      format: parseChoice('--format', values.format!, SHARD_FORMAT_NAMES),
-      seed: parseWholeNumber('--seed', values.seed!, 0, 2 ** 32 - 1),
-      ...parseShardCount(values['shard-size'], values.shards, values.consumers),
-      labels,
-      readConcurrency: parseWholeNumber('--concurrency', values.concurrency ?? (onS3 ? '64' : '32'), 1, 4096),
+      ...packing,
       fullRepack: values.full,
-      allowMissing: values['allow-missing'],
-      retentionDays: parseWholeNumber('--retention', values.retention!, 0, 36_500),
       preprocessing,
       content,
     },
   };
 }
 
-/** `--shard-size`, `--shards` and `--consumers`: a target size or an exact count, and the consumers it is a multiple of. */
-function parseShardCount(shardSize: string | undefined, shards: string | undefined, consumersFlag: string | undefined) {
-  if (shardSize !== undefined && shards !== undefined) {
-    throw new UsageError('--shard-size and --shards both set the shard count: give one of them');
-  }
-  const targetShardBytes = shardSize === undefined ? undefined : parseShardSize(shardSize);
-  const shardCount = shards === undefined ? undefined : parseWholeNumber('--shards', shards, 1);
-  const consumers = consumersFlag === undefined ? undefined : parseWholeNumber('--consumers', consumersFlag, 1);
-  if (shardCount !== undefined && consumers !== undefined && shardCount % consumers !== 0) {
-    // --shards is exact, and rounding it up to a multiple of the consumers would break that promise.
-    throw new UsageError(`--shards ${shardCount} is not a multiple of --consumers ${consumers}: an exact shard count is written as given, `
-      + `so give a multiple of ${consumers} (${consumers}, ${2 * consumers}, …), or --shard-size instead of --shards to have the count rounded up`);
-  }
-  return { targetShardBytes, shardCount, consumers };
+/** What the packing settings are called on the command line, in the codec's messages. */
+const FLAG_NAMES: PackingSettingNames = {
+  format: '--format', seed: '--seed', labels: '--labels', targetShardBytes: '--shard-size', shardCount: '--shards',
+  consumers: '--consumers', readConcurrency: '--concurrency', retentionDays: '--retention', allowMissing: '--allow-missing',
+};
+
+/** The flags that are packing settings, as the raw settings the construct also gives (each flag's syntax checked here, its range by the codec). */
+export interface PackingFlags {
+  readonly format?: string;
+  readonly seed?: string;
+  readonly labels?: string;
+  readonly 'shard-size'?: string;
+  readonly shards?: string;
+  readonly consumers?: string;
+  readonly concurrency?: string;
+  readonly retention?: string;
+  readonly 'allow-missing'?: boolean;
+}
+
+/**
+ * The packing settings the flags ask for, checked and completed by the contract's codec
+ * (lib/contract/packing-settings.ts), as the construct's props are: its problems are usage errors.
+ */
+export function packingSettingsOfFlags(values: PackingFlags, onS3: boolean): PackingSettings {
+  const whole = (setting: keyof typeof PACKING_LIMITS & keyof PackingSettingNames, raw: string | undefined) => (raw === undefined ? undefined
+    : parseWholeNumber(FLAG_NAMES[setting], raw, PACKING_LIMITS[setting].min, PACKING_LIMITS[setting].max));
+  const given: RawPackingSettings = {
+    format: values.format,
+    seed: whole('seed', values.seed),
+    labels: values.labels,
+    targetShardBytes: values['shard-size'] === undefined ? undefined : parseSize('--shard-size', values['shard-size']),
+    shardCount: whole('shardCount', values.shards),
+    consumers: whole('consumers', values.consumers),
+    readConcurrency: whole('readConcurrency', values.concurrency),
+    retentionDays: whole('retentionDays', values.retention),
+    allowMissing: values['allow-missing'] || undefined,
+  };
+  const raw = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) as RawPackingSettings;
+  const problems = checkPackingSettings(raw, FLAG_NAMES);
+  if (problems.length > 0) throw new UsageError(problems.map(({ message }) => message).join('; '));
+  return normalizePackingSettings(raw, !onS3);
 }
 
 /** `--include` and `--exclude` (each repeatable): globs over the keys below the source, checked as the construct checks them. */
@@ -288,14 +310,6 @@ function allowImageWorkOnEveryThread(threads: number): void {
   process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, threads));
 }
 
-function parseShardSize(raw: string): number {
-  const bytes = parseSize('--shard-size', raw);
-  if (bytes < MIN_SHARD_BYTES || bytes > MAX_SHARD_BYTES) {
-    throw new UsageError(`--shard-size must be between 1MiB and 128MiB, got ${quoted(raw)} (${(bytes / 2 ** 20).toFixed(2)} MiB)`);
-  }
-  return bytes;
-}
-
 function checkLocations(source: DatasetLocation, output: DatasetLocation): void {
   if (source.kind === 'local') {
     if (!existsSync(source.dir)) throw new UsageError(`source folder '${source.dir}' does not exist`);
@@ -363,6 +377,7 @@ function summary(result: PackResult, { output, seconds, excludedFiles }: RunFact
     ]),
     ...(result.prune && result.prune.prunedVersions.length > 0
       ? [`           pruned ${result.prune.prunedVersions.join(', ')} (${result.prune.deletedObjects} objects, past the retention period)`] : []),
+    ...roundingNote(manifest),
     ...(manifest.sizing.multipleOfConsumers ? [] : [
       `           ${manifest.shards.length} shards are not a multiple of the ${manifest.sizing.consumers} consumers (more would be under 1 MiB); --full evens them`,
     ]),
@@ -379,6 +394,14 @@ function summary(result: PackResult, { output, seconds, excludedFiles }: RunFact
   ];
   // Each line escaped: a file name holding ESC or a line break must not rewrite the terminal or fake a line.
   return lines.map(printable).join('\n');
+}
+
+/** That `--shards` was rounded up to a multiple of the consumers, when it was (the codec's words, as the construct's synth warning). */
+function roundingNote(manifest: PackResult['manifest']): string[] {
+  const { shardCount, consumers } = manifest.sizing;
+  if (shardCount === null || manifest.shards.length !== shardCountFor(shardCount, consumers)) return [];
+  const note = shardCountRounding({ shardCount, consumers }, FLAG_NAMES);
+  return note ? [`           ${note}`] : [];
 }
 
 /**

@@ -35,7 +35,7 @@ one shard, so the ceiling also bounds a packer's memory and a Pipe-mode FIFO's r
 (ARCHITECTURE.md "Record formats")."""
 
 DEFAULT_SHARD_BYTES = 67108864
-"""The default target shard size (`targetShardBytesOf` applies it to a run)."""
+"""The default target shard size (lib/contract/packing-settings.ts `normalizePackingSettings` applies it to a run)."""
 
 MAX_SHARD_BYTES = 134217728
 """The largest target shard size, and the ceiling of any shard of more than one file."""

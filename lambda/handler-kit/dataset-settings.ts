@@ -1,11 +1,12 @@
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
 import type { LabelMode, RecordContent, ShardFormatName } from '../../lib/contract/record-vocabulary';
-import { DEFAULT_LABEL_MODE, isOneOf, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
+import { isOneOf, RECORD_CONTENTS } from '../../lib/contract/record-vocabulary';
+import type { PackingSettings } from '../../lib/contract/packing-settings';
+import { fromEnvironment, PackingSettingsError } from '../../lib/contract/packing-settings';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
 import { filePatternsProblems } from '../../lib/contract/file-patterns';
 import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import { IMAGE_PREPROCESSING_FIELDS, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
-import { DEFAULT_RETENTION_DAYS } from '../packing/prune';
 import { HandlerInputError } from './handler-input';
 
 /** The environment variables the construct sets on the handlers: one definition, in the contract. */
@@ -43,9 +44,17 @@ export function readLocation(env: Environment, which: 'source' | 'destination'):
   return { bucket, prefix };
 }
 
-/** The shard format (`SHARD_FORMAT`). */
-export function readFormat(env: Environment): ShardFormatName {
-  return oneOf(ENV.format, SHARD_FORMAT_NAMES, required(env, ENV.format));
+/**
+ * The packing run's settings in the environment, checked and with every default applied: the
+ * contract's one codec (lib/contract/packing-settings.ts `fromEnvironment`), which the construct renders with.
+ */
+export function readPackingSettings(env: Environment): PackingSettings {
+  try {
+    return fromEnvironment(env);
+  } catch (error) {
+    if (error instanceof PackingSettingsError) throw new HandlerInputError(error.message);
+    throw error;
+  }
 }
 
 /**
@@ -65,14 +74,12 @@ export function readInventory(env: Environment): BucketLocation | undefined {
 
 /** The planner's settings. */
 export function readPlanSettings(env: Environment): PlanSettings {
-  const labels = oneOf(ENV.labels, LABEL_MODES, env[ENV.labels] ?? DEFAULT_LABEL_MODE);
+  const { format, seed, labels, targetShardBytes, shardCount, consumers } = readPackingSettings(env);
   return {
-    format: readFormat(env),
-    seed: wholeNumber(env, ENV.seed, 0) ?? 0,
-    labels,
-    targetShardBytes: wholeNumber(env, ENV.targetShardBytes, 1),
-    shardCount: wholeNumber(env, ENV.shardCount, 1),
-    consumers: wholeNumber(env, ENV.consumers, 1) ?? 1,
+    format, seed, labels,
+    ...optional('targetShardBytes', targetShardBytes),
+    ...optional('shardCount', shardCount),
+    consumers,
     ...optional('preprocessing', readImagePreprocessing(env)),
   };
 }
@@ -161,24 +168,6 @@ export function readRecordContent(env: Environment): RecordContent {
   return oneOf(ENV.recordContent, RECORD_CONTENTS, env[ENV.recordContent] ?? 'any');
 }
 
-/** Files a packer reads ahead (`READ_CONCURRENCY`, default 64). */
-export function readReadConcurrency(env: Environment): number {
-  return wholeNumber(env, ENV.readConcurrency, 1) ?? 64;
-}
-
-/** Days an old version is kept after it stops being current (`VERSION_RETENTION_DAYS`, default 7). */
-export function readRetentionDays(env: Environment): number {
-  return wholeNumber(env, ENV.retentionDays, 0) ?? DEFAULT_RETENTION_DAYS;
-}
-
-/** Whether a version with listed failures is published (`ALLOW_MISSING`, `true` or `false`, default false). */
-export function readAllowMissing(env: Environment): boolean {
-  const text = env[ENV.allowMissing];
-  if (text === undefined || text === '' || text === 'false') return false;
-  if (text === 'true') return true;
-  throw new HandlerInputError(`environment variable ${ENV.allowMissing} must be 'true' or 'false', got '${text}'`);
-}
-
 /** `value` (the variable `name`, or its fallback) when it is one of the contract's `names`. */
 function oneOf<T extends string>(name: string, names: readonly T[], value: string): T {
   if (!isOneOf(names, value)) {
@@ -191,16 +180,6 @@ function required(env: Environment, name: string): string {
   const value = env[name];
   if (value === undefined || value === '') {
     throw new HandlerInputError(`environment variable ${name} is not set: the ShardedDataset construct sets it`);
-  }
-  return value;
-}
-
-function wholeNumber(env: Environment, name: string, min: number): number | undefined {
-  const text = env[name];
-  if (text === undefined || text === '') return undefined;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
-    throw new HandlerInputError(`environment variable ${name} must be a whole number of at least ${min}, got '${text}'`);
   }
   return value;
 }

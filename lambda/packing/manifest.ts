@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { targetShardBytesOf } from '../../lib/contract/shard-limits';
 import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
 import { VersionLayout } from './dataset-layout';
@@ -92,19 +91,6 @@ export interface ManifestSizing {
 
 /** The sizing a run plans: finalize.ts alone adds `multipleOfConsumers`, counted on the version's final shard list. */
 export type PlannedSizing = Omit<ManifestSizing, 'multipleOfConsumers'>;
-
-/**
- * The sizing a run records: the effective target (the default applied) unless an exact count was
- * asked for, so that the CLI and the construct, which may leave the default implicit or render it,
- * record the same thing.
- */
-export function effectiveSizing(targetShardBytes: number | undefined, shardCount: number | undefined, consumers: number | undefined) {
-  return {
-    targetShardBytes: shardCount !== undefined ? null : targetShardBytesOf(targetShardBytes),
-    shardCount: shardCount ?? null,
-    consumers: consumers ?? 1,
-  };
-}
 
 /** Every source object must be a record or a listed failure. */
 export function checkTotals(manifest: Manifest): string | undefined {

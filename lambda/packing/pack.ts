@@ -19,7 +19,8 @@ import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { RecordContent } from './image-check/record-content';
 import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
-import { DEFAULT_RETENTION_DAYS, tidyBeforePlan } from './prune';
+import { tidyBeforePlan } from './prune';
+import { normalizePackingSettings } from '../../lib/contract/packing-settings';
 import { AfterClaimError, ConcurrentPublishError, currentVersion, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
@@ -44,7 +45,7 @@ export interface PackOptions {
   /** Instances × GPU processes × loader workers: shard count rounded up to a multiple. */
   readonly consumers?: number;
   readonly labels?: LabelMode;
-  /** Files read ahead per shard (default 32). */
+  /** Files read ahead per shard (default: PACKING_DEFAULTS.readConcurrency, lib/contract/packing-settings.ts). */
   readonly readConcurrency?: number;
   /** Shards written at once (default 2). */
   readonly parallelShards?: number;
@@ -68,7 +69,7 @@ export interface PackOptions {
    * publishes nothing (MissingFilesError, naming them) and the current version stays current.
    */
   readonly allowMissing?: boolean;
-  /** Versions that stopped being current longer ago than this are pruned after publishing (default 7 days). */
+  /** Versions that stopped being current longer ago than this are pruned after publishing (default: PACKING_DEFAULTS.retentionDays). */
   readonly retentionDays?: number;
   /** The packer's clock, written into the claim for people (default: the system's); retention uses the store's clock. */
   readonly clock?: () => Date;
@@ -173,7 +174,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         shards: [...version.reused, ...written],
         failures: results.shards.flatMap((r) => r.failures),
         allowMissing: options.allowMissing,
-        retentionMs: (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * 86_400_000,
+        retentionMs: normalizePackingSettings(options).retentionDays * 86_400_000,
         now: options.clock?.(),
         preprocessing,
       });
@@ -231,7 +232,7 @@ async function writeShards(plan: ListingPlan, options: PackOptions, format: Shar
     source: options.source,
     sink: versionSink,
     format,
-    readConcurrency: options.readConcurrency ?? 32,
+    readConcurrency: normalizePackingSettings(options).readConcurrency,
     preprocessing: options.preprocessing,
     checkImages,
     onFile: (bytes) => onFiles(bytes, 1),

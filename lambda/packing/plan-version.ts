@@ -1,11 +1,13 @@
 import type { ListedFile, PackingSink } from '../io/storage';
 import type { ShardFormatName } from './formats/shard-format';
 import type { Manifest, ManifestShard, PlannedSizing } from './manifest';
-import { effectiveSizing } from './manifest';
 import { readMembers } from './members';
 import type { IncrementalPlan } from './planning/incremental-plan';
 import { planIncremental } from './planning/incremental-plan';
 import type { PlanOptions } from './planning/plan-types';
+import type { PlanSettings } from './planning/plan-shards';
+import { checkOptions } from './planning/plan-shards';
+import { sizingOf } from '../../lib/contract/packing-settings';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 import { describePreprocessing, samePreprocessing } from './preprocess/preprocessing-settings';
 import type { CurrentVersion } from './publish';
@@ -67,12 +69,14 @@ export type VersionPlan = UpToDate | FullVersion | IncrementalVersion;
 export async function planVersion(
   sink: Pick<PackingSink, 'get'>, current: CurrentVersion | undefined, listing: VersionListing, request: VersionRequest,
 ): Promise<VersionPlan> {
-  const sizing = effectiveSizing(request.targetShardBytes, request.shardCount, request.consumers);
+  // The one check and normalisation of the settings (lib/contract/packing-settings.ts); the sizing the version records follows.
+  const settings = checkOptions(request);
+  const sizing = sizingOf(settings);
   const full = (reason: string): FullVersion => ({ kind: 'full', reason, sizing: { ...sizing, reusedShards: 0 }, reused: [] });
   if (!current) return full('');
   if (request.fullRepack) return full('a full repack was asked for');
   const manifest = current.manifest;
-  const changed = changedSetting(manifest, request, sizing);
+  const changed = changedSetting(manifest, request, settings);
   if (!changed && manifest.source.uri === request.sourceUri && manifest.source.fingerprint === listing.fingerprint()) {
     return { kind: 'up-to-date', current };
   }
@@ -86,17 +90,18 @@ export async function planVersion(
 }
 
 /** The first setting the version was packed with that the request changes, said for people; undefined when none does. */
-function changedSetting(manifest: Manifest, request: VersionRequest, sizing: ReturnType<typeof effectiveSizing>): string | undefined {
+function changedSetting(manifest: Manifest, request: VersionRequest, settings: PlanSettings): string | undefined {
+  const sizing = sizingOf(settings);
   if (manifest.format !== request.format) return `the format changed (${manifest.format} → ${request.format})`;
   if (!samePreprocessing(manifest.preprocessing, request.preprocessing)) {
     return `the image preprocessing changed from ${describePreprocessing(manifest.preprocessing)} to ${describePreprocessing(request.preprocessing)}`;
   }
-  if (manifest.seed !== request.seed) return `the seed changed (${manifest.seed} → ${request.seed})`;
+  if (manifest.seed !== settings.seed) return `the seed changed (${manifest.seed} → ${settings.seed})`;
   if (manifest.sizing.shardCount !== sizing.shardCount) {
     return sizing.shardCount === null ? 'the previous version was packed to an exact shard count' : 'an exact shard count was asked for';
   }
   if (manifest.sizing.consumers !== sizing.consumers) return `the consumers changed (${manifest.sizing.consumers} → ${sizing.consumers})`;
   if (manifest.sizing.targetShardBytes !== sizing.targetShardBytes) return 'the target shard size changed';
-  if ((Object.keys(manifest.labels).length > 0) !== ((request.labels ?? 'folder') === 'folder')) return 'the labelling changed';
+  if ((Object.keys(manifest.labels).length > 0) !== (settings.labels === 'folder')) return 'the labelling changed';
   return undefined;
 }

@@ -8,9 +8,6 @@ import { referencedKeys } from './manifest';
 import type { ClaimedVersion, PublishedVersion } from './publish';
 import { DatasetObjectError, publishedClaims, publishedVersions, readVersionManifest, syncRootCopies } from './publish';
 
-/** Seven days: longer than most training jobs, so a job finishes on the version it started with. */
-export const DEFAULT_RETENTION_DAYS = 7;
-
 /** What a prune removed. */
 export interface PruneResult {
   /** Versions whose folders were emptied of what no kept version references, abandoned ones included. */

@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PACKER_METRICS } from '../../lib/contract/metric-names';
 import { engineS3Client } from '../io/s3-client';
 import { S3Sink } from '../io/s3-sink';
-import { readAllowMissing, readLocation, readRetentionDays } from '../handler-kit/dataset-settings';
+import { readLocation, readPackingSettings } from '../handler-kit/dataset-settings';
 import type { ShardFinalizerEvent, ShardFinalizerResult } from './contract';
 import { finalizeShards, parseFinalizerEvent } from './finalize-shards';
 
@@ -11,8 +11,7 @@ const logger = new Logger();
 const metrics = new Metrics();
 const client = engineS3Client();
 const sink = new S3Sink({ client, ...readLocation(process.env, 'destination') });
-const retentionDays = readRetentionDays(process.env);
-const allowMissing = readAllowMissing(process.env);
+const { retentionDays, allowMissing } = readPackingSettings(process.env);
 
 /** Merges the packers' results into a version's manifest and publishes it. */
 export async function handler(event: ShardFinalizerEvent): Promise<ShardFinalizerResult> {

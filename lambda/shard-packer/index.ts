@@ -5,7 +5,7 @@ import { engineS3Client } from '../io/s3-client';
 import type { S3RetryOptions } from '../io/s3-retry';
 import { S3Sink } from '../io/s3-sink';
 import { S3Source } from '../io/s3-source';
-import { readFormat, readImagePreprocessing, readLocation, readReadConcurrency, readRecordContent } from '../handler-kit/dataset-settings';
+import { readImagePreprocessing, readLocation, readPackingSettings, readRecordContent } from '../handler-kit/dataset-settings';
 import { checksImages } from '../packing/image-check/record-content';
 import type { ShardPackerEvent, ShardPackerResult } from './contract';
 import { SHARD_PACKER_METRICS } from './contract';
@@ -19,8 +19,7 @@ let retries = 0;
 const retry: S3RetryOptions = { onRetry: () => { retries++; } };
 const source = new S3Source({ client, ...readLocation(process.env, 'source'), retry });
 const sink = new S3Sink({ client, ...readLocation(process.env, 'destination'), retry });
-const format = readFormat(process.env);
-const readConcurrency = readReadConcurrency(process.env);
+const { format, readConcurrency } = readPackingSettings(process.env);
 const preprocessing = readImagePreprocessing(process.env);
 const checkImages = checksImages(readRecordContent(process.env), preprocessing !== undefined);
 // One shard per invocation: its images are resized one per vCPU the memory size gives (ShardedDataset sets UV_THREADPOOL_SIZE to match).

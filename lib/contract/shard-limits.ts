@@ -8,16 +8,8 @@ import { MIB } from './units';
  */
 export const MIN_SHARD_BYTES = 1 * MIB;
 
-/** The default target shard size (`targetShardBytesOf` applies it to a run). */
+/** The default target shard size (lib/contract/packing-settings.ts `normalizePackingSettings` applies it to a run). */
 export const DEFAULT_SHARD_BYTES = 64 * MIB;
 
 /** The largest target shard size, and the ceiling of any shard of more than one file. */
 export const MAX_SHARD_BYTES = 128 * MIB;
-
-/**
- * The target a run packs to when no exact shard count is asked for: the one given, else the
- * default. The construct renders it, the planner plans to it and the manifest records it.
- */
-export function targetShardBytesOf(targetShardBytes: number | undefined): number {
-  return targetShardBytes ?? DEFAULT_SHARD_BYTES;
-}

@@ -1,4 +1,4 @@
-import { Duration, Size, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Duration, Size, Stack, Token } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -8,16 +8,17 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, defaultRecordContent } from '../contract/record-vocabulary';
-import { MAX_SHARD_BYTES, MIN_SHARD_BYTES, targetShardBytesOf } from '../contract/shard-limits';
+import { defaultRecordContent } from '../contract/record-vocabulary';
+import type { PackingSettings, RawPackingSettings } from '../contract/packing-settings';
+import { checkPackingSettings, normalizePackingSettings, shardCountRounding, toEnvironment } from '../contract/packing-settings';
 import { DATASET_LAYOUT } from '../contract/dataset-layout';
 import type { FilePatterns } from '../contract/file-patterns';
 import { filePatternsProblems, filtersFiles } from '../contract/file-patterns';
 import { PACKING_ENV } from '../contract/handler-environment';
-import { MIB } from '../contract/units';
 import { resolveCluster } from '../instances/private/cluster-rules';
 import type { TrainingCluster } from '../instances/training-cluster';
 import type { LambdaHandlerName } from '../private/assets';
+import type { ErrorCode } from '../private/error-codes';
 import { ValidationError } from '../private/errors';
 import { createHandlerFunction } from '../private/handler-function';
 import type { LogGroupOptions } from '../private/log-group';
@@ -237,7 +238,8 @@ export interface ShardedDatasetProps {
   readonly targetShardSize?: Size;
 
   /**
-   * Exact number of shards (rounded up to a multiple of `consumers`). Cannot be combined with `targetShardSize`.
+   * Exact number of shards, rounded up to a multiple of `consumers` (with a synth warning saying so),
+   * as the CLI's `--shards` is. Cannot be combined with `targetShardSize`.
    *
    * @default - from `targetShardSize`
    */
@@ -323,11 +325,8 @@ export interface ShardedDatasetProps {
   readonly maxConcurrency?: number;
 }
 
-const MIN_SHARD_MIB = MIN_SHARD_BYTES / MIB;
-const MAX_SHARD_MIB = MAX_SHARD_BYTES / MIB;
 const MIN_MEMORY_MIB = 128;
 const MAX_MEMORY_MIB = 10240;
-const MAX_PACKER_CONCURRENCY = 1024;
 const MAX_MAP_CONCURRENCY = 10000;
 const PLAN_PREFIX = DATASET_LAYOUT.plan;
 const DEFAULT_DESTINATION_PREFIX = 'packed/';
@@ -402,10 +401,11 @@ export class ShardedDataset extends Construct implements IShardedDataset {
   constructor(scope: Construct, id: string, props: ShardedDatasetProps) {
     super(scope, id);
     validateProps(this, props);
-    this.consumers = props.cluster ? resolveCluster(props.cluster, 'cluster', this).consumers : props.consumers ?? 1;
+    const settings = packingSettings(this, props);
+    this.consumers = settings.consumers;
     this.logs = { retention: props.logRetention, encryptionKey: props.encryptionKey };
     this.network = { vpc: props.vpc, vpcSubnets: props.vpcSubnets };
-    this.seed = props.seed ?? 0;
+    this.seed = settings.seed;
     this.imagePreprocessing = props.imagePreprocessing;
 
     const sourcePrefix = props.sourcePrefix ?? '';
@@ -421,7 +421,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     const env = PACKING_ENV;
     const source = { [env.sourceBucket]: props.sourceBucket.bucketName, [env.sourcePrefix]: sourcePrefix };
     const destination = { [env.destinationBucket]: this.destinationBucket.bucketName, [env.destinationPrefix]: this.destinationPrefix };
-    const format = props.format ?? DEFAULT_SHARD_FORMAT;
+    const rendered = toEnvironment(settings, numberVariable);
     const preprocessing = props.imagePreprocessing && { [env.imagePreprocessing]: imagePreprocessingVariable(this, props.imagePreprocessing) };
     const packerMemorySize = props.packerMemorySize
       ?? (props.imagePreprocessing ? Size.mebibytes(PREPROCESSING_PACKER_MEMORY_MIB) : Size.gibibytes(2));
@@ -430,13 +430,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.plannerFunction = this.createFunction('Planner', 'shard-planner', props.plannerMemorySize ?? Size.gibibytes(4), {
       ...source,
       ...destination,
-      [env.format]: format,
-      [env.seed]: String(this.seed),
-      [env.labels]: props.labels ?? DEFAULT_LABEL_MODE,
-      // The effective target, always rendered (the default when neither a size nor a count is given).
-      ...(props.shardCount === undefined ? { [env.targetShardBytes]: numberVariable(targetShardBytesOf(props.targetShardSize?.toBytes())) } : {}),
-      ...(props.shardCount !== undefined ? { [env.shardCount]: numberVariable(props.shardCount) } : {}),
-      [env.consumers]: numberVariable(this.consumers),
+      ...rendered.planner,
       ...(props.sourceInventory ? { [env.inventoryBucket]: props.sourceInventory.bucket.bucketName, [env.inventoryKey]: props.sourceInventory.prefix } : {}),
       ...filePatternsVariable(this, props),
       ...preprocessing,
@@ -444,16 +438,14 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     this.packerFunction = this.createFunction('Packer', 'shard-packer', packerMemorySize, {
       ...source,
       ...destination,
-      [env.format]: format,
-      [env.readConcurrency]: numberVariable(props.packerConcurrency ?? 64),
+      ...rendered.packer,
       [env.recordContent]: props.recordContent ?? defaultRecordContent(props.labels),
       ...preprocessing,
       ...(threadPoolSize !== undefined ? { [env.threadPoolSize]: String(threadPoolSize) } : {}),
     }, props.imagePreprocessing ? 'packs one shard from its member list, resizing the images' : 'packs one shard from its member list');
     this.finalizerFunction = this.createFunction('Finalizer', 'shard-finalizer', Size.gibibytes(1), {
       ...destination,
-      [env.retentionDays]: numberVariable((props.versionRetention ?? Duration.days(7)).toDays()),
-      [env.allowMissing]: String(props.allowMissing ?? false),
+      ...rendered.finalizer,
     }, 'merges the shard results into a version, publishes it atomically, prunes versions past their retention');
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
@@ -679,6 +671,33 @@ function acknowledgeDistributedMapPolicy(stateMachine: sfn.StateMachine): void {
   }
 }
 
+/**
+ * The packing settings of the props, checked by the contract's one check (values that are tokens are
+ * rendered, not checked) and completed with its defaults; warns when an exact shard count is rounded up.
+ */
+function packingSettings(scope: Construct, props: ShardedDatasetProps): PackingSettings {
+  const retention = props.versionRetention;
+  const raw: RawPackingSettings = {
+    format: props.format,
+    seed: props.seed,
+    labels: props.labels,
+    targetShardBytes: props.targetShardSize?.toBytes(),
+    shardCount: props.shardCount,
+    consumers: props.cluster ? resolveCluster(props.cluster, 'cluster', scope).consumers : props.consumers,
+    readConcurrency: props.packerConcurrency,
+    // Fractions of a day reach the check (and are refused), not rounded away.
+    retentionDays: retention && (retention.isUnresolved() ? retention.toDays() : retention.toDays({ integral: false })),
+    allowMissing: props.allowMissing,
+  };
+  const resolved = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && !Token.isUnresolved(value)));
+  const problem = checkPackingSettings(resolved)[0];
+  if (problem) throw new ValidationError(problem.code as ErrorCode, problem.message, scope);
+  const settings = normalizePackingSettings(Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined)));
+  const rounding = !Token.isUnresolved(settings.shardCount) && !Token.isUnresolved(settings.consumers) && shardCountRounding(settings);
+  if (rounding) Annotations.of(scope).addWarningV2('cdk-training-io:shardCountRounded', rounding);
+  return settings;
+}
+
 /** `inv/src/cfg/2026-11-20T00-00Z/manifest.json` → `inv/src/cfg/`: the data files lie beside the dated folders. */
 function reportFolderOf(manifestKey: string): string {
   const parts = manifestKey.split('/');
@@ -715,33 +734,17 @@ function validateProps(scope: Construct, props: ShardedDatasetProps): void {
   validateKeyPrefix(scope, 'InvalidPrefix', 'sourcePrefix', props.sourcePrefix);
   validateKeyPrefix(scope, 'InvalidPrefix', 'destinationPrefix', props.destinationPrefix);
   validateDestinationOutsideSource(scope, props);
-  validateShardSize(scope, props.targetShardSize);
-  validateShardSizeOrCount(scope, props);
-  validateWholeNumber(scope, 'InvalidShardCount', 'shardCount', props.shardCount, 1, Number.MAX_SAFE_INTEGER);
   validateConsumersOrCluster(scope, props);
-  validateWholeNumber(scope, 'InvalidConsumers', 'consumers (instances × GPU processes × loader workers)', props.consumers, 1, Number.MAX_SAFE_INTEGER);
-  validateWholeNumber(scope, 'InvalidSeed', 'seed', props.seed, 0, Number.MAX_SAFE_INTEGER);
-  validateWholeNumber(scope, 'InvalidPackerConcurrency', 'packerConcurrency', props.packerConcurrency, 1, MAX_PACKER_CONCURRENCY);
   validateWholeNumber(scope, 'InvalidMaxConcurrency', 'maxConcurrency', props.maxConcurrency, 1, MAX_MAP_CONCURRENCY);
   validateMebibytes(scope, 'InvalidMemorySize', 'packerMemorySize', props.packerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateMebibytes(scope, 'InvalidMemorySize', 'plannerMemorySize', props.plannerMemorySize, MIN_MEMORY_MIB, MAX_MEMORY_MIB);
   validateInventory(scope, props.sourceInventory);
   validateFilePatterns(scope, props);
-  validateRetention(scope, props.versionRetention);
   validateImagePreprocessing(scope, props.imagePreprocessing);
   if (props.recordContent === RecordContent.ANY && props.imagePreprocessing) {
     throw new ValidationError('PreprocessingNonImages',
       'recordContent is RecordContent.ANY (files packed as they are), and imagePreprocessing decodes every file as an image: '
       + 'set one or the other', scope);
-  }
-}
-
-function validateRetention(scope: Construct, retention: Duration | undefined): void {
-  if (!retention || retention.isUnresolved()) return;
-  const days = retention.toDays({ integral: false });
-  if (!Number.isInteger(days) || days < 0 || days > 3650) {
-    throw new ValidationError('InvalidVersionRetention',
-      `versionRetention must be whole days from 0 to 3,650, got ${retention.toHumanString()}: jobs reading an old version need it kept for days, not hours`, scope);
   }
 }
 
@@ -768,25 +771,9 @@ function validateDestinationOutsideSource(scope: Construct, props: ShardedDatase
   }
 }
 
-function validateShardSize(scope: Construct, size: Size | undefined): void {
-  if (size === undefined || size.isUnresolved()) return;
-  const mib = size.toBytes() / MIB;
-  if (mib < MIN_SHARD_MIB || mib > MAX_SHARD_MIB) {
-    throw new ValidationError('InvalidShardSize',
-      `targetShardSize must be between ${MIN_SHARD_MIB} MiB and ${MAX_SHARD_MIB} MiB, got ${mib} MiB`, scope);
-  }
-}
-
 function validateConsumersOrCluster(scope: Construct, props: ShardedDatasetProps): void {
   if (props.consumers !== undefined && props.cluster !== undefined) {
     throw new ValidationError('ConsumersAndCluster',
       'give consumers or cluster, not both: consumers follow from the cluster (instances × processes × loader workers)', scope);
-  }
-}
-
-function validateShardSizeOrCount(scope: Construct, props: ShardedDatasetProps): void {
-  if (props.targetShardSize !== undefined && props.shardCount !== undefined) {
-    throw new ValidationError('ShardSizeAndCount',
-      'give targetShardSize or shardCount, not both: the shard count follows from the size, or the size from the count', scope);
   }
 }

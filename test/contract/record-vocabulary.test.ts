@@ -1,5 +1,5 @@
 import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, defaultRecordContent, isOneOf, LABEL_MODES, RECORD_CONTENTS, SHARD_FORMAT_NAMES } from '../../lib/contract/record-vocabulary';
-import { DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES, MIN_SHARD_BYTES, targetShardBytesOf } from '../../lib/contract/shard-limits';
+import { DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES, MIN_SHARD_BYTES } from '../../lib/contract/shard-limits';
 import { RecordContent } from '../../lib/vocabulary/record-content';
 import { RecordLabels } from '../../lib/vocabulary/record-labels';
 import { ShardFormat } from '../../lib/vocabulary/shard-format';
@@ -33,8 +33,6 @@ describe('the record vocabulary', () => {
   });
 
   test('the target shard size defaults to 64 MiB, within the 1–128 MiB limits', () => {
-    expect(targetShardBytesOf(undefined)).toBe(DEFAULT_SHARD_BYTES);
-    expect(targetShardBytesOf(MIN_SHARD_BYTES)).toBe(MIN_SHARD_BYTES);
     expect(DEFAULT_SHARD_BYTES).toBe(64 * 2 ** 20);
     expect(DEFAULT_SHARD_BYTES).toBeGreaterThanOrEqual(MIN_SHARD_BYTES);
     expect(DEFAULT_SHARD_BYTES).toBeLessThanOrEqual(MAX_SHARD_BYTES);

@@ -96,7 +96,8 @@ describe('planVersion', () => {
     const changes: Array<[Partial<VersionRequest>, string]> = [
       [{ seed: 4 }, 'the seed changed (3 → 4)'],
       [{ format: 'recordio' }, 'the format changed (tfrecord → recordio)'],
-      [{ shardCount: 4 }, 'an exact shard count was asked for'],
+      // A count replaces the target: the settings codec refuses both.
+      [{ shardCount: 4, targetShardBytes: undefined }, 'an exact shard count was asked for'],
       [{ consumers: 4 }, 'the consumers changed (2 → 4)'],
       [{ targetShardBytes: 2 * MIB }, 'the target shard size changed'],
       [{ labels: 'none' }, 'the labelling changed'],
@@ -113,7 +114,7 @@ describe('planVersion', () => {
   test('packed to an exact shard count: up to date while nothing changes, then full, however few files were added', async () => {
     // GIVEN
     const { source, sink, request } = await packedOnce();
-    const exact = { ...request, shardCount: 4 };
+    const exact = { ...request, shardCount: 4, targetShardBytes: undefined };
     await packDataset({ source, sink, format: 'tfrecord', seed: 3, shardCount: 4, consumers: 2 });
     const current = (await currentVersion(sink))!;
 

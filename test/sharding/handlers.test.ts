@@ -64,8 +64,8 @@ describe('shard handlers: event and environment parsing', () => {
   test('environment errors name the variable', () => {
     expect(() => readLocation({}, 'source')).toThrow(/SOURCE_BUCKET is not set/);
     expect(() => readLocation({ DESTINATION_BUCKET: 'b', DESTINATION_PREFIX: 'packed' }, 'destination')).toThrow(/DESTINATION_PREFIX/);
-    expect(() => readPlanSettings({ SHARD_FORMAT: 'zip' })).toThrow(/SHARD_FORMAT must be 'tfrecord' or 'recordio', got 'zip'/);
-    expect(() => readPlanSettings({ SHARD_FORMAT: 'tfrecord', CONSUMERS: '0' })).toThrow(/CONSUMERS must be a whole number of at least 1/);
+    expect(() => readPlanSettings({ SHARD_FORMAT: 'zip' })).toThrow(/SHARD_FORMAT must be 'tfrecord' or 'recordio', got "zip"/);
+    expect(() => readPlanSettings({ SHARD_FORMAT: 'tfrecord', CONSUMERS: '0' })).toThrow(/CONSUMERS must be a whole number ≥ 1, got 0/);
     expect(() => readInventory({ INVENTORY_BUCKET: 'inv', INVENTORY_KEY: 'inventory/raw/daily' }))
       .toThrow(/INVENTORY_KEY must be an inventory report folder ending in '\/' or the key of its manifest.json, got 'inventory\/raw\/daily'/);
   });

@@ -12,6 +12,7 @@ import { SHARD_PACKER_ENVIRONMENT, SHARD_PACKER_EVENT_FIELDS } from '../../lambd
 import { SHARD_PLANNER_ENVIRONMENT, SHARD_PLANNER_RESULT_FIELDS, SHARD_TASK_FIELDS } from '../../lambda/shard-planner/contract';
 import type { ShardedDatasetProps} from '../../lib';
 import { IoPlanner, RecordLabels, ShardedDataset, ShardFormat, TrainingInstance } from '../../lib';
+import { fromEnvironment, normalizePackingSettings } from '../../lib/contract/packing-settings';
 import { testApp } from '../support/stacks';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean; errors: unknown[] };
@@ -161,7 +162,7 @@ describe('ShardedDataset', () => {
   });
 
   test.each([
-    [Duration.hours(12), /InvalidVersionRetention.*versionRetention must be whole days from 0 to 3,650, got 12 hours/],
+    [Duration.hours(12), /InvalidVersionRetention.*versionRetention \(days\) must be a whole number between 0 and 3650, got 0.5/],
     [Duration.days(4000), /InvalidVersionRetention/],
   ])('a version retention of %s is refused', (versionRetention, message) => {
     expect(() => dataset({ versionRetention })).toThrow(message);
@@ -184,6 +185,28 @@ describe('ShardedDataset', () => {
     };
     expect(finalizerEnvironment({})).toMatchObject({ VERSION_RETENTION_DAYS: '7' });
     expect(finalizerEnvironment({ versionRetention: Duration.days(30) })).toMatchObject({ VERSION_RETENTION_DAYS: '30' });
+  });
+
+  test('an exact shard count that is not a multiple of the consumers is rounded up, and synth says so', () => {
+    // GIVEN / WHEN
+    const { stack } = dataset({ shardCount: 10, consumers: 3 });
+    // THEN
+    Annotations.fromStack(stack).hasWarning('/Stack/Packing', Match.stringLikeRegexp(
+      'shardCount 10 is rounded up to 12, a multiple of the 3 consumers.*cdk-training-io:shardCountRounded'));
+    Annotations.fromStack(dataset({ shardCount: 12, consumers: 3 }).stack).hasNoWarning('*', Match.stringLikeRegexp('shardCountRounded'));
+  });
+
+  test('the handlers decode from their environment the settings the construct was given', () => {
+    // GIVEN
+    const { template } = dataset({ shardCount: 10, consumers: 3, seed: 7, labels: RecordLabels.NONE, format: ShardFormat.RECORDIO,
+      packerConcurrency: 16, versionRetention: Duration.days(30), allowMissing: true });
+    const environment = (handler: string) => functionNamed(template, handler).Properties.Environment.Variables;
+    // WHEN
+    const decoded = fromEnvironment({ ...environment('shard-planner'), ...environment('shard-packer'), ...environment('shard-finalizer') });
+    // THEN
+    expect(decoded).toEqual({ format: 'recordio', seed: 7, labels: 'none', shardCount: 10, consumers: 3, readConcurrency: 16, retentionDays: 30, allowMissing: true });
+    expect(fromEnvironment({ ...environment('shard-planner'), ...environment('shard-packer'), ...environment('shard-finalizer') }))
+      .toEqual(normalizePackingSettings({ shardCount: 10, consumers: 3, seed: 7, labels: 'none', format: 'recordio', readConcurrency: 16, retentionDays: 30, allowMissing: true }));
   });
 
   test('the finalizer publishes no version with listed failures unless allowMissing', () => {
@@ -450,7 +473,7 @@ describe('ShardedDataset', () => {
 
   describe('validation', () => {
     test.each([0.5, 129, 1024])('targetShardSize of %s MiB is rejected', (mib) => {
-      expect(() => dataset({ targetShardSize: Size.kibibytes(mib * 1024) })).toThrow(/InvalidShardSize.*targetShardSize must be between 1 MiB and 128 MiB/);
+      expect(() => dataset({ targetShardSize: Size.kibibytes(mib * 1024) })).toThrow(/InvalidShardSize.*targetShardSize must be a whole number of bytes between 1 MiB \(1048576\) and 128 MiB \(134217728\)/);
     });
 
     test.each([1, 64, 128])('targetShardSize of %s MiB is accepted', (mib) => {
@@ -458,7 +481,7 @@ describe('ShardedDataset', () => {
     });
 
     test.each([0, -1, 1.5])('shardCount %s is rejected', (shardCount) => {
-      expect(() => dataset({ shardCount })).toThrow(/InvalidShardCount.*shardCount must be a whole number between 1 and/);
+      expect(() => dataset({ shardCount })).toThrow(/InvalidShardCount.*shardCount must be a whole number ≥ 1, got/);
     });
 
     test.each([0, 2.5])('consumers %s is rejected', (consumers) => {

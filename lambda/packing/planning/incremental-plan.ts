@@ -2,7 +2,7 @@ import type { ListedFile } from '../../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
 import { sortByKeyInCodePointOrder } from '../../io/key-order';
 import { labelByFolder, labelsByMap } from './label-map';
-import { planShards } from './plan-shards';
+import { checkOptions, planShards } from './plan-shards';
 import { MIN_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import type { PlannedRecord, PlannedShard, PlanOptions } from './plan-types';
 import { shardName } from './shard-name';
@@ -47,9 +47,9 @@ export interface FullRepack {
  */
 export function planIncremental(files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions): IncrementalPlan | FullRepack {
   const { manifest } = previous;
-  const consumers = options.consumers ?? 1;
+  const { consumers, labels } = checkOptions(options);
   const sorted = sortByKeyInCodePointOrder([...files]);
-  const labelMap = (options.labels ?? 'folder') === 'folder' ? labelByFolder(sorted).labelMap : {};
+  const labelMap = labels === 'folder' ? labelByFolder(sorted).labelMap : {};
   if (JSON.stringify(labelMap) !== JSON.stringify(manifest.labels)) return { kind: 'full', reason: 'the set of classes changed' };
 
   const listed = new Map<string, ListedFile>();
@@ -88,10 +88,10 @@ export function planIncremental(files: readonly ListedFile[], previous: Previous
   const aligned = Math.min(pending.length, needed + ((consumers - ((reused.length + needed) % consumers)) % consumers));
   const pendingBytes = pending.reduce((sum, file) => sum + file.size, 0);
   const count = aligned > needed && pendingBytes / aligned < MIN_SHARD_BYTES ? needed : aligned;
-  const plan = planShards(pending, { ...planOptions, shardCount: count });
+  const plan = planShards(pending, { seed: options.seed, labels: 'none', recordBytes: options.recordBytes, shardCount: count });
   const firstRecordId = manifest.shards.reduce((largest, shard) => Math.max(largest, shard.lastRecordId), -1) + 1;
   const total = reused.length + plan.shards.length;
-  const labelOf = options.labels === 'none' ? undefined : labelsOf(pending, labelMap);
+  const labelOf = labels === 'none' ? undefined : labelsOf(pending, labelMap);
   const shards = plan.shards.map((shard, i): PlannedShard => ({
     index: reused.length + i,
     name: shardName(reused.length + i, total),

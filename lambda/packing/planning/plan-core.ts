@@ -5,7 +5,7 @@ import type { PlannedRecord, PlannedShard, SourceFile } from './plan-types';
 import { SeededRandom } from './seeded-random';
 import { shardName } from './shard-name';
 import { MAX_SHARD_BYTES } from '../../../lib/contract/shard-limits';
-import { MIB } from '../../../lib/contract/units';
+import { describeBytes } from '../../../lib/contract/packing-settings';
 
 // The steps of planning that whole listings and groups of a large one share (see planShards).
 
@@ -27,11 +27,8 @@ export function shuffle(sizes: Float64Array, seed: number): { readonly shuffled:
   return { shuffled, shuffledSizes };
 }
 
-/** `0.99999905 MiB (1048575 bytes)`: MiB to read the scale, bytes to see an off-by-one. */
-export function describeBytes(value: unknown): string {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return String(value);
-  return `${Number((value / MIB).toFixed(8))} MiB (${value} bytes)`;
-}
+/** `0.99999905 MiB (1048575 bytes)`: MiB to read the scale, bytes to see an off-by-one (the settings codec's). */
+export { describeBytes };
 
 /**
  * The requested count rounded up to a multiple of consumers, or down to the most that every get a

@@ -2,23 +2,24 @@ import type { PlanLimits } from './grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from './grouped-plan';
 import { sortByKeyInCodePointOrder } from '../../io/key-order';
 import { labelByFolder, labelsByMap } from './label-map';
-import { assignWithinCeiling, describeBytes, firstShardCount, shuffle, writeOrder } from './plan-core';
+import { assignWithinCeiling, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
 import type { LabelMode, PlannedShard, PlanOptions, RecordBytes, ShardPlan, SourceFile } from './plan-types';
-import { DEFAULT_LABEL_MODE, isOneOf, LABEL_MODES } from '../../../lib/contract/record-vocabulary';
-import { MAX_SHARD_BYTES, MIN_SHARD_BYTES, targetShardBytesOf } from '../../../lib/contract/shard-limits';
+import type { PackingSettingNames, PackingSettings } from '../../../lib/contract/packing-settings';
+import { checkPackingSettings, normalizePackingSettings, PACKING_PROP_NAMES } from '../../../lib/contract/packing-settings';
 
 export { PlanError } from './plan-error';
 
-/** Options with defaults applied, checked. */
-export interface PlanSettings {
-  readonly seed: number;
-  readonly targetShardBytes: number;
-  readonly shardCount?: number;
-  readonly consumers: number;
+/** Options with defaults applied, checked: the packing settings the plan depends on, and how records are framed. */
+export interface PlanSettings extends Pick<PackingSettings, 'seed' | 'targetShardBytes' | 'shardCount' | 'consumers'> {
   readonly labels: LabelMode;
   readonly recordBytes: RecordBytes;
 }
+
+/** The settings as PlanOptions name them in messages. */
+const PLAN_OPTION_NAMES: PackingSettingNames = {
+  ...PACKING_PROP_NAMES, targetShardBytes: 'targetShardBytes',
+};
 
 /**
  * Plans how files become shards: every file exactly once, shuffled with the seed, spread over
@@ -71,7 +72,8 @@ export function requestedShardCount(fileCount: number, totalBytes: number, setti
     throw new PlanError(`shardCount (--shards) must be between 1 and ${fileCount}, the number of files in the source (every shard holds `
       + `at least one), got ${settings.shardCount}`);
   }
-  const bySize = settings.shardCount ?? Math.max(1, Math.ceil(totalBytes / settings.targetShardBytes));
+  // Normalized settings hold a target whenever they hold no count.
+  const bySize = settings.shardCount ?? Math.max(1, Math.ceil(totalBytes / (settings.targetShardBytes as number)));
   return Math.max(bySize, Math.ceil(fileCount / limits.maxAverageShardRecords));
 }
 
@@ -89,52 +91,28 @@ function planInGroups(grouped: GroupedPlan, sorted: readonly SourceFile[], label
   return shards;
 }
 
+/** The options checked and completed by the packing settings codec (lib/contract/packing-settings.ts), the one check and default of each. */
 export function checkOptions(options: PlanOptions): PlanSettings {
   if (options === null || typeof options !== 'object') {
     throw new PlanError(`options must be an object with at least a seed, got ${String(options)}`);
   }
   const { seed, targetShardBytes, shardCount, consumers, labels, recordBytes } = options;
-  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0) {
-    throw new PlanError(`seed must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}, got ${String(seed)}`);
-  }
-  if (targetShardBytes !== undefined && !isTargetShardBytes(targetShardBytes)) {
-    throw new PlanError(
-      `targetShardBytes must be a whole number of bytes between 1 MiB (${MIN_SHARD_BYTES}) and 128 MiB `
-      + `(${MAX_SHARD_BYTES}), got ${describeBytes(targetShardBytes)}`,
-    );
-  }
-  if (shardCount !== undefined && !isPositiveInteger(shardCount)) {
-    throw new PlanError(`shardCount must be an integer of at least 1, got ${String(shardCount)}`);
-  }
-  if (consumers !== undefined && !isPositiveInteger(consumers)) {
-    throw new PlanError(
-      `consumers (instances × GPU processes × loader workers) must be an integer of at least 1, got ${String(consumers)}`,
-    );
-  }
-  if (labels !== undefined && !isOneOf(LABEL_MODES, labels)) {
-    throw new PlanError(`labels must be ${LABEL_MODES.map((mode) => `'${mode}'`).join(' or ')}, got ${JSON.stringify(labels)}`);
-  }
+  const raw = Object.fromEntries(Object.entries({ seed, targetShardBytes, shardCount, consumers, labels }).filter(([, value]) => value !== undefined));
+  const problems = checkPackingSettings(raw, PLAN_OPTION_NAMES).map(({ message }) => message);
+  if (problems.length > 0) throw new PlanError(problems.join('; '));
+  const settings = normalizePackingSettings(raw);
   return {
-    seed,
-    targetShardBytes: targetShardBytesOf(targetShardBytes),
-    shardCount,
-    consumers: consumers ?? 1,
-    labels: labels ?? DEFAULT_LABEL_MODE,
+    seed: settings.seed,
+    ...(settings.targetShardBytes !== undefined ? { targetShardBytes: settings.targetShardBytes } : {}),
+    ...(settings.shardCount !== undefined ? { shardCount: settings.shardCount } : {}),
+    consumers: settings.consumers,
+    labels: settings.labels,
     recordBytes: recordBytes ?? listedSize,
   };
 }
 
 function listedSize(_key: string, size: number): number {
   return size;
-}
-
-function isTargetShardBytes(value: unknown): boolean {
-  return typeof value === 'number' && Number.isInteger(value)
-    && value >= MIN_SHARD_BYTES && value <= MAX_SHARD_BYTES;
-}
-
-function isPositiveInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
 
 /** Checks each file's key and size; returns the sum of the sizes. */

@@ -476,7 +476,7 @@ describe('planShards', () => {
       [Number.NaN],
       ['7' as unknown as number],
     ])('seed %p is rejected', (seed) => {
-      expect(() => planShards(uniformFiles(10, 1, 2), { seed })).toThrow(/seed must be an integer from 0 to 9007199254740991, got /);
+      expect(() => planShards(uniformFiles(10, 1, 2), { seed })).toThrow(/seed must be a whole number (≥ 0|between 0 and 9007199254740991), got /);
     });
 
     test.each([
@@ -487,7 +487,7 @@ describe('planShards', () => {
       ['consumers', 1.5],
     ])('%s %p is rejected, naming the option and the value', (option, value) => {
       expect(() => planShards(uniformFiles(10, 1, 2), { seed: 1, [option]: value }))
-        .toThrow(new RegExp(`^${option} .*must be an integer of at least 1, got ${value}$`));
+        .toThrow(new RegExp(`^${option} .*must be a whole number ≥ 1, got ${value}$`));
     });
 
     test('an unknown label mode is rejected', () => {
