@@ -1,5 +1,5 @@
 import type { ImagePreprocessing } from '../packing/preprocess/image-preprocessing';
-import type { LabelMode, RecordContent, ShardFormatName } from '../../lib/contract/record-vocabulary';
+import type { RecordContent } from '../../lib/contract/record-vocabulary';
 import { isOneOf, RECORD_CONTENTS } from '../../lib/contract/record-vocabulary';
 import type { PackingSettings } from '../../lib/contract/packing-settings';
 import { fromEnvironment, PackingSettingsError } from '../../lib/contract/packing-settings';
@@ -18,14 +18,8 @@ export interface BucketLocation {
   readonly prefix: string;
 }
 
-/** What the planner plans with. */
-export interface PlanSettings {
-  readonly format: ShardFormatName;
-  readonly seed: number;
-  readonly labels: LabelMode;
-  readonly targetShardBytes?: number;
-  readonly shardCount?: number;
-  readonly consumers: number;
+/** What the planner plans with: the codec's packing settings it needs, and the preprocessing. */
+export interface PlanSettings extends Pick<PackingSettings, 'format' | 'seed' | 'labels' | 'targetShardBytes' | 'shardCount' | 'consumers'> {
   /** Absent: the records carry the files' bytes. */
   readonly preprocessing?: ImagePreprocessing;
 }
