@@ -35,14 +35,8 @@ export interface ModeContext {
   readonly packable: boolean;
 }
 
-/** What a row reads, and how. */
-interface RowSpec {
-  readonly label: string;
-  readonly mode: PlannedInputMode;
-  readonly channelInputMode: InputMode;
-  readonly distribution: S3DataDistribution;
-  readonly shuffleConfig: boolean;
-  readonly packed: boolean;
+/** What a row reads, and how: the estimate's own fields, and what its figures are worked out from. */
+interface RowSpec extends Pick<ModeEstimate, 'label' | 'mode' | 'channelInputMode' | 'distribution' | 'shuffleConfig' | 'packed'> {
   readonly objects: number;
   readonly startupSeconds: number;
   readonly steady: Rate;
