@@ -13,13 +13,15 @@ import { DOWNLOAD_PARALLELISM, networkBytesPerSecond, objectsPerSecond, S3_GETS_
  */
 export const S3_CONNECTION_BYTES_PER_SECOND = 85e6;
 
+/** SageMaker's parallel S3 download onto one instance (File mode's): DOWNLOAD_PARALLELISM connections. */
+const PARALLEL_DOWNLOAD_BYTES_PER_SECOND = DOWNLOAD_PARALLELISM * S3_CONNECTION_BYTES_PER_SECOND;
+
 /**
- * SageMaker's stream into a Pipe-mode FIFO: the same parallel S3 download as File mode's
- * (DOWNLOAD_PARALLELISM connections). An assumption: SageMaker publishes no Pipe rate, and the AWS
- * blog "Choose the best data source for your Amazon SageMaker training job" (2022) measures whole
- * jobs, not the stream alone.
+ * SageMaker's stream into a Pipe-mode FIFO: the same parallel S3 download as File mode's. An
+ * assumption: SageMaker publishes no Pipe rate, and the AWS blog "Choose the best data source for
+ * your Amazon SageMaker training job" (2022) measures whole jobs, not the stream alone.
  */
-export const PIPE_STREAM_BYTES_PER_SECOND = DOWNLOAD_PARALLELISM * S3_CONNECTION_BYTES_PER_SECOND;
+export const PIPE_STREAM_BYTES_PER_SECOND = PARALLEL_DOWNLOAD_BYTES_PER_SECOND;
 
 /**
  * What this library's Pipe-mode reader on one host deals to its consumers at most, as
@@ -69,7 +71,7 @@ function network(instance: TrainingInstance): Rate {
 export function fileDownloadRate(instance: TrainingInstance): Rate {
   return slowest(
     network(instance),
-    { bytesPerSecond: DOWNLOAD_PARALLELISM * S3_CONNECTION_BYTES_PER_SECOND, bottleneck: Bottleneck.S3_CONNECTIONS },
+    { bytesPerSecond: PARALLEL_DOWNLOAD_BYTES_PER_SECOND, bottleneck: Bottleneck.S3_CONNECTIONS },
     ...(instance.hasLocalNvme ? [] : [{ bytesPerSecond: EBS_GP2_MAX_BYTES_PER_SECOND, bottleneck: Bottleneck.EBS_VOLUME }]),
   );
 }
