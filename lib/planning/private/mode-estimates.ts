@@ -45,6 +45,8 @@ interface RowSpec extends Pick<ModeEstimate, 'label' | 'mode' | 'channelInputMod
   readonly getsPerJob: number;
   readonly fsx?: { readonly type: fsx.LustreDeploymentType; readonly capacityGiB: number; readonly tier: number; readonly gbMonth: number };
   readonly startupWhy: string;
+  /** Packed rows: packing's one-off cost, at the shard size the row reads. */
+  readonly packing?: PackingCost;
 }
 
 /** Every way of reading the data the job can use, priced, and the ways it cannot. */
@@ -63,20 +65,21 @@ export function estimateModes(context: ModeContext): { modes: ModeEstimate[]; un
   const specs: RowSpec[] = [];
   const unavailable: UnavailableMode[] = [];
   for (const variant of variants) {
-    specs.push(...fileRows(context, variant.packed, variant.objects(DEFAULT_SHARD_BYTES), unavailable));
-    specs.push(fastFileRow(context, variant.packed, variant.objects(FAST_FILE_SHARD_BYTES)));
+    // The rows read at `target`, with packing's cost at that target where they read packed shards.
+    const at = (target: number, rows: RowSpec[]) => rows.map((row) => (variant.packed ? { ...row, packing: packings.get(target) } : row));
+    specs.push(...at(DEFAULT_SHARD_BYTES, fileRows(context, variant.packed, variant.objects(DEFAULT_SHARD_BYTES), unavailable)));
+    specs.push(...at(FAST_FILE_SHARD_BYTES, [fastFileRow(context, variant.packed, variant.objects(FAST_FILE_SHARD_BYTES))]));
     if (variant.packed || dataset.format !== DatasetFormat.FILES) {
-      specs.push(pipeRow(context, variant.packed, variant.objects(DEFAULT_SHARD_BYTES)));
+      specs.push(...at(DEFAULT_SHARD_BYTES, [pipeRow(context, variant.packed, variant.objects(DEFAULT_SHARD_BYTES))]));
     } else {
       unavailable.push({ label: 'Pipe', reason: 'Pipe mode streams record shards: the files must be packed first' });
     }
     for (const type of [fsx.LustreDeploymentType.SCRATCH_2, fsx.LustreDeploymentType.PERSISTENT_2] as const) {
-      specs.push(fsxRow(context, variant.packed, variant.objects(DEFAULT_SHARD_BYTES), type));
+      specs.push(...at(DEFAULT_SHARD_BYTES, [fsxRow(context, variant.packed, variant.objects(DEFAULT_SHARD_BYTES), type)]));
     }
   }
   const packing = packings.get(DEFAULT_SHARD_BYTES);
-  return { modes: specs.map((spec) => priceRow(context, spec, spec.packed ? packings.get(spec.mode === PlannedInputMode.FAST_FILE
-    ? FAST_FILE_SHARD_BYTES : DEFAULT_SHARD_BYTES) : undefined)), unavailable, ...(packing ? { packing } : {}) };
+  return { modes: specs.map((spec) => priceRow(context, spec)), unavailable, ...(packing ? { packing } : {}) };
 }
 
 function suffix(packed: boolean): string {
@@ -165,8 +168,9 @@ function epoch(context: ModeContext, rate: Rate): { seconds: number; limit: Rate
   return { seconds: limit.bytesPerSecond === Number.POSITIVE_INFINITY ? 0 : bytes / limit.bytesPerSecond, limit };
 }
 
-function priceRow(context: ModeContext, spec: RowSpec, packing: PackingCost | undefined): ModeEstimate {
+function priceRow(context: ModeContext, spec: RowSpec): ModeEstimate {
   const { dataset, cluster, epochs, jobsPerMonth, prices } = context;
+  const packing = spec.packing;
   const steady = epoch(context, spec.steady);
   const cold = spec.cold ? epoch(context, spec.cold.rate) : undefined;
   const coldEpochs = spec.cold?.epochsPerJob ?? 0;
