@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import { Size } from 'aws-cdk-lib';
 import { didYouMean } from './did-you-mean';
 import { parseCommandArgs } from './command-args';
@@ -12,7 +11,8 @@ import { formatAboutSeconds, formatBytes, formatCount, formatCountOf, formatDoll
 import type { PriceOverrides } from '../../lib/planning/price-overrides';
 import { ValidationError } from '../../lib/private/errors';
 import { S3DataDistribution } from '../../lib/vocabulary/s3-data-distribution';
-import { quoted } from '../../lambda/io/printable';
+import { readBoundedJsonFile } from '../../lambda/io/bounded-json';
+import { printable, quoted, truncated } from '../../lambda/io/printable';
 
 export const PLAN_USAGE = `Usage: training-io plan --objects N (--bytes SIZE | --mean-size SIZE) --instance TYPE [options]
 
@@ -155,24 +155,20 @@ function plan(args: string[], out: NodeJS.WritableStream): number {
 
 /** A `--prices` file: a JSON object in the shape of `PriceOverrides`; the planner checks each figure. */
 function readPrices(file: string): PriceOverrides {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--prices: cannot read '${file}': ${(error as Error).message}`);
-  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Bounded, as every JSON file the CLI reads: a device, a FIFO, a huge or deeply nested file is refused, naming it.
+    parsed = readBoundedJsonFile(file);
   } catch (error) {
-    throw new UsageError(`--prices: '${file}' is not JSON: ${(error as Error).message}`);
+    const why = printable((error as Error).message);
+    throw new UsageError(error instanceof SyntaxError ? `--prices: ${quoted(file)} is not JSON: ${why}` : `--prices: cannot read ${quoted(file)}: ${why}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`--prices: '${file}' must hold a JSON object such as {"s3GetDollarsPer1000": 0.0004}, got ${text.trim().slice(0, 40)}`);
+    throw new UsageError(`--prices: ${quoted(file)} must hold a JSON object such as {"s3GetDollarsPer1000": 0.0004}, got ${truncated(JSON.stringify(parsed), 40)}`);
   }
   const known = Object.keys(PRICE_FIELDS);
   for (const key of Object.keys(parsed)) {
-    if (!known.includes(key)) throw new UsageError(`--prices: '${file}' has an unknown field '${key}'; known: ${known.join(', ')}` + didYouMean(key, known));
+    if (!known.includes(key)) throw new UsageError(`--prices: ${quoted(file)} has an unknown field ${quoted(key)}; known: ${known.join(', ')}` + didYouMean(key, known));
   }
   return parsed as PriceOverrides;
 }
