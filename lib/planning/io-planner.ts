@@ -14,7 +14,7 @@ import { planPacking, shouldPack } from './private/packing-rule';
 import { adviseImagePreprocessing } from './private/preprocessing-rule';
 import type { ImagePreprocessingOptions } from '../vocabulary/image-preprocessing-options';
 import type { ResolvedDataset} from './private/plan-inputs';
-import { resolveDataset, resolveEpochs, resolveSamplesPerSecond } from './private/plan-inputs';
+import { resolveDataset, resolveEpochs, resolveJobsPerMonth, resolveMaxDollars, resolveSamplesPerSecond } from './private/plan-inputs';
 import { listingSeconds, networkBytesPerSecond, objectsPerSecond } from './private/startup-rules';
 import { EBS_GP2_MAX_BYTES_PER_SECOND, fitsFileMode } from '../instances/private/storage-rules';
 import { formatBytes, formatCount, formatCountOf, formatSeconds } from './private/units';
@@ -28,9 +28,6 @@ import type { ModeEstimate } from './io-plan';
 import type { TrainingCluster } from '../instances/training-cluster';
 import type { CacheDeploymentType} from '../instances/private/lustre-sizing';
 import { sizeCache } from '../instances/private/lustre-sizing';
-import { ValidationError } from '../private/errors';
-import { requireKnown } from '../private/validation';
-import { Token } from 'aws-cdk-lib';
 
 /**
  * What the I/O planner plans for: the dataset, the cluster and how the job reads the data.
@@ -344,24 +341,4 @@ function starvationWarnings(dataset: ResolvedDataset, cluster: ResolvedCluster, 
     });
   }
   return warnings;
-}
-
-/** Jobs a month, a whole number of at least 1. */
-function resolveJobsPerMonth(jobs: number | undefined): number {
-  const value = jobs ?? 1;
-  requireKnown('jobsPerMonth', Token.isUnresolved(value));
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError('InvalidJobsPerMonth', `jobsPerMonth must be a whole number of at least 1, got ${value}`);
-  }
-  return value;
-}
-
-/** A dollar limit per job, above 0. */
-function resolveMaxDollars(dollars: number | undefined): number | undefined {
-  if (dollars === undefined) return undefined;
-  requireKnown('maxDollarsPerJob', Token.isUnresolved(dollars));
-  if (!(Number.isFinite(dollars) && dollars > 0)) {
-    throw new ValidationError('InvalidMaxDollars', `maxDollarsPerJob must be a finite number of US dollars above 0, got ${dollars}`);
-  }
-  return dollars;
 }

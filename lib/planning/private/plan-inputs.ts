@@ -1,5 +1,6 @@
 import type { Size} from 'aws-cdk-lib';
 import { SizeRoundingBehavior, Token } from 'aws-cdk-lib';
+import type { ErrorCode } from '../../private/error-codes';
 import { ValidationError } from '../../private/errors';
 import { requireKnown } from '../../private/validation';
 import type { DatasetProfile} from '../dataset-profile';
@@ -47,12 +48,31 @@ export function resolveDataset(profile: DatasetProfile): ResolvedDataset {
 
 /** Epochs, a whole number of at least 1. */
 export function resolveEpochs(epochs: number | undefined): number {
-  const value = epochs ?? 1;
-  requireKnown('epochs', Token.isUnresolved(value));
+  return wholeNumberFromOne('epochs', 'InvalidEpochs', epochs);
+}
+
+/** Jobs a month, a whole number of at least 1. */
+export function resolveJobsPerMonth(jobs: number | undefined): number {
+  return wholeNumberFromOne('jobsPerMonth', 'InvalidJobsPerMonth', jobs);
+}
+
+function wholeNumberFromOne(prop: string, code: ErrorCode, given: number | undefined): number {
+  const value = given ?? 1;
+  requireKnown(prop, Token.isUnresolved(value));
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError('InvalidEpochs', `epochs must be a whole number of at least 1, got ${value}`);
+    throw new ValidationError(code, `${prop} must be a whole number of at least 1, got ${value}`);
   }
   return value;
+}
+
+/** A dollar limit per job, above 0. */
+export function resolveMaxDollars(dollars: number | undefined): number | undefined {
+  if (dollars === undefined) return undefined;
+  requireKnown('maxDollarsPerJob', Token.isUnresolved(dollars));
+  if (!(Number.isFinite(dollars) && dollars > 0)) {
+    throw new ValidationError('InvalidMaxDollars', `maxDollarsPerJob must be a finite number of US dollars above 0, got ${dollars}`);
+  }
+  return dollars;
 }
 
 /** Expected samples per second per device, a finite number above 0; it needs the dataset's record count. */
