@@ -76,7 +76,7 @@ class ReadAhead:
                 chunk = self._free.get_nowait()
             except queue.Empty:
                 chunk = bytearray(CHUNK_BYTES)
-            filled = self._fill(chunk)
+            filled = self._source.fill(memoryview(chunk))
             if filled:
                 view = memoryview(chunk)[:filled]
                 for piece in (self._check.feed(view) if self._check is not None else [(view, True)]):
@@ -86,15 +86,6 @@ class ReadAhead:
                 break
         if self._check is not None and not self._stop.is_set():
             self._check.finish()
-
-    def _fill(self, chunk: bytearray) -> int:
-        view, filled = memoryview(chunk), 0
-        while filled < len(chunk):
-            count = self._source.readinto(view[filled:])
-            if not count:
-                break
-            filled += count
-        return filled
 
     def _put(self, item: object) -> bool:
         """Queues `item`; False once the caller has stopped."""

@@ -90,11 +90,4 @@ def _splice(source: FifoReader, writer: Optional[FifoWriter], target: int, count
 def _read_up_to(source: FifoReader, count: int) -> bytes:
     """`count` bytes read from the source, fewer where it ends first."""
     buffer = bytearray(count)
-    view = memoryview(buffer)
-    got = 0
-    while got < count:
-        read = source.readinto(view[got:])
-        if not read:
-            break
-        got += read
-    return bytes(buffer[:got])
+    return bytes(buffer[:source.fill(memoryview(buffer))])
