@@ -7,6 +7,7 @@ import threading
 from typing import Iterator, List, Optional, Union
 
 from .fifo import POLL_SECONDS, FifoReader
+from .handoff import put_unless_stopped
 from .pipe_check import WholeShardCheck
 
 CHUNK_BYTES = 1024 * 1024
@@ -89,13 +90,7 @@ class ReadAhead:
 
     def _put(self, item: object) -> bool:
         """Queues `item`; False once the caller has stopped."""
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=POLL_SECONDS)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return put_unless_stopped(self._queue, item, self._stop, POLL_SECONDS)
 
 
 class PieceReader:
