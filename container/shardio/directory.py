@@ -57,7 +57,6 @@ class ShardDirectory:
         """Check what can be checked as it is read: each TFRecord's CRCs or each shard whole (shard_crc.py)."""
         self._crc_checked: Set[int] = set()
         """The shards this process checked whole (or that were checked as they were fetched)."""
-        self._checks: Dict[int, ShardCheck] = {}
         self.host_sharded = host_sharded
         """Each host holds only its own shards (a ShardedByS3Key channel)."""
         self._offsets: Dict[int, List[int]] = {}
@@ -161,9 +160,7 @@ class ShardDirectory:
         """How a shard is checked as it is read (shard_crc.py): from the checksums its manifest lists."""
         if not self.check_crc:
             return UNCHECKED
-        if shard not in self._checks:
-            self._checks[shard] = shard_check(self.format, *self._listed_checksums(shard))
-        return self._checks[shard]
+        return shard_check(self.format, *self._listed_checksums(shard))
 
     def check_every_shard(self) -> None:
         """Every shard whole against its manifest's checksum (shard_crc.py `shard_checksum`), for a
