@@ -21,7 +21,7 @@ from .formats import read_records, to_image
 from .manifest import DatasetManifest
 from .records import FramedRecord, ImageRecord, ShardFormat
 from .order import Resumed, generators, interleave, stream_size, streams_of
-from .shard_crc import UNCHECKED, ShardCheck, check_shard_crc, shard_check, shard_checksum
+from .shard_crc import UNCHECKED, Checksum, ShardCheck, check_shard_crc, shard_check, shard_checksum
 from .split import Consumer, Segment, consumer_share
 
 READ_BUFFER = 1024 * 1024
@@ -57,7 +57,6 @@ class ShardDirectory:
         """Check what can be checked as it is read: each TFRecord's CRCs or each shard whole (shard_crc.py)."""
         self._crc_checked: Set[int] = set()
         """The shards this process checked whole (or that were checked as they were fetched)."""
-        self._checks: Dict[int, ShardCheck] = {}
         self.host_sharded = host_sharded
         """Each host holds only its own shards (a ShardedByS3Key channel)."""
         self._offsets: Dict[int, List[int]] = {}
@@ -117,7 +116,7 @@ class ShardDirectory:
         with self._open_shard(shard) as handle:
             check = self.shard_check(shard)
             if check.whole is not None and shard not in self._crc_checked:
-                self._check_whole(shard, handle, check)
+                self._check_whole(shard, handle, check.whole)
             offsets = self.offsets(shard) if self.shards[shard].index_path else [0]
             ends = [segment.stop is None or segment.stop == expected for segment in segments]
             ranges = [None if to_end else (offsets[segment.start], offsets[segment.stop] - offsets[segment.start])  # type: ignore[index]
@@ -161,9 +160,7 @@ class ShardDirectory:
         """How a shard is checked as it is read (shard_crc.py): from the checksums its manifest lists."""
         if not self.check_crc:
             return UNCHECKED
-        if shard not in self._checks:
-            self._checks[shard] = shard_check(self.format, *self._listed_crc.get(self.shards[shard].key or "", (None, None)))
-        return self._checks[shard]
+        return shard_check(self.format, *self._listed_checksums(shard))
 
     def check_every_shard(self) -> None:
         """Every shard whole against its manifest's checksum (shard_crc.py `shard_checksum`), for a
@@ -171,16 +168,19 @@ class ShardDirectory:
         anywhere is refused naming the shard before any record is read. Nothing with check_crc=False."""
         if not self.check_crc:
             return
-        for shard, shard_file in enumerate(self.shards):
-            checksum = shard_checksum(*self._listed_crc.get(shard_file.key or "", (None, None)))
+        for shard in range(len(self.shards)):
+            checksum = shard_checksum(*self._listed_checksums(shard))
             if checksum is not None and shard not in self._crc_checked:
                 with self._open_shard(shard) as handle:
-                    check_shard_crc(handle, f"{shard_file.path} (shard {shard_file.key})", checksum, getattr(self.manifest, "path", ""))
-                self._crc_checked.add(shard)
+                    self._check_whole(shard, handle, checksum)
 
-    def _check_whole(self, shard: int, handle: BinaryIO, check: ShardCheck) -> None:
+    def _listed_checksums(self, shard: int) -> Tuple[Optional[int], Optional[int]]:
+        """The shard's CRC-32C and CRC-32 as its manifest lists them (None: not listed)."""
+        return self._listed_crc.get(self.shards[shard].key or "", (None, None))
+
+    def _check_whole(self, shard: int, handle: BinaryIO, checksum: Checksum) -> None:
         """A shard against its manifest's checksum, once per process (shard_crc.py)."""
-        check_shard_crc(handle, f"{self.shards[shard].path} (shard {self.shards[shard].key})", check.whole,
+        check_shard_crc(handle, f"{self.shards[shard].path} (shard {self.shards[shard].key})", checksum,
                         getattr(self.manifest, "path", ""))
         self._crc_checked.add(shard)
 

@@ -40,6 +40,16 @@ class FifoReader(io.RawIOBase):
             waited = "no writer opened it and sent data" if self.offset == 0 else f"no data came after offset {self.offset}"
             raise TimeoutError(f"Pipe-mode FIFO {self.path}: {waited} within {self.timeout:.0f} s")
 
+    def fill(self, view: memoryview) -> int:
+        """Reads into all of `view`, less only where the stream ends first; the bytes read."""
+        filled = 0
+        while filled < len(view):
+            count = self.readinto(view[filled:])
+            if not count:
+                break
+            filled += count
+        return filled
+
     def readinto(self, buffer) -> int:  # type: ignore[override]
         if self.offset == 0:  # a FIFO no writer has opened yet reads as ended: wait for one first
             self.wait()

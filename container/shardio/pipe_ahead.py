@@ -7,6 +7,7 @@ import threading
 from typing import Iterator, List, Optional, Union
 
 from .fifo import POLL_SECONDS, FifoReader
+from .handoff import put_unless_stopped
 from .pipe_check import WholeShardCheck
 
 CHUNK_BYTES = 1024 * 1024
@@ -76,7 +77,7 @@ class ReadAhead:
                 chunk = self._free.get_nowait()
             except queue.Empty:
                 chunk = bytearray(CHUNK_BYTES)
-            filled = self._fill(chunk)
+            filled = self._source.fill(memoryview(chunk))
             if filled:
                 view = memoryview(chunk)[:filled]
                 for piece in (self._check.feed(view) if self._check is not None else [(view, True)]):
@@ -87,24 +88,9 @@ class ReadAhead:
         if self._check is not None and not self._stop.is_set():
             self._check.finish()
 
-    def _fill(self, chunk: bytearray) -> int:
-        view, filled = memoryview(chunk), 0
-        while filled < len(chunk):
-            count = self._source.readinto(view[filled:])
-            if not count:
-                break
-            filled += count
-        return filled
-
     def _put(self, item: object) -> bool:
         """Queues `item`; False once the caller has stopped."""
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=POLL_SECONDS)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return put_unless_stopped(self._queue, item, self._stop, POLL_SECONDS)
 
 
 class PieceReader:

@@ -10,10 +10,7 @@ from typing import Callable, Iterable, List, Optional
 from .errors import FormatError
 from .fifo import FifoWriter
 from .pipe_frames import Framing
-from .records import format_of_head
-
-_SNIFF_BYTES = 4
-
+from .records import SNIFF_BYTES, format_of_head
 
 class _Dealer:
     """Where the stream stands between pieces: a header cut by a piece's end, a part still to pass on."""
@@ -46,10 +43,10 @@ class _Dealer:
         """Reads the header at `position` (its start may be in `carry`) and passes on as much of its part as the piece holds."""
         available = len(piece) - position
         if self.framing is None:
-            if len(self.carry) + available < _SNIFF_BYTES:
+            if len(self.carry) + available < SNIFF_BYTES:
                 self.carry += bytes(piece[position:])
                 return len(piece)
-            self.framing = Framing(format_of_head(self.carry + bytes(piece[position:position + _SNIFF_BYTES])), self.name,
+            self.framing = Framing(format_of_head(self.carry + bytes(piece[position:position + SNIFF_BYTES])), self.name,
                                    self.max_record)
         need = self.framing.header_size - len(self.carry)
         if available < need:

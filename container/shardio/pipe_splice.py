@@ -12,9 +12,8 @@ from typing import Callable, List, Optional
 from .errors import FormatError
 from .fifo import FifoReader, FifoWriter
 from .pipe_frames import Framing
-from .records import format_of_head
+from .records import SNIFF_BYTES, format_of_head
 
-_SNIFF_BYTES = 4
 _FLAGS = getattr(os, "SPLICE_F_MOVE", 0) | getattr(os, "SPLICE_F_NONBLOCK", 0)
 
 
@@ -27,10 +26,10 @@ def deal_by_splice(source: FifoReader, max_record: int, writers: List[FifoWriter
                    dealt: List[int]) -> int:
     """Deals every record of `source` to `writers[slot_of(n)]` (n: the record's number in the
     stream; None: another host's, dropped), adding each to `dealt`; returns the records streamed."""
-    head = _read_up_to(source, _SNIFF_BYTES)
+    head = _read_up_to(source, SNIFF_BYTES)
     if not head:
         return 0
-    if len(head) < _SNIFF_BYTES:
+    if len(head) < SNIFF_BYTES:
         raise FormatError(f"{source.path}: {len(head)} bytes are no TFRecord or RecordIO record")
     framing = Framing(format_of_head(head), source.path, max_record)
     discard = os.open(os.devnull, os.O_WRONLY)
@@ -90,11 +89,4 @@ def _splice(source: FifoReader, writer: Optional[FifoWriter], target: int, count
 def _read_up_to(source: FifoReader, count: int) -> bytes:
     """`count` bytes read from the source, fewer where it ends first."""
     buffer = bytearray(count)
-    view = memoryview(buffer)
-    got = 0
-    while got < count:
-        read = source.readinto(view[got:])
-        if not read:
-            break
-        got += read
-    return bytes(buffer[:got])
+    return bytes(buffer[:source.fill(memoryview(buffer))])

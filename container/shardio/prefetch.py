@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Tuple
 
 import torch
 
+from .handoff import put_unless_stopped
+
 Prepare = Callable[[Any, Any], Tuple[torch.Tensor, torch.Tensor]]
 _END = object()
 
@@ -114,13 +116,7 @@ def _on(stream: Optional[Any], device: torch.device) -> contextlib.ExitStack:
 
 def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
     """Puts unless the consumer has stopped; False then."""
-    while not stop.is_set():
-        try:
-            ready.put(item, timeout=0.1)
-            return True
-        except queue.Full:
-            continue
-    return False
+    return put_unless_stopped(ready, item, stop, 0.1)
 
 
 def _drain(ready: queue.Queue) -> None:

@@ -81,12 +81,16 @@ class _Prefixed:
         return head + (self._stream.read(count - len(head)) or b"")
 
 
+SNIFF_BYTES = 4
+"""The first bytes of a stream that tell its format (`format_of_head`)."""
+
+
 def sniff_format(stream: BinaryIO, name: str) -> Tuple[Optional[ShardFormat], BinaryIO]:
     """The format of a stream from its first bytes (None when it is empty), and the stream to read
     from instead of `stream`: the same bytes, the sniffed ones included."""
-    head = stream.read(4) or b""
-    while 0 < len(head) < 4:
-        more = stream.read(4 - len(head))
+    head = stream.read(SNIFF_BYTES) or b""
+    while 0 < len(head) < SNIFF_BYTES:
+        more = stream.read(SNIFF_BYTES - len(head))
         if not more:
             raise FormatError(f"{name}: {len(head)} bytes are no TFRecord or RecordIO record")
         head += more
