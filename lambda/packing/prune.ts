@@ -77,7 +77,8 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now?
   await deleteAll(sink, stale.filter((key) => manifests.has(key)));
   await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
   await deleteAll(sink, workingFiles);
-  const leftovers = await removeLeftovers(sink, kept, clock);
+  // Kept versions' folders are not among those deleted above: the listing still holds their objects.
+  const leftovers = await removeLeftovers(sink, kept, clock, folders);
   return {
     prunedVersions: [...prunable].filter((id) => stale.some((key) => versionOfKey(key) === id)),
     deletedObjects: stale.length + workingFiles.length + leftovers.removed.length,
