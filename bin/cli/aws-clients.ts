@@ -2,7 +2,6 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { S3ClientFlags } from './dataset-location';
-import { checkS3Flags } from './dataset-location';
 import { timeoutHandlerOptions } from '../../lambda/io/s3-timeouts';
 import { UsageError } from './usage-error';
 
@@ -11,10 +10,10 @@ import { UsageError } from './usage-error';
  * AWS_REGION / AWS_DEFAULT_REGION; credentials from the SDK's default provider chain;
  * `--endpoint-url` for every service (a test double or a private endpoint); the engine's timeouts
  * (connect 3 s, 10 s without a byte), which the SDK has none of, so an endpoint that never answers
- * fails the command (after the SDK's own retries) rather than hanging it.
+ * fails the command (after the SDK's own retries) rather than hanging it. The flags were checked
+ * when the command's arguments were parsed (parseCommandArgs).
  */
 export function createAwsClients(flags: S3ClientFlags, env: NodeJS.ProcessEnv = process.env) {
-  checkS3Flags(flags);
   const region = flags.region ?? (env.AWS_REGION || undefined) ?? (env.AWS_DEFAULT_REGION || undefined);
   if (!region) throw new UsageError('the AWS calls need a region: pass --region (e.g. --region us-east-1) or set AWS_REGION');
   const config = { region, requestHandler: timeoutHandlerOptions(), ...(flags.endpointUrl !== undefined ? { endpoint: flags.endpointUrl } : {}) };

@@ -78,8 +78,7 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
       ...(missing ? [`${failures.length} source file(s) are not in the dataset (the manifest's failures; pass --allow-missing to accept that): `
         + `${failures.slice(0, 10).map((f) => `${f.key} (${f.reason})`).join(', ')}${failures.length > 10 ? ', …' : ''}`] : []),
     ];
-    for (const problem of problems) out.write(`problem: ${printable(problem)}
-`);
+    for (const problem of problems) out.write(`problem: ${printable(problem)}\n`);
     await reportLeftovers(reader, report, values.repair, out);
     out.write(`${problems.length === 0 ? 'ok' : 'FAILED'}: ${report.shardsChecked} shards, ${report.recordsChecked} records, ` +
       `${(report.bytesChecked / 1e6).toFixed(1)} MB checked in ${printable(describeLocation(dataset))}`

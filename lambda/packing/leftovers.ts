@@ -35,10 +35,15 @@ export const LEFTOVER_MIN_AGE_MS = HANDLER_TIMEOUT_SECONDS * 1000 + CLOCK_SKEW_M
  * (an attempt stopped with its write in flight, which landed after the finalizer looked).
  */
 export async function unlistedObjects(sink: Pick<PackingSink, 'list'>, manifest: Manifest): Promise<string[]> {
-  const layout = new VersionLayout(manifest.datasetVersion);
   const listed = new Set(referencedKeys(manifest));
-  const present = await Promise.all([SHARDS_FOLDER, INDEX_FOLDER, MEMBERS_FOLDER].map((folder) => sink.list(layout.rebase(folder))));
+  const present = await Promise.all(dataFolders(manifest).map((folder) => sink.list(folder)));
   return present.flat().filter((key) => !listed.has(key));
+}
+
+/** A version's `shards/`, `index/` and `members/` folders. */
+function dataFolders(manifest: Manifest): string[] {
+  const layout = new VersionLayout(manifest.datasetVersion);
+  return [SHARDS_FOLDER, INDEX_FOLDER, MEMBERS_FOLDER].map((folder) => layout.rebase(folder));
 }
 
 /** What a removal of leftovers did. */
@@ -52,12 +57,12 @@ export interface LeftoverRemoval {
 /**
  * Removes the leftovers of published versions (their manifests given) that are at least
  * LEFTOVER_MIN_AGE_MS old at `now`, a time on the store's clock (the newest claim's, for a run
- * that just published).
+ * that just published). `present`: the keys under `versions/`, as the caller already listed them.
  */
-export async function removeLeftovers(sink: PackingSink, manifests: readonly Manifest[], now: number): Promise<LeftoverRemoval> {
+export async function removeLeftovers(sink: PackingSink, manifests: readonly Manifest[], now: number, present: readonly string[]): Promise<LeftoverRemoval> {
   // A key one of them lists is no leftover, whichever version's folder it is in.
   const listed = new Set(manifests.flatMap(referencedKeys));
-  const unlisted = (await Promise.all(manifests.map((manifest) => unlistedObjects(sink, manifest)))).flat().filter((key) => !listed.has(key));
+  const unlisted = manifests.flatMap(dataFolders).flatMap((folder) => present.filter((key) => key.startsWith(folder) && !listed.has(key)));
   const ages = await mapLimited(unlisted, DELETES_AT_ONCE, (key) => sink.modifiedAt(key).then((modified) => now - modified, (error: unknown) => {
     // Gone since it was listed (its own attempt removed it): nothing to do.
     if (isObjectNotFound(error)) return undefined;

@@ -76,7 +76,7 @@ export async function planVersion(
   if (!current) return full('');
   if (request.fullRepack) return full('a full repack was asked for');
   const manifest = current.manifest;
-  const changed = changedSetting(manifest, request, settings);
+  const changed = changedSetting(manifest, request, settings, sizing);
   if (!changed && manifest.source.uri === request.sourceUri && manifest.source.fingerprint === listing.fingerprint()) {
     return { kind: 'up-to-date', current };
   }
@@ -90,8 +90,7 @@ export async function planVersion(
 }
 
 /** The first setting the version was packed with that the request changes, said for people; undefined when none does. */
-function changedSetting(manifest: Manifest, request: VersionRequest, settings: PlanSettings): string | undefined {
-  const sizing = sizingOf(settings);
+function changedSetting(manifest: Manifest, request: VersionRequest, settings: PlanSettings, sizing: ReturnType<typeof sizingOf>): string | undefined {
   if (manifest.format !== request.format) return `the format changed (${manifest.format} → ${request.format})`;
   if (!samePreprocessing(manifest.preprocessing, request.preprocessing)) {
     return `the image preprocessing changed from ${describePreprocessing(manifest.preprocessing)} to ${describePreprocessing(request.preprocessing)}`;

@@ -77,7 +77,8 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now?
   await deleteAll(sink, stale.filter((key) => manifests.has(key)));
   await deleteAll(sink, stale.filter((key) => !manifests.has(key)));
   await deleteAll(sink, workingFiles);
-  const leftovers = await removeLeftovers(sink, kept, clock);
+  // Kept versions' folders are not among those deleted above: the listing still holds their objects.
+  const leftovers = await removeLeftovers(sink, kept, clock, folders);
   return {
     prunedVersions: [...prunable].filter((id) => stale.some((key) => versionOfKey(key) === id)),
     deletedObjects: stale.length + workingFiles.length + leftovers.removed.length,
@@ -99,9 +100,13 @@ export async function tidyBeforePlan(sink: PackingSink): Promise<string[]> {
   const repaired = await syncRootCopies(sink);
   const published = await publishedClaims(sink);
   if (published.length > 0) {
-    const abandoned = abandonedVersions(await sink.list(VERSIONS_PREFIX), published);
-    const folders = (await Promise.all([...abandoned].map((id) => sink.list(new VersionLayout(id).prefix)))).flat();
-    await deleteAll(sink, [...folders, ...await takenWorkingFiles(sink, published)]);
+    const folders = await sink.list(VERSIONS_PREFIX);
+    const abandoned = abandonedVersions(folders, published);
+    const stale = folders.filter((key) => {
+      const version = versionOfKey(key);
+      return version !== undefined && abandoned.has(version);
+    });
+    await deleteAll(sink, [...stale, ...await takenWorkingFiles(sink, published)]);
   }
   return repaired;
 }

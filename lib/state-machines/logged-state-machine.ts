@@ -109,9 +109,9 @@ export class LoggedStateMachine extends sfn.StateMachine {
     this.logGroup = logGroup;
     this.unscopedActions = new Set([...TRACING_AND_LOG_DELIVERY_ACTIONS, ...props.otherUnscopedActions ?? []]);
     const policy = this.node.tryFindChild(UNSCOPED_POLICY_ID);
-    // CloudFormation creates the machine once its role may deliver its logs, as for the default policy.
-    if (policy) this.node.defaultChild!.node.addDependency(policy);
     if (policy) {
+      // CloudFormation creates the machine once its role may deliver its logs, as for the default policy.
+      this.node.defaultChild!.node.addDependency(policy);
       const others = props.otherUnscopedActions?.length ? ` and ${props.otherUnscopedActions.join(', ')}` : '';
       acknowledge(policy, 'AwsSolutions-IAM5[Resource::*]',
         `X-Ray tracing and CloudWatch Logs delivery APIs (xray:PutTraceSegments, logs:CreateLogDelivery, ...)${others} have no resource-level permissions`);
