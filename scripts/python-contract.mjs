@@ -18,6 +18,7 @@ const SOURCES = {
   'lib/contract/shard-limits.ts': ['MIN_SHARD_BYTES', 'DEFAULT_SHARD_BYTES', 'MAX_SHARD_BYTES'],
   'lib/contract/s3-retry-rule.ts': ['S3_RETRY_RULE', 'S3_RETRY_SECONDS_ENV', 'THROTTLING_CODES', 'TRANSIENT_CODES'],
   'lib/contract/json-limits.ts': ['MAX_JSON_DEPTH', 'MAX_JSON_BYTES'],
+  'lib/contract/sample-parts.ts': ['SAMPLE_KEY_FEATURE', 'PART_KINDS', 'PART_KIND_EXTENSIONS'],
 };
 
 const HEADER = `"""The contract between the TypeScript side and this reader, generated from lib/contract/ by
@@ -25,7 +26,8 @@ const HEADER = `"""The contract between the TypeScript side and this reader, gen
 regenerate. test/contract/python-contract.test.ts fails while the two differ.
 
 The layout's names and the version id's shape (layout.py builds the keys from them), the shard and
-record ceilings (records.py), the JSON limits (json_limits.py), and the S3 retry rule with its codes
+record ceilings (records.py), the JSON limits (json_limits.py), the multi-part sample's key feature and
+part kinds (lib/contract/sample-parts.ts), and the S3 retry rule with its codes
 (s3_objects.py): what the rule is,
 and where the two languages deliberately differ, is said in lib/contract/s3-retry-rule.ts.
 """

@@ -3,7 +3,8 @@
 regenerate. test/contract/python-contract.test.ts fails while the two differ.
 
 The layout's names and the version id's shape (layout.py builds the keys from them), the shard and
-record ceilings (records.py), the JSON limits (json_limits.py), and the S3 retry rule with its codes
+record ceilings (records.py), the JSON limits (json_limits.py), the multi-part sample's key feature and
+part kinds (lib/contract/sample-parts.ts), and the S3 retry rule with its codes
 (s3_objects.py): what the rule is,
 and where the two languages deliberately differ, is said in lib/contract/s3-retry-rule.ts.
 """
@@ -88,3 +89,14 @@ MAX_JSON_BYTES = 268435456
 """The largest JSON document parsed: a manifest of 10 million records in 8,000 shards is under 4 MB,
 and one of 100,000 shards with its failures far under this. Parsing takes about 5 times a
 document's size in memory, so a larger one is refused before it is parsed."""
+
+# lib/contract/sample-parts.ts
+
+SAMPLE_KEY_FEATURE = "sample/key"
+"""The feature that holds a multi-part sample's key (the path up to the first dot of the name)."""
+
+PART_KINDS = ("image", "json", "text", "bytes")
+"""What a part holds, from its name's last extension: checked at pack time and decoded by the readers accordingly."""
+
+PART_KIND_EXTENSIONS = {"image": ("jpg", "jpeg", "png"), "json": ("json",), "text": ("txt", "text", "cls", "caption")}
+"""Extensions (lower case, the last one of a part's name) of each kind; any other is `bytes`."""
