@@ -120,7 +120,6 @@ function parsePackArgs(args: string[]): PackRequest {
   const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
-    strict: true,
     options: {
       'format': { type: 'string' },
       'shard-size': { type: 'string' },
