@@ -14,11 +14,12 @@ import tempfile
 import unittest
 from typing import Any, Dict, List
 
-from shardio import FormatError, Placement, ShardDirectory, consumer_images
+from shardio import FormatError, PipeSource, Placement, ShardDirectory, consumer_images, pipe_path
 from shardio.contract import MAX_JSON_DEPTH
 from shardio.manifest import read_manifest
 from shardio.samples import KEY, LABEL, RECORD, SHARD, Sample, SampleDescription, read_samples
 from support import HAS_TORCH, needs_torch
+from test_pipe import feed, read_bytes
 
 if HAS_TORCH:
     import torch
@@ -132,6 +133,20 @@ class SampleDatasetTest(unittest.TestCase):
                 rest = [key for batch in resumed for key in batch[KEY]]
                 self.assertEqual(sorted(seen + rest), sorted(expected))
                 self.assertEqual(len(seen + rest), COUNT)
+
+    def test_a_pipe_mode_stream_hands_out_every_sample_with_its_parts_naming_the_fifo(self) -> None:
+        data = b"".join(read_bytes(os.path.join(self.packed.root, key)) for key in self.packed.shard_keys)
+        data_dir = os.path.join(self.root, "data")
+        os.makedirs(data_dir)
+        feed(pipe_path(data_dir, "train", 0), data)
+        source = PipeSource(data_dir, "train", local_consumers=1, host_sharded=False, host_count=1, timeout=10,
+                            fanout_dir=os.path.join(self.root, "fanout"),
+                            manifest=read_manifest(os.path.join(self.packed.root, "manifest.json")))
+        read = list(consumer_images(read_samples(source), Placement(), 0))
+        self.assertEqual([sample[KEY] for sample in read], [key for key, _files, _label in samples()])
+        self.assertEqual([{part: sample[part] for part in sample.parts} for sample in read], [files for _key, files, _label in samples()])
+        self.assertEqual({sample[SHARD] for sample in read}, {pipe_path(data_dir, "train", 0)})
+        self.assertEqual([sample[RECORD] for sample in read], list(range(COUNT)))
 
     def test_same_size_images_are_stacked_and_a_users_collate_replaces_the_default(self) -> None:
         loader = self.loader(0, collate_fn=lambda batch: [sample[KEY] for sample in batch])
