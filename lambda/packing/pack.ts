@@ -21,6 +21,9 @@ import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
 import { tidyBeforePlan } from './prune';
 import { normalizePackingSettings } from '../../lib/contract/packing-settings';
+import type { LabelTable } from './labels/label-table';
+import { labelSourceOf } from './labels/label-table';
+import { LabelledSource } from './labels/labelled-source';
 import { AfterClaimError, ConcurrentPublishError, currentVersion, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
@@ -45,6 +48,11 @@ export interface PackOptions {
   /** Instances × GPU processes × loader workers: shard count rounded up to a multiple. */
   readonly consumers?: number;
   readonly labels?: LabelMode;
+  /**
+   * The label file read (labels `file`; given alone, it makes them so): a listed file whose sample it
+   * does not label is a listed failure, neither planned nor read.
+   */
+  readonly labelTable?: LabelTable;
   /** Files read ahead per shard (default: PACKING_DEFAULTS.readConcurrency, lib/contract/packing-settings.ts). */
   readonly readConcurrency?: number;
   /** Shards written at once (default 2). */
@@ -141,11 +149,13 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   const current = await currentVersion(options.sink);
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
-    for await (const batch of options.source.list()) collector.add(batch);
+    const labelled = options.labelTable && new LabelledSource(options.source, options.labelTable);
+    for await (const batch of (labelled ?? options.source).list()) collector.add(batch);
+    const unlabelled = labelled?.unlabelled ?? [];
     const held = collector.takeInMemory();
     const planOptions: PlanOptions = {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-      consumers: options.consumers, labels: options.labels, recordBytes,
+      consumers: options.consumers, labels: options.labels, labelTable: options.labelTable, recordBytes,
     };
     // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
     let fullPlan: ListingPlan | undefined;
@@ -168,11 +178,12 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         previousVersion: current?.datasetVersion ?? null,
         format: options.format,
         seed: plan.seed,
-        source: { uri: options.source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint: results.fingerprint },
+        source: { uri: options.source.uri, objects: plan.totalFiles + unlabelled.length, bytes: plan.totalBytes, fingerprint: results.fingerprint },
         labels: plan.labelMap,
+        ...(options.labelTable ? { labelSource: labelSourceOf(options.labelTable) } : {}),
         sizing: version.sizing,
         shards: [...version.reused, ...written],
-        failures: results.shards.flatMap((r) => r.failures),
+        failures: [...unlabelled, ...results.shards.flatMap((r) => r.failures)],
         allowMissing: options.allowMissing,
         retentionMs: normalizePackingSettings(options).retentionDays * 86_400_000,
         now: options.clock?.(),
