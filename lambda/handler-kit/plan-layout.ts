@@ -40,8 +40,10 @@ export interface ShardTask {
  * The contents of `_plan/<version>/plan.json`: what the finalizer is given about the version (the
  * same fields as its input), the shards reused from earlier versions and the number of new ones.
  */
-export interface PlanSummary extends Pick<FinalizeInput, 'datasetVersion' | 'previousVersion' | 'format' | 'seed' | 'source' | 'labels' | 'sizing'> {
+export interface PlanSummary extends Pick<FinalizeInput, 'datasetVersion' | 'previousVersion' | 'format' | 'seed' | 'source' | 'labels' | 'labelSource' | 'sizing'> {
   readonly version: 2;
+  /** Listed files the planner kept out of the shards, with why (no row of the label file labels them): failures beside the packers'. */
+  readonly failures?: Manifest['failures'];
   /** Shards of earlier versions kept by reference, before the new ones. */
   readonly reused: ManifestShard[];
   /** New shards the packers write. */

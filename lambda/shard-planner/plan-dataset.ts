@@ -13,6 +13,9 @@ import { manifestPreprocessing } from '../packing/preprocess/preprocessing-setti
 import { currentVersion } from '../packing/publish';
 import { tidyBeforePlan } from '../packing/prune';
 import type { ShardPlannerResult } from './contract';
+import type { LabelTable } from '../packing/labels/label-table';
+import { labelSourceOf } from '../packing/labels/label-table';
+import { LabelledSource } from '../packing/labels/labelled-source';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
 import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
 import { RunFiles } from '../handler-kit/plan-layout';
@@ -24,6 +27,8 @@ export interface PlanDatasetOptions {
   readonly sink: PackingSink;
   readonly destination: BucketLocation;
   readonly settings: PlanSettings;
+  /** The label file read, with labels `file`. */
+  readonly labelTable?: LabelTable;
   /** Repack even when up to date. */
   readonly force?: boolean;
   /** Member lists written at once. */
@@ -54,14 +59,17 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   // The root's copies repaired and failed runs' objects removed before anything else, as the CLI's pack does.
   await tidyBeforePlan(sink);
   const current = await currentVersion(sink);
-  const files = await listAll(source);
+  const labelled = options.labelTable && new LabelledSource(source, options.labelTable);
+  const files = await listAll(labelled ?? source);
+  const unlabelled = labelled?.unlabelled ?? [];
   const fingerprint = sourceFingerprint(files);
   // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
   const preprocessing = settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP);
   const planOptions = {
     seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
-    consumers: settings.consumers, labels: settings.labels, recordBytes,
+    consumers: settings.consumers, labels: settings.labels, labelTable: options.labelTable, recordBytes,
   };
+  const unmatchedLabelRows = options.labelTable?.unmatchedRows().count ?? 0;
   const version = await planVersion(sink, current, { files, fingerprint: () => fingerprint }, {
     ...planOptions, sourceUri: source.uri, format: settings.format, preprocessing, fullRepack: options.force,
   });
@@ -70,7 +78,8 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     return {
       upToDate: true, datasetVersion: manifest.datasetVersion, fullRepackReason: '', tasksBucket: destination.bucket,
       tasksKey: `${destination.prefix}${new RunFiles(new VersionLayout(manifest.datasetVersion)).tasksKey}`,
-      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, seed: manifest.seed, format: manifest.format,
+      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, unmatchedLabelRows,
+      seed: manifest.seed, format: manifest.format,
     };
   }
 
@@ -83,8 +92,9 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     previousVersion: current?.datasetVersion ?? null,
     format: settings.format,
     seed: plan.seed,
-    source: { uri: source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint },
+    source: { uri: source.uri, objects: plan.totalFiles + unlabelled.length, bytes: plan.totalBytes, fingerprint },
     labels: plan.labelMap,
+    ...(options.labelTable ? { labelSource: labelSourceOf(options.labelTable), failures: [...unlabelled] } : {}),
     sizing: version.sizing,
     reused: version.reused,
     shardCount: plan.shards.length,
@@ -106,6 +116,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     reusedShards: version.reused.length,
     source: summary.source,
     classes: Object.keys(summary.labels).length,
+    unmatchedLabelRows,
     seed: summary.seed,
     format: summary.format,
   };
