@@ -132,7 +132,6 @@ function parsePackArgs(args: string[]): PackRequest {
   const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
-    strict: true,
     options: {
       'format': { type: 'string' },
       'shard-size': { type: 'string' },
@@ -396,6 +395,8 @@ function summary(result: PackResult, { output, seconds, excludedFiles }: RunFact
     ]),
     ...(result.prune && result.prune.prunedVersions.length > 0
       ? [`           pruned ${result.prune.prunedVersions.join(', ')} (${result.prune.deletedObjects} objects, past the retention period)`] : []),
+    ...(result.removedLeftovers.length > 0
+      ? [`           removed ${result.removedLeftovers.length} leftover(s) that its manifest does not list`] : []),
     ...roundingNote(manifest),
     ...(manifest.sizing.multipleOfConsumers ? [] : [
       `           ${manifest.shards.length} shards are not a multiple of the ${manifest.sizing.consumers} consumers (more would be under 1 MiB); --full evens them`,

@@ -112,8 +112,15 @@ function planInGroups(grouped: GroupedPlan, sorted: readonly SourceFile[], label
   return shards;
 }
 
-/** The options checked and completed by the packing settings codec (lib/contract/packing-settings.ts), the one check and default of each. */
+/** Settings that checkOptions made: a planner handed them is not checking them again. */
+const CHECKED = new WeakSet<PlanOptions>();
+
+/**
+ * The options checked and completed by the packing settings codec (lib/contract/packing-settings.ts), the one check and default of each.
+ * Settings it returned are returned as they are: a run checks its settings once, and its planners take them on.
+ */
 export function checkOptions(options: PlanOptions): PlanSettings {
+  if (CHECKED.has(options)) return options as PlanSettings;
   if (options === null || typeof options !== 'object') {
     throw new PlanError(`options must be an object with at least a seed, got ${String(options)}`);
   }
@@ -123,7 +130,7 @@ export function checkOptions(options: PlanOptions): PlanSettings {
   const problems = checkPackingSettings(raw, PLAN_OPTION_NAMES).map(({ message }) => message);
   if (problems.length > 0) throw new PlanError(problems.join('; '));
   const settings = normalizePackingSettings(raw);
-  return {
+  const checked: PlanSettings = {
     seed: settings.seed,
     ...(settings.targetShardBytes !== undefined ? { targetShardBytes: settings.targetShardBytes } : {}),
     ...(settings.shardCount !== undefined ? { shardCount: settings.shardCount } : {}),
@@ -132,6 +139,8 @@ export function checkOptions(options: PlanOptions): PlanSettings {
     ...(settings.labels === 'file' ? { labelTable } : {}),
     recordBytes: recordBytes ?? listedSize,
   };
+  CHECKED.add(checked);
+  return checked;
 }
 
 function listedSize(_key: string, size: number): number {
