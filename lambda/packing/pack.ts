@@ -18,6 +18,8 @@ import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
 import { normalizePackingSettings } from '../../lib/contract/packing-settings';
 import { beginRun, completeRun, failRun, versionSummary } from './run';
+import type { LabelTable } from './labels/label-table';
+import { LabelledSource } from './labels/labelled-source';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
 
@@ -41,6 +43,11 @@ export interface PackOptions {
   /** Instances × GPU processes × loader workers: shard count rounded up to a multiple. */
   readonly consumers?: number;
   readonly labels?: LabelMode;
+  /**
+   * The label file read (labels `file`; given alone, it makes them so): a listed file whose sample it
+   * does not label is a listed failure, neither planned nor read.
+   */
+  readonly labelTable?: LabelTable;
   /** Files read ahead per shard (default: PACKING_DEFAULTS.readConcurrency, lib/contract/packing-settings.ts). */
   readonly readConcurrency?: number;
   /** Shards written at once (default 2). */
@@ -137,14 +144,16 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, format.recordBytes.bind(format));
   try {
     let held: ListedFile[] | undefined;
+    const labelled = options.labelTable && new LabelledSource(options.source, options.labelTable);
     // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
     let fullPlan: ListingPlan | undefined;
     const planInFull = (settings: PlanSettings) => fullPlan ??= planListing(collector, settings, PLAN_LIMITS, undefined, held);
     const run = await beginRun(options.sink, {
       sourceUri: options.source.uri, format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes,
-      shardCount: options.shardCount, consumers: options.consumers, labels: options.labels, preprocessing, fullRepack: options.fullRepack,
+      shardCount: options.shardCount, consumers: options.consumers, labels: options.labels, labelTable: options.labelTable, preprocessing,
+      fullRepack: options.fullRepack,
     }, async (settings) => {
-      for await (const batch of options.source.list()) collector.add(batch);
+      for await (const batch of (labelled ?? options.source).list()) collector.add(batch);
       held = collector.takeInMemory();
       return { files: held, fingerprint: () => (held ? collector.fingerprintOf(held) : planInFull(settings).fingerprint()) };
     });
@@ -156,7 +165,7 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     const plan = version.kind === 'incremental' ? incrementalListingPlan(version.plan, () => collector.fingerprintOf(held!)) : planInFull(run.settings);
     const results = await writeShards(plan, options, format, layout, checkImages).catch((error: unknown) => failRun(options.sink, { datasetVersion: layout.id, previousVersion: run.previousVersion }, error));
     const written = results.shards.map((result) => rebase(result.shard, layout));
-    const { manifest, prune, currentVersion: newest } = await completeRun(options.sink, versionSummary(run, plan, results.fingerprint), {
+    const { manifest, prune, currentVersion: newest } = await completeRun(options.sink, versionSummary(run, plan, results.fingerprint, labelled?.unlabelled), {
       shards: written, failures: results.shards.flatMap((r) => r.failures),
     }, { allowMissing: options.allowMissing, retentionDays: normalizePackingSettings(options).retentionDays, now: options.clock?.() });
     return {

@@ -101,6 +101,8 @@ function changedSetting(manifest: Manifest, request: VersionRequest, settings: P
   }
   if (manifest.sizing.consumers !== sizing.consumers) return `the consumers changed (${manifest.sizing.consumers} → ${sizing.consumers})`;
   if (manifest.sizing.targetShardBytes !== sizing.targetShardBytes) return 'the target shard size changed';
-  if ((Object.keys(manifest.labels).length > 0) !== (settings.labels === 'folder')) return 'the labelling changed';
+  const labelling = manifest.labelSource?.mode ?? (Object.keys(manifest.labels).length > 0 ? 'folder' : 'none');
+  if (labelling !== settings.labels) return `the labelling changed (${labelling} → ${settings.labels})`;
+  if (settings.labels === 'file' && manifest.labelSource?.sha256 !== settings.labelTable?.sha256) return `the label file ${settings.labelTable?.uri} changed`;
   return undefined;
 }

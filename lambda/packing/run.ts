@@ -6,7 +6,8 @@ import { finalizeDataset } from './finalize';
 import { shardFormat } from './formats';
 import { removeLeftovers, unlistedIn } from './leftovers';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
-import type { ManifestShard } from './manifest';
+import type { ManifestFailure, ManifestShard } from './manifest';
+import { labelSourceOf } from './labels/label-table';
 import type { FullVersion, IncrementalVersion, VersionListing, VersionRequest } from './plan-version';
 import { planVersion } from './plan-version';
 import type { PlanSettings } from './planning/plan-shards';
@@ -83,21 +84,30 @@ export async function beginRun(
  * What the finalize of a new version is given besides the shards its packers wrote: the CLI hands
  * it on, the planner writes it to `_plan/<version>/plan.json` for the finalizer.
  */
-export interface VersionSummary extends Pick<FinalizeInput, 'datasetVersion' | 'previousVersion' | 'format' | 'seed' | 'source' | 'labels' | 'sizing' | 'preprocessing'> {
+export interface VersionSummary extends Pick<FinalizeInput, 'datasetVersion' | 'previousVersion' | 'format' | 'seed' | 'source' | 'labels' | 'labelSource' | 'sizing' | 'preprocessing'> {
   /** Shards of earlier versions kept by reference, before the new ones. */
   readonly reused: ManifestShard[];
+  /** Listed files kept out of the plan, with why (no row of the label file labels them): failures beside the packers'. */
+  readonly failures?: ManifestFailure[];
 }
 
-/** The summary of a begun run, once its plan's totals and the listing's fingerprint are known. */
-export function versionSummary(run: NewVersionRun, plan: Pick<ShardPlan, 'seed' | 'labelMap' | 'totalFiles' | 'totalBytes'>, fingerprint: string): VersionSummary {
+/**
+ * The summary of a begun run, once its plan's totals and the listing's fingerprint are known.
+ * `unplanned`: listed files the plan left out as failures (LabelledSource), counted among the source's objects.
+ */
+export function versionSummary(
+  run: NewVersionRun, plan: Pick<ShardPlan, 'seed' | 'labelMap' | 'totalFiles' | 'totalBytes'>, fingerprint: string, unplanned: readonly ManifestFailure[] = [],
+): VersionSummary {
   const { layout, previousVersion, version, request } = run;
   return {
     datasetVersion: layout.id,
     previousVersion,
     format: request.format,
     seed: plan.seed,
-    source: { uri: request.sourceUri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint },
+    source: { uri: request.sourceUri, objects: plan.totalFiles + unplanned.length, bytes: plan.totalBytes, fingerprint },
     labels: plan.labelMap,
+    ...(request.labelTable ? { labelSource: labelSourceOf(request.labelTable) } : {}),
+    ...(unplanned.length > 0 ? { failures: [...unplanned] } : {}),
     sizing: version.sizing,
     reused: version.reused,
     // What the packers do to each image: the manifest records it, the next run's up-to-date check compares it.
@@ -125,9 +135,9 @@ export interface CompleteOptions {
 export async function completeRun(
   sink: PackingSink, summary: VersionSummary, written: Pick<FinalizeInput, 'shards' | 'failures'>, options: CompleteOptions,
 ): Promise<FinalizeResult> {
-  const { reused, ...described } = summary;
+  const { reused, failures: unplanned = [], ...described } = summary;
   return finalizeDataset({
-    sink, ...described, shards: [...reused, ...written.shards], failures: written.failures,
+    sink, ...described, shards: [...reused, ...written.shards], failures: [...unplanned, ...written.failures],
     allowMissing: options.allowMissing, retentionMs: retentionMs(options.retentionDays), now: options.now,
   }).catch((error: unknown) => failRun(sink, summary, error, options.resumable));
 }

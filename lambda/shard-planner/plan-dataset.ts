@@ -10,6 +10,8 @@ import { BUNDLED_SHARP } from '../packing/preprocess/bundled-sharp';
 import { manifestPreprocessing } from '../packing/preprocess/preprocessing-settings';
 import { beginRun, failRun, versionSummary } from '../packing/run';
 import type { ShardPlannerResult } from './contract';
+import type { LabelTable } from '../packing/labels/label-table';
+import { LabelledSource } from '../packing/labels/labelled-source';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
 import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
 import { RunFiles } from '../handler-kit/plan-layout';
@@ -21,6 +23,8 @@ export interface PlanDatasetOptions {
   readonly sink: PackingSink;
   readonly destination: BucketLocation;
   readonly settings: PlanSettings;
+  /** The label file read, with labels `file`. */
+  readonly labelTable?: LabelTable;
   /** Repack even when up to date. */
   readonly force?: boolean;
   /** Member lists written at once. */
@@ -48,27 +52,30 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   const { source, sink, destination, settings } = options;
   let files: ListedFile[] = [];
   let fingerprint = '';
+  const labelled = options.labelTable && new LabelledSource(source, options.labelTable);
   const run = await beginRun(sink, {
     sourceUri: source.uri, format: settings.format, seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
-    consumers: settings.consumers, labels: settings.labels, fullRepack: options.force,
+    consumers: settings.consumers, labels: settings.labels, labelTable: options.labelTable, fullRepack: options.force,
     // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
     preprocessing: settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP),
   }, async () => {
-    files = await listAll(source);
+    files = await listAll(labelled ?? source);
     fingerprint = sourceFingerprint(files);
     return { files, fingerprint: () => fingerprint };
   });
+  const unmatchedLabelRows = options.labelTable?.unmatchedRows().count ?? 0;
   if (run.kind === 'up-to-date') {
     const manifest = run.current.manifest;
     return {
       upToDate: true, datasetVersion: manifest.datasetVersion, fullRepackReason: '', tasksBucket: destination.bucket,
       tasksKey: `${destination.prefix}${new RunFiles(new VersionLayout(manifest.datasetVersion)).tasksKey}`,
-      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, seed: manifest.seed, format: manifest.format,
+      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, unmatchedLabelRows,
+      seed: manifest.seed, format: manifest.format,
     };
   }
   const { version, layout } = run;
   const plan: ShardPlan = version.kind === 'incremental' ? version.plan : planShards(files, run.settings);
-  const summary: PlanSummary = { version: 2, ...versionSummary(run, plan, fingerprint), shardCount: plan.shards.length };
+  const summary: PlanSummary = { version: 2, ...versionSummary(run, plan, fingerprint, labelled?.unlabelled), shardCount: plan.shards.length };
   await writePlan(sink, new RunFiles(layout), plan, summary, options.writeConcurrency ?? 8)
     .catch((error: unknown) => failRun(sink, summary, error));
   return {
@@ -81,6 +88,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     reusedShards: version.reused.length,
     source: summary.source,
     classes: Object.keys(summary.labels).length,
+    unmatchedLabelRows,
     seed: summary.seed,
     format: summary.format,
   };
