@@ -31,6 +31,8 @@ export interface VersionListing {
   readonly files?: readonly ListedFile[];
   /** The listing's fingerprint (sourceFingerprint): asked for only when there is a current version to compare with. */
   fingerprint(): string;
+  /** The multi-part samples the files form (groupSamples), which the run's request then describes; undefined when each file is its own record. */
+  readonly sample?: SampleDescription;
 }
 
 /** The current version already matches the source and the settings: nothing to write. */
@@ -71,9 +73,9 @@ export type VersionPlan = UpToDate | FullVersion | IncrementalVersion;
  */
 export async function planVersion(
   sink: Pick<PackingSink, 'get'>, current: CurrentVersion | undefined, listing: VersionListing, request: VersionRequest,
+  /** The request's settings, when the caller checked them already (checkOptions). */
+  settings: PlanSettings = checkOptions(request),
 ): Promise<VersionPlan> {
-  // The one check and normalisation of the settings (lib/contract/packing-settings.ts); the sizing the version records follows.
-  const settings = checkOptions(request);
   const sizing = sizingOf(settings);
   const full = (reason: string): FullVersion => ({ kind: 'full', reason, sizing: { ...sizing, reusedShards: 0 }, reused: [] });
   if (!current) return full('');
@@ -88,7 +90,7 @@ export async function planVersion(
   if (sizing.shardCount !== null) return full('an exact shard count was asked for');
   if (!listing.files) return full('the listing is too large to hold in memory, which an incremental repack needs');
 
-  const plan = planIncremental(listing.files, { manifest, members: await readMembers(sink, manifest.shards) }, request);
+  const plan = planIncremental(listing.files, { manifest, members: await readMembers(sink, manifest.shards) }, settings);
   if (plan.kind === 'full') return full(plan.reason);
   return { kind: 'incremental', reason: '', sizing: { ...sizing, reusedShards: plan.reused.length }, reused: plan.reused, plan };
 }
@@ -105,7 +107,9 @@ function changedSetting(manifest: Manifest, request: VersionRequest, settings: P
   }
   if (manifest.sizing.consumers !== sizing.consumers) return `the consumers changed (${manifest.sizing.consumers} → ${sizing.consumers})`;
   if (manifest.sizing.targetShardBytes !== sizing.targetShardBytes) return 'the target shard size changed';
-  if ((Object.keys(manifest.labels).length > 0) !== (settings.labels === 'folder')) return 'the labelling changed';
+  const labelling = manifest.labelSource?.mode ?? (Object.keys(manifest.labels).length > 0 ? 'folder' : 'none');
+  if (labelling !== settings.labels) return `the labelling changed (${labelling} → ${settings.labels})`;
+  if (settings.labels === 'file' && manifest.labelSource?.sha256 !== settings.labelTable?.sha256) return `the label file ${settings.labelTable?.uri} changed`;
   const [before, after] = [manifest.sample?.required, request.sample?.required].map((parts) => (parts ? parts.join(', ') : 'one file per record'));
   if (before !== after) return `the sample parts changed (${before} → ${after})`;
   return undefined;
