@@ -62,7 +62,7 @@ function dominant(colour: Colour): 'red' | 'green' | 'blue' | 'white' | 'gray' {
 }
 
 /** The fixtures are 120 x 80 (red top-left, blue bottom-right) but for the two shown upright at 80 x 120. */
-const UPRIGHT = ['pillow-baseline.jpg', 'pillow-progressive.jpg', 'pillow-cmyk.jpg', 'pillow.webp', 'pillow.tiff', 'sharp-16bit.png', 'pillow-palette.png'];
+const UPRIGHT = ['pillow-baseline.jpg', 'pillow-progressive.jpg', 'pillow-cmyk.jpg', 'pillow-webp.webp', 'pillow-tiff.tiff', 'sharp-16bit.png', 'pillow-palette.png'];
 const TURNED = ['pillow-exif-orientation-6.jpg', 'sharp-mozjpeg.jpg'];
 
 describe('packing with image preprocessing (sharp), read back by Pillow', () => {
