@@ -19,7 +19,7 @@ export interface ManifestShard {
   /**
    * CRC-32 (zlib's, IEEE) of the whole shard, in the same form (what S3 reports as ChecksumCRC32): what a
    * reader without a fast CRC-32C checks the shard with, since Python's standard library computes it at
-   * GB/s (container/shardio/shard_crc.py). Absent in manifests packed before it was written.
+   * GB/s (container/shardio/format/shard_crc.py). Absent in manifests packed before it was written.
    */
   readonly crc32?: string;
   /** Global id of the first and last record (-1 when every member failed). */

@@ -16,8 +16,8 @@ from typing import Any, Dict, List
 
 from shardio import FormatError, PipeSource, Placement, ShardDirectory, consumer_images, pipe_path
 from shardio.contract import MAX_JSON_DEPTH
-from shardio.manifest import read_manifest
-from shardio.samples import KEY, LABEL, RECORD, SHARD, Sample, SampleDescription, read_samples
+from shardio.catalog.manifest import read_manifest
+from shardio.format.samples import KEY, LABEL, RECORD, SHARD, Sample, SampleDescription, read_samples
 from support import HAS_TORCH, needs_torch
 from test_pipe import feed, read_bytes
 
@@ -27,10 +27,10 @@ if HAS_TORCH:
 
     from bad_dataset import VERSION, inputs, jpeg, write_dataset
     from shardio import BadRecordError
-    from shardio.collate import collate_part, collate_samples
-    from shardio.dataset import ShardDataset, data_loader, make_data_loader
-    from shardio.images import EncodedBatch
-    from shardio.sample_decode import SampleDecoder
+    from shardio.torch.collate import collate_part, collate_samples
+    from shardio.torch.dataset import ShardDataset, data_loader, make_data_loader
+    from shardio.torch.images import EncodedBatch
+    from shardio.torch.sample_decode import SampleDecoder
 
 SAMPLE_FIELD = {"parts": [{"name": "jpg", "kind": "image"}, {"name": "json", "kind": "json"},
                           {"name": "mask.png", "kind": "image"}, {"name": "txt", "kind": "text"}],
