@@ -1,4 +1,4 @@
-"""Pipe mode's host fan-out (container/shardio/pipe.py) against `cat` through one FIFO, in the same run.
+"""Pipe mode's host fan-out (container/shardio/pipe_mode/pipe.py) against `cat` through one FIFO, in the same run.
 
 A packed TFRecord stream (records of ~59 KB and of ~110 KB, CRCs written natively where the crc32c
 module is installed) is fed into a FIFO by `cat`, as SageMaker feeds a channel's, and dealt by a
@@ -30,11 +30,11 @@ from typing import Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "container"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from shardio.crc32c import NATIVE, masked_crc32c  # noqa: E402
-from shardio.pipe import COPY, SPLICE, PipeFanOut, consumer_channel, pipe_path  # noqa: E402
-from shardio.pipe_check import ShardSums  # noqa: E402
-from shardio.pipe_splice import splice_available  # noqa: E402
-from shardio.records import ShardFormat  # noqa: E402
+from shardio.format.crc32c import NATIVE, masked_crc32c  # noqa: E402
+from shardio.pipe_mode.pipe import COPY, SPLICE, PipeFanOut, consumer_channel, pipe_path  # noqa: E402
+from shardio.pipe_mode.pipe_check import ShardSums  # noqa: E402
+from shardio.pipe_mode.pipe_splice import splice_available  # noqa: E402
+from shardio.format.records import ShardFormat  # noqa: E402
 from pipe_dealer_before import BEFORE, FanOutBefore  # noqa: E402
 
 RECORD_SIZES = {"59 KB": (50_000, 68_000), "110 KB": (95_000, 125_000)}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import BinaryIO, List
 
-from shardio.fifo import FifoWriter, open_fifo
-from shardio.formats import read_records
-from shardio.pipe import COPY, PipeFanOut, _check_count
-from shardio.records import sniff_format
+from shardio.pipe_mode.fifo import FifoWriter, open_fifo
+from shardio.format.formats import read_records
+from shardio.pipe_mode.pipe import COPY, PipeFanOut, _check_count
+from shardio.format.records import sniff_format
 
 BEFORE = "python (before)"
 

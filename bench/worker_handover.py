@@ -14,9 +14,9 @@ from torchvision.io import ImageReadMode
 from torchvision.transforms import RandomResizedCrop
 
 from shardio import Placement, ShardDirectory
-from shardio.dataset import ShardDataset, make_data_loader
-from shardio.images import RATIO, SCALE, EncodedBatch, collate_encoded, encoded
-from shardio.records import ImageRecord
+from shardio.torch.dataset import ShardDataset, make_data_loader
+from shardio.torch.images import RATIO, SCALE, EncodedBatch, collate_encoded, encoded
+from shardio.format.records import ImageRecord
 
 HANDOVER_TARGET = 1.6
 """Issue #37: one buffer per batch hands over at least 1.6x the samples/s of the list of tensors

@@ -3,12 +3,12 @@ shards of a channel, through the PyTorch DataLoader or NVIDIA DALI, on one GPU o
 per GPU, on one host or several). `--loader auto` measures, at the job's start and with the job's
 own step, each usable path: `cpu` (the workers decode and augment), `gpu` (the GPU decodes with
 nvJPEG and augments) and `dali`; it keeps the fastest, logs the table and saves the choice with the
-checkpoint (shardio/loader_choice.py). `hybrid` (the workers decode, the GPU augments the batch) is
+checkpoint (trainer/loader_choice.py). `hybrid` (the workers decode, the GPU augments the batch) is
 deprecated, run only when asked. Batch n+1 is copied, and for hybrid and gpu augmented, on a CUDA
-stream of its own while step n trains (shardio/prefetch.py). The step runs in `--precision` (auto:
+stream of its own while step n trains (trainer/prefetch.py). The step runs in `--precision` (auto:
 bf16 from Ampere on, fp16 with a GradScaler before) and, on a GPU with PyTorch 2, compiled
 (`--compile`: CUDA graphs on one GPU; eager, saying why, wherever compiling fails)
-(shardio/step_choice.py).
+(trainer/step_choice.py).
 
 The SageMaker training toolkit runs it (`TrainingCode.reference()`, sagemaker_program=train.py)
 with the job's hyperparameters as `--name value`; TrainingJob sizes `num_workers` (and, with the
@@ -20,7 +20,7 @@ which TrainingJob's metric definitions publish: a data_wait near 0 means the GPU
 data; well above 0 means the loader is the bottleneck (more workers, shards, or GPU decoding).
 With a validation channel, each epoch ends with `epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`.
 
-Checkpoints (shardio/checkpoint.py) go to --checkpoint_dir (/opt/ml/checkpoints, which
+Checkpoints (shardio/torch/checkpoint.py) go to --checkpoint_dir (/opt/ml/checkpoints, which
 CheckpointConfig syncs to S3) every --checkpoint_interval steps, at each epoch's end and on
 SIGTERM (a spot interruption or a stop), and a restarted job resumes from the newest. With the
 PyTorch loader in File mode it resumes mid-epoch at the exact record (the loader's position is
@@ -32,7 +32,7 @@ published meanwhile); a job that would read another version fails naming both, u
 --on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
 
 Outside a job, `--data` names the dataset instead of a channel: a folder a pack wrote, a `file://`
-URL or an `s3://bucket/prefix/` (`shardio.dataset.data_loader`), with `--validation_data` for a
+URL or an `s3://bucket/prefix/` (`shardio.torch.dataset.data_loader`), with `--validation_data` for a
 validation set; the checkpoints, resumption and metric lines are the same. On a CPU:
 
     PYTHONPATH=container python3 container/train.py --data ./packed --arch resnet18 --image_size 64 \
@@ -40,7 +40,7 @@ validation set; the checkpoints, resumption and metric lines are the same. On a 
 
 A record whose image cannot be decoded stops the job with an error that names its shard, index,
 input key and dataset version; `--on_bad_record skip` logs and skips such records until a loader
-worker has skipped more than --max_bad_ratio of its records in an epoch (shardio/bad_records.py).
+worker has skipped more than --max_bad_ratio of its records in an epoch (shardio/epoch/bad_records.py).
 """
 from __future__ import annotations
 
@@ -61,22 +61,22 @@ from torch.nn.parallel import DistributedDataParallel
 
 from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
 from shardio import interval_line, open_channel
-from shardio.metrics import Interval
+from shardio.epoch.metrics import Interval
 from shardio import placement_from_env, sized_workers, validation_line
-from shardio.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
-from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
-from shardio.dataset import ShardDataset, channel_data_loader, data_loader, dataset_version_changed, make_data_loader
-from shardio.environment import resource_config
-from shardio.location import open_location
-from shardio.position import epoch_start
-from shardio.layout import version_manifest_key
-from shardio.batch_augment import BatchAugment, GpuJpegDecoder
-from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
-from shardio.images import normalize
-from shardio.loader_choice import ALIASES, KINDS, TRIAL_SECONDS, TRIAL_WARMUP_STEPS, LoaderChoice, Trial, choice_record, choose_loader
-from shardio.loader_choice import gpu_demand, keeps_up_alone, pick, requested_kind, saved_choice, trial_order, trial_table
-from shardio.prefetch import Prefetcher
-from shardio.step_choice import COMPILES, PRECISIONS, CompileChoice, Precision, choose_compile, choose_precision
+from shardio.epoch.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
+from shardio.torch.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
+from shardio.torch.dataset import ShardDataset, channel_data_loader, data_loader, dataset_version_changed, make_data_loader
+from shardio.source.environment import resource_config
+from shardio.source.location import open_location
+from shardio.epoch.position import epoch_start
+from shardio.catalog.layout import version_manifest_key
+from shardio.torch.batch_augment import BatchAugment, GpuJpegDecoder
+from shardio.torch.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
+from shardio.torch.images import normalize
+from trainer.loader_choice import ALIASES, KINDS, TRIAL_SECONDS, TRIAL_WARMUP_STEPS, LoaderChoice, Trial, choice_record, choose_loader
+from trainer.loader_choice import gpu_demand, keeps_up_alone, pick, requested_kind, saved_choice, trial_order, trial_table
+from trainer.prefetch import Prefetcher
+from trainer.step_choice import COMPILES, PRECISIONS, CompileChoice, Precision, choose_compile, choose_precision
 
 LOADERS = ("auto", *KINDS, *ALIASES)
 DATASET_CHANGES = ("fail", "restart_epoch")
@@ -126,7 +126,7 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dali_threads", type=int, default=None, help="DALI CPU threads per process (default: sized)")
     parser.add_argument("--data", default=None,
                         help="read the dataset here instead of a job's channel: a folder a pack wrote (or file:// URL) or "
-                             "s3://bucket/prefix/, as shardio.dataset.data_loader reads it (to run outside SageMaker)")
+                             "s3://bucket/prefix/, as shardio.torch.dataset.data_loader reads it (to run outside SageMaker)")
     parser.add_argument("--validation_data", default=None, help="with --data: a validation dataset, evaluated each epoch")
     parser.add_argument("--channel", default="train", help="the SageMaker input channel of the training dataset")
     parser.add_argument("--index_channel", default=None, help="channel of the index/ prefix (default: 'index' if present)")
@@ -525,7 +525,7 @@ def _workers(args: argparse.Namespace) -> int:
 
 
 def step_choices(args: argparse.Namespace, device: torch.device, ranks: int) -> Tuple[Precision, CompileChoice]:
-    """--precision and --compile on this device (shardio/step_choice.py has the rules)."""
+    """--precision and --compile on this device (trainer/step_choice.py has the rules)."""
     cuda = device.type == "cuda"
     precision = choose_precision(
         args.precision, cuda=cuda, capability=torch.cuda.get_device_capability(device) if cuda else None,

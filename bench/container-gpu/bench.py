@@ -66,11 +66,11 @@ from bench_data import make_dataset, pack  # noqa: E402
 from worker_handover import HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, handover_rates  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
 from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
-from shardio.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
-from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
-from shardio.images import CpuDecodeOnly, CpuTrainTransform, collate_encoded, collate_padded, encoded, normalize  # noqa: E402
-from shardio.loader_choice import CPU_DECODE_AUGMENT_PER_WORKER, choose_loader, gpu_demand, pick, trial_order, trial_table  # noqa: E402
-from shardio.prefetch import Prefetcher  # noqa: E402
+from shardio.torch.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
+from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
+from shardio.torch.images import CpuDecodeOnly, CpuTrainTransform, collate_encoded, collate_padded, encoded, normalize  # noqa: E402
+from trainer.loader_choice import CPU_DECODE_AUGMENT_PER_WORKER, choose_loader, gpu_demand, pick, trial_order, trial_table  # noqa: E402
+from trainer.prefetch import Prefetcher  # noqa: E402
 from train import Trainer, measure_loaders, step_choices  # noqa: E402
 
 GIB = 1024 ** 3

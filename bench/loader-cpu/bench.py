@@ -37,8 +37,8 @@ from PIL import Image  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 from shardio import ImageRecord, Placement, ShardDirectory, consumer_images  # noqa: E402
-from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
-from shardio.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
+from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
+from shardio.torch.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
 from s3_streaming import LocalS3, cache_bytes  # noqa: E402

@@ -9,7 +9,7 @@ import random
 from typing import Iterator, Optional
 
 from shardio import Consumer, ImageRecord, Segment, ShardDirectory, split_segments
-from shardio.order import Resumed
+from shardio.epoch.order import Resumed
 
 
 class ContiguousOrder(ShardDirectory):

@@ -52,8 +52,8 @@ def child(path: str, dataset: str) -> None:
         hide_modules()
     from PIL import Image
 
-    import shardio.directory
-    import shardio.tfrecord
+    import shardio.source.directory
+    import shardio.format.tfrecord
     from shardio import Placement, ShardDirectory, consumer_images
 
     spent = [0.0]
@@ -68,8 +68,8 @@ def child(path: str, dataset: str) -> None:
         return call
 
     # Where the reader calls the checks: a shard whole, and TFRecord's length and data CRCs.
-    shardio.directory.check_shard_crc = timed(shardio.directory.check_shard_crc)
-    shardio.tfrecord.masked_crc32c = timed(shardio.tfrecord.masked_crc32c)
+    shardio.source.directory.check_shard_crc = timed(shardio.source.directory.check_shard_crc)
+    shardio.format.tfrecord.masked_crc32c = timed(shardio.format.tfrecord.masked_crc32c)
     records = 0
     started = time.process_time()
     for record in consumer_images(ShardDirectory(dataset), Placement(), 0):
@@ -77,7 +77,7 @@ def child(path: str, dataset: str) -> None:
             image.load()
         records += 1
     epoch = time.process_time() - started
-    found = sys.modules["shardio.crc32c"].NATIVE_MODULE
+    found = sys.modules["shardio.format.crc32c"].NATIVE_MODULE
     print(json.dumps({"records": records, "epoch": epoch, "checks": spent[0], "module": found}))
 
 

@@ -37,8 +37,8 @@ from PIL import Image  # noqa: E402
 
 from bench_data import make_dataset, pack  # noqa: E402
 from shardio import Consumer, ShardDirectory, blocks  # noqa: E402
-from shardio.directory import READ_BUFFER  # noqa: E402
-from shardio.order import Segment  # noqa: E402
+from shardio.source.directory import READ_BUFFER  # noqa: E402
+from shardio.epoch.order import Segment  # noqa: E402
 
 
 class LatencyFile(io.RawIOBase):

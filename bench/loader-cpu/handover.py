@@ -41,8 +41,8 @@ import torchvision  # noqa: E402
 
 from bench_data import make_dataset, pack  # noqa: E402
 from shardio import ImageRecord, ShardDirectory  # noqa: E402
-from shardio.crc32c import NATIVE as NATIVE_CRC32C, NATIVE_MODULE  # noqa: E402
-from shardio.images import CpuTrainTransform  # noqa: E402
+from shardio.format.crc32c import NATIVE as NATIVE_CRC32C, NATIVE_MODULE  # noqa: E402
+from shardio.torch.images import CpuTrainTransform  # noqa: E402
 from worker_handover import (HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, FullSizeTrainTransform, best_of, handover_rates,  # noqa: E402
                              LoaderRate, labels_of, loader_alone)
 
@@ -93,7 +93,7 @@ def crc_backend() -> str:
         return "no fast CRC-32C: each shard's CRC-32 checked whole with zlib (CRC-32C in pure Python where the manifest lists none)"
     if NATIVE_MODULE != "crc32c":
         return f"CRC-32C by {NATIVE_MODULE}"
-    import crc32c  # the package shardio.crc32c found
+    import crc32c  # the package shardio.format.crc32c found
 
     return f"CRC-32C by the crc32c package, {'the processor instruction' if getattr(crc32c, 'hardware_based', False) else 'in software'}"
 

@@ -1,4 +1,4 @@
-"""The `s3` source of bench.py: the TFRecord dataset streamed by `shardio.dataset.data_loader` from the
+"""The `s3` source of bench.py: the TFRecord dataset streamed by `shardio.torch.dataset.data_loader` from the
 local S3 test server (OpenStack Swift, test/support/s3-server/swift_s3_server.py, Debian's
 python3-swift) through a fresh cache, so that epoch 0 is cold (every shard fetched) and later epochs
 read the cache; and the cache's bytes on disk after epochs with `cache_limit` = ¼ of the dataset.
@@ -50,7 +50,7 @@ class LocalS3:
     def loader(self, transform: Callable, workers: int, batch_size: int, shuffle_buffer: int, collate: Callable,
                cache_dir: str, cache_limit: Optional[int] = None, shards_ahead: int = 2) -> Any:
         from shardio import Placement
-        from shardio.dataset import data_loader
+        from shardio.torch.dataset import data_loader
 
         return data_loader(self.uri, batch_size, transform=transform, num_workers=workers, collate_fn=collate,
                            shuffle_buffer=shuffle_buffer, seed=0, placement=Placement(), cache_dir=cache_dir,

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(REPO, "container"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from shardio import Placement, ShardDirectory  # noqa: E402
-from shardio.dataset import ShardDataset, make_data_loader  # noqa: E402
+from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
 from contiguous_order import ContiguousOrder  # noqa: E402
 
 BATCH = 64

@@ -52,7 +52,6 @@ async function diagnose(args: string[], out: NodeJS.WritableStream, err: NodeJS.
   const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
-    strict: true,
     options: {
       'metrics': { type: 'string' },
       'save-metrics': { type: 'string' },

@@ -62,7 +62,6 @@ export async function launchCommand(args: string[], out: NodeJS.WritableStream, 
 async function launch(args: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream, sleep: Sleep): Promise<number> {
   const { values, endpoint } = parseCommandArgs({
     args,
-    strict: true,
     options: {
       'state-machine': { type: 'string' },
       'name': { type: 'string' },

@@ -22,6 +22,8 @@ import { checksImages, defaultRecordContent } from '../../lambda/packing/image-c
 import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { PlanError } from '../../lambda/packing/planning/plan-shards';
 import { RECORD_CONTENTS } from '../../lib/contract/record-vocabulary';
+import { MAX_LABEL_FILE_BYTES } from '../../lib/contract/label-file';
+import { readLabelFileArgument } from './label-file-argument';
 import { printable, quoted } from '../../lambda/io/printable';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
 import { filePatternProblem } from '../../lib/contract/file-patterns';
@@ -49,7 +51,16 @@ version stays current, unless --allow-missing.
   --consumers N                instances x GPU processes x loader workers: the shard
                                count is rounded up to a multiple of it
   --seed N                     shuffle seed; the same files and seed give identical bytes (default: ${PACKING_DEFAULTS.seed})
-  --labels folder|none         label = first folder of the path, or no labels (default: ${PACKING_DEFAULTS.labels})
+  --labels folder|file|none    label = first folder of the path, the class a label file gives
+                               each sample, or no labels (default: ${PACKING_DEFAULTS.labels}; file with --label-file)
+  --label-file PATH            the label file of --labels file, a local path or an s3://bucket/key
+                               URI: a CSV with the header key,label (RFC 4180 quoting) or JSON lines
+                               {"key": "train/0001", "label": "cat"}, by extension (.csv, .jsonl;
+                               at most ${MAX_LABEL_FILE_BYTES / 2 ** 20} MiB). The key is the sample's: its path below <source>
+                               up to the first dot of its name (train/0001.jpg → train/0001). Class
+                               names sorted → 0..n-1. A file no row labels is a failure; a row that
+                               names no file is counted in the summary; two labels for one sample,
+                               an empty label or a malformed row stop the run before packing
   --include GLOB               pack only the files whose key below <source> matches GLOB (repeatable;
                                * within a folder, ** across folders, {a,b}, [abc]; e.g. 'cat/**')
   --exclude GLOB               leave out the files whose key matches GLOB (repeatable), e.g.
@@ -109,7 +120,8 @@ interface PackRequest {
   readonly followSymlinks: boolean;
   readonly checkImages: boolean;
   /** The engine's options, less where it reads from and writes to and how. */
-  readonly settings: Omit<PackOptions, 'source' | 'sink' | 'parallelShards' | 'writeShard' | 'onProgress' | 'onLargeListing'> & { readonly readConcurrency: number };
+  readonly settings: Omit<PackOptions, 'source' | 'sink' | 'parallelShards' | 'writeShard' | 'onProgress' | 'onLargeListing' | 'labelTable'>
+    & { readonly readConcurrency: number; readonly labelFile?: string };
 }
 
 export async function packCommand(args: string[], out: NodeJS.WriteStream, err: NodeJS.WriteStream): Promise<number> {
@@ -120,7 +132,6 @@ function parsePackArgs(args: string[]): PackRequest {
   const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
-    strict: true,
     options: {
       'format': { type: 'string' },
       'shard-size': { type: 'string' },
@@ -128,6 +139,7 @@ function parsePackArgs(args: string[]): PackRequest {
       'consumers': { type: 'string' },
       'seed': { type: 'string' },
       'labels': { type: 'string' },
+      'label-file': { type: 'string' },
       'content': { type: 'string' },
       'concurrency': { type: 'string' },
       'include': { type: 'string', multiple: true },
@@ -176,7 +188,7 @@ function parsePackArgs(args: string[]): PackRequest {
 
 /** What the packing settings are called on the command line, in the codec's messages. */
 const FLAG_NAMES: PackingSettingNames = {
-  format: '--format', seed: '--seed', labels: '--labels', targetShardBytes: '--shard-size', shardCount: '--shards',
+  format: '--format', seed: '--seed', labels: '--labels', labelFile: '--label-file', targetShardBytes: '--shard-size', shardCount: '--shards',
   consumers: '--consumers', readConcurrency: '--concurrency', retentionDays: '--retention', allowMissing: '--allow-missing',
 };
 
@@ -185,6 +197,7 @@ export interface PackingFlags {
   readonly format?: string;
   readonly seed?: string;
   readonly labels?: string;
+  readonly 'label-file'?: string;
   readonly 'shard-size'?: string;
   readonly shards?: string;
   readonly consumers?: string;
@@ -204,6 +217,7 @@ export function packingSettingsOfFlags(values: PackingFlags, onS3: boolean): Pac
     format: values.format,
     seed: whole('seed', values.seed),
     labels: values.labels,
+    labelFile: values['label-file'],
     targetShardBytes: values['shard-size'] === undefined ? undefined : parseSize('--shard-size', values['shard-size']),
     shardCount: whole('shardCount', values.shards),
     consumers: whole('consumers', values.consumers),
@@ -232,8 +246,11 @@ async function runPack(request: PackRequest, out: NodeJS.WriteStream, err: NodeJ
   // alone (a worker there would only add its start, its own compilation and heap: 5-8 % of the
   // CPU of 100,000 small files). With S3 the network is the limit: shards are written in this
   // process, a few at once, each with many reads in flight.
-  const s3 = source.kind === 's3' || output.kind === 's3' ? await import('./s3-storage') : undefined;
+  const labelFileOnS3 = /^s3:/i.test(settings.labelFile ?? '');
+  const s3 = source.kind === 's3' || output.kind === 's3' || labelFileOnS3 ? await import('./s3-storage') : undefined;
   const client = s3?.createS3Client(request.endpoint);
+  // Read, and every row checked, before anything is listed or written.
+  const labelTable = settings.labelFile === undefined ? undefined : await readLabelFileArgument(settings.labelFile, client);
   const threads = Math.max(1, os.availableParallelism());
   if (settings.preprocessing) allowImageWorkOnEveryThread(threads);
   const local = source.kind === 'local' && output.kind === 'local';
@@ -251,6 +268,7 @@ async function runPack(request: PackRequest, out: NodeJS.WriteStream, err: NodeJ
     pool?.start();
     result = await packDataset({
       ...settings,
+      labelTable,
       source: listed,
       sink: output.kind === 'local' ? new LocalDirectorySink(output.dir) : s3!.openS3Sink(output, client!),
       parallelShards: local ? threads : S3_PARALLEL_SHARDS,
@@ -377,11 +395,14 @@ function summary(result: PackResult, { output, seconds, excludedFiles }: RunFact
     ]),
     ...(result.prune && result.prune.prunedVersions.length > 0
       ? [`           pruned ${result.prune.prunedVersions.join(', ')} (${result.prune.deletedObjects} objects, past the retention period)`] : []),
+    ...(result.removedLeftovers.length > 0
+      ? [`           removed ${result.removedLeftovers.length} leftover(s) that its manifest does not list`] : []),
     ...roundingNote(manifest),
     ...(manifest.sizing.multipleOfConsumers ? [] : [
       `           ${manifest.shards.length} shards are not a multiple of the ${manifest.sizing.consumers} consumers (more would be under 1 MiB); --full evens them`,
     ]),
     `format     ${manifest.format}, seed ${manifest.seed}, ${Object.keys(manifest.labels).length} classes`,
+    ...labelFileNote(manifest),
     ...(manifest.preprocessing ? [`images     ${describePreprocessing(manifest.preprocessing)}`] : []),
     `shards     ${manifest.shards.length}${sizes.length > 0 ? ` (${mb(Math.min(...sizes))} – ${mb(Math.max(...sizes))}), ${mb(shardBytes)} in all` : ''}`,
     ...shrunkShardsNote(manifest, shardBytes),
@@ -394,6 +415,14 @@ function summary(result: PackResult, { output, seconds, excludedFiles }: RunFact
   ];
   // Each line escaped: a file name holding ESC or a line break must not rewrite the terminal or fake a line.
   return lines.map(printable).join('\n');
+}
+
+/** Where the labels came from, when a label file gave them, and how many of its rows named no listed file (a warning, not a failure). */
+function labelFileNote(manifest: PackResult['manifest']): string[] {
+  const source = manifest.labelSource;
+  if (!source) return [];
+  return [`labels     ${source.file}: ${source.rows} samples labelled`
+    + `${source.unmatchedRows > 0 ? `; warning: ${source.unmatchedRows} row(s) name no listed file (left out, or not in <source>)` : ''}`];
 }
 
 /** That `--shards` was rounded up to a multiple of the consumers, when it was (the codec's words, as the construct's synth warning). */

@@ -97,7 +97,6 @@ export function planCommand(args: string[], out: NodeJS.WritableStream): number 
 function plan(args: string[], out: NodeJS.WritableStream): number {
   const { values } = parseCommandArgs({
     args,
-    strict: true,
     options: {
       'objects': { type: 'string' },
       'bytes': { type: 'string' },

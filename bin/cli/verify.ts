@@ -46,7 +46,6 @@ export async function verifyCommand(args: string[], out: NodeJS.WritableStream, 
   const { values, positionals, endpoint } = parseCommandArgs({
     args,
     allowPositionals: true,
-    strict: true,
     options: {
       'allow-missing': { type: 'boolean', default: false },
       'images': { type: 'boolean', default: false },

@@ -1,7 +1,7 @@
 """Readers for the shards cdk-training-io packs (TFRecord, MXNet RecordIO) inside the training
 container, in the standard library only.
 
-PyTorch lives in `shardio.dataset` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
+PyTorch lives in `shardio.torch` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
 that the readers work where neither is installed.
 
 What the readers guarantee (tested in test/python/):
@@ -35,28 +35,32 @@ What the readers guarantee (tested in test/python/):
 # TrainingCode.fromAsset(..., { includeReaders: true }) compares it with a user's own shardio.
 __version__ = "0.1.0"
 
-from .bad_records import BadRecordError
-from .channels import channel_manifest, open_channel
-from .crc32c import crc32c, mask, masked_crc32c, unmask
-from .dataset_files import PINNED_MANIFEST_ENV, DatasetFiles, Shard, find_manifest, open_dataset
-from .directory import ShardDirectory
-from .environment import (
+from ._moved import install as _install_moved_paths
+
+_install_moved_paths()
+
+from .epoch.bad_records import BadRecordError
+from .source.channels import channel_manifest, open_channel
+from .format.crc32c import crc32c, mask, masked_crc32c, unmask
+from .catalog.dataset_files import PINNED_MANIFEST_ENV, DatasetFiles, Shard, find_manifest, open_dataset
+from .source.directory import ShardDirectory
+from .source.environment import (
     ChannelConfig, hyperparameter, input_channels, placement_from_env, sized_dali_threads, sized_workers,
 )
 from .errors import FormatError
-from .example import parse_example
-from .fifo import open_fifo
-from .formats import read_records, to_image
-from .index import merge_recordio_indexes, parse_index, record_offsets
-from .manifest import DatasetManifest, ManifestShard, read_manifest
-from .metrics import Interval, ThroughputMeter, interval_line, validation_line
-from .pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
-from .records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
-from .recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
-from .order import BLOCK, OPEN_SHARDS, canonical_order, interleave, shuffled, split_segments
-from .split import Consumer, Placement, Segment, consumed_records, consumer_of, consumer_share
-from .stream import RecordSource, consumer_images
-from .tfrecord import read_tfrecords, tfrecord_image
+from .format.example import parse_example
+from .pipe_mode.fifo import open_fifo
+from .format.formats import read_records, to_image
+from .format.index import merge_recordio_indexes, parse_index, record_offsets
+from .catalog.manifest import DatasetManifest, ManifestShard, read_manifest
+from .epoch.metrics import Interval, ThroughputMeter, interval_line, validation_line
+from .pipe_mode.pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
+from .format.records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
+from .format.recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
+from .epoch.order import BLOCK, OPEN_SHARDS, canonical_order, interleave, shuffled, split_segments
+from .epoch.split import Consumer, Placement, Segment, consumed_records, consumer_of, consumer_share
+from .epoch.stream import RecordSource, consumer_images
+from .format.tfrecord import read_tfrecords, tfrecord_image
 
 __all__ = [
     "__version__", "BadRecordError", "BLOCK", "canonical_order", "consumed_records", "interleave", "OPEN_SHARDS", "split_segments", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "consumer_share", "crc32c", "DatasetFiles",

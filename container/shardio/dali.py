@@ -28,11 +28,11 @@ import os
 import tempfile
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from .directory import ShardDirectory
-from .environment import INPUT_DIR, placement_from_env, sized_dali_threads
-from .imagenet import IMAGENET_MEAN, IMAGENET_STD
-from .records import ShardFormat
-from .split import Placement, consumer_of
+from .source.directory import ShardDirectory
+from .source.environment import INPUT_DIR, placement_from_env, sized_dali_threads
+from .torch.imagenet import IMAGENET_MEAN, IMAGENET_STD
+from .format.records import ShardFormat
+from .epoch.split import Placement, consumer_of
 
 READER_NAME = "Reader"
 DEFAULT_INITIAL_FILL = 4096

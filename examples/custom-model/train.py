@@ -19,10 +19,10 @@ import torch
 from torchvision.models import VisionTransformer
 
 from shardio import ThroughputMeter, channel_manifest, input_channels, interval_line, placement_from_env
-from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
-from shardio.dataset import channel_data_loader, data_loader
-from shardio.location import open_location
-from shardio.images import CpuTrainTransform, normalize
+from shardio.torch.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
+from shardio.torch.dataset import channel_data_loader, data_loader
+from shardio.source.location import open_location
+from shardio.torch.images import CpuTrainTransform, normalize
 
 parser = argparse.ArgumentParser()
 for name, kind, default in [("epochs", int, 10), ("max_steps", int, 0), ("batch_size", int, 128), ("image_size", int, 64),

@@ -19,7 +19,7 @@ export interface BucketLocation {
 }
 
 /** What the planner plans with: the codec's packing settings it needs, and the preprocessing. */
-export interface PlanSettings extends Pick<PackingSettings, 'format' | 'seed' | 'labels' | 'targetShardBytes' | 'shardCount' | 'consumers'> {
+export interface PlanSettings extends Pick<PackingSettings, 'format' | 'seed' | 'labels' | 'labelFile' | 'targetShardBytes' | 'shardCount' | 'consumers'> {
   /** Absent: the records carry the files' bytes. */
   readonly preprocessing?: ImagePreprocessing;
 }
@@ -68,9 +68,13 @@ export function readInventory(env: Environment): BucketLocation | undefined {
 
 /** The planner's settings. */
 export function readPlanSettings(env: Environment): PlanSettings {
-  const { format, seed, labels, targetShardBytes, shardCount, consumers } = readPackingSettings(env);
+  const { format, seed, labels, labelFile, targetShardBytes, shardCount, consumers } = readPackingSettings(env);
+  if (labelFile !== undefined && !/^s3:\/\/[^/]+\/./.test(labelFile)) {
+    throw new HandlerInputError(`environment variable ${ENV.labelFile} must be the label file's s3://bucket/key, got '${labelFile}'`);
+  }
   return {
     format, seed, labels,
+    ...optional('labelFile', labelFile),
     ...optional('targetShardBytes', targetShardBytes),
     ...optional('shardCount', shardCount),
     consumers,

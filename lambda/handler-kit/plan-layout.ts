@@ -1,8 +1,7 @@
-import type { FinalizeInput } from '../packing/finalize';
-import type { Manifest, ManifestShard } from '../packing/manifest';
+import type { Manifest } from '../packing/manifest';
 import { DatasetObjectError, parseJson } from '../packing/publish';
 import type { VersionLayout } from '../packing/dataset-layout';
-import type { ManifestPreprocessing } from '../packing/preprocess/image-preprocessing';
+import type { VersionSummary } from '../packing/run';
 import { HandlerInputError } from './handler-input';
 
 /**
@@ -38,16 +37,12 @@ export interface ShardTask {
 
 /**
  * The contents of `_plan/<version>/plan.json`: what the finalizer is given about the version (the
- * same fields as its input), the shards reused from earlier versions and the number of new ones.
+ * run's summary, packing/run.ts, with the shards reused from earlier versions) and the number of new ones.
  */
-export interface PlanSummary extends Pick<FinalizeInput, 'datasetVersion' | 'previousVersion' | 'format' | 'seed' | 'source' | 'labels' | 'sizing'> {
+export interface PlanSummary extends VersionSummary {
   readonly version: 2;
-  /** Shards of earlier versions kept by reference, before the new ones. */
-  readonly reused: ManifestShard[];
   /** New shards the packers write. */
   readonly shardCount: number;
-  /** The image preprocessing of the run (`IMAGE_PREPROCESSING`) as the manifest records it; absent: none. */
-  readonly preprocessing?: ManifestPreprocessing;
 }
 
 /** The contents of `_plan/<version>/results/<shard>.json`. */

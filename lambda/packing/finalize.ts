@@ -2,7 +2,7 @@ import { GlobalRecordIoIndex, parseMxnetIndex } from './formats';
 import type { ShardFormatName } from './formats/shard-format';
 import type { PackingSink } from '../io/storage';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
-import type { Manifest, ManifestFailure, ManifestShard, ManifestSizing, PlannedSizing } from './manifest';
+import type { Manifest, ManifestFailure, ManifestLabelSource, ManifestShard, ManifestSizing, PlannedSizing } from './manifest';
 import { checkTotals, MANIFEST_FORMAT_VERSION, serializeManifest } from './manifest';
 import { isConfinedKey, VERSIONS_PREFIX, VersionLayout } from './dataset-layout';
 import { unlistedObjects } from './leftovers';
@@ -23,6 +23,8 @@ export interface FinalizeInput {
   readonly seed: number;
   readonly source: Manifest['source'];
   readonly labels: Record<string, number>;
+  /** The label file the labels came from, with labels `file`. */
+  readonly labelSource?: ManifestLabelSource;
   /** As planned: `multipleOfConsumers` is counted here, on the shards the version ends up with. */
   readonly sizing: PlannedSizing;
   /** Every shard of the version in order, reused ones included, keys relative to the dataset root. */
@@ -120,6 +122,7 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     source: input.source,
     labels: input.labels,
     classes: Object.keys(input.labels).length,
+    ...(input.labelSource ? { labelSource: input.labelSource } : {}),
     records: shards.reduce((sum, shard) => sum + shard.records, 0),
     sizing: sizingOf(input.sizing, shards),
     shards,

@@ -46,6 +46,13 @@ function dataFolders(manifest: Manifest): string[] {
   return [SHARDS_FOLDER, INDEX_FOLDER, MEMBERS_FOLDER].map((folder) => layout.rebase(folder));
 }
 
+/** The keys of `present` in the versions' `shards/`, `index/` and `members/` that none of their manifests lists. */
+export function unlistedIn(manifests: readonly Manifest[], present: readonly string[]): string[] {
+  // A key one of them lists is no leftover, whichever version's folder it is in.
+  const listed = new Set(manifests.flatMap(referencedKeys));
+  return manifests.flatMap(dataFolders).flatMap((folder) => present.filter((key) => key.startsWith(folder) && !listed.has(key)));
+}
+
 /** What a removal of leftovers did. */
 export interface LeftoverRemoval {
   /** The leftovers removed: older than LEFTOVER_MIN_AGE_MS. */
@@ -60,9 +67,7 @@ export interface LeftoverRemoval {
  * that just published). `present`: the keys under `versions/`, as the caller already listed them.
  */
 export async function removeLeftovers(sink: PackingSink, manifests: readonly Manifest[], now: number, present: readonly string[]): Promise<LeftoverRemoval> {
-  // A key one of them lists is no leftover, whichever version's folder it is in.
-  const listed = new Set(manifests.flatMap(referencedKeys));
-  const unlisted = manifests.flatMap(dataFolders).flatMap((folder) => present.filter((key) => key.startsWith(folder) && !listed.has(key)));
+  const unlisted = unlistedIn(manifests, present);
   const ages = await mapLimited(unlisted, DELETES_AT_ONCE, (key) => sink.modifiedAt(key).then((modified) => now - modified, (error: unknown) => {
     // Gone since it was listed (its own attempt removed it): nothing to do.
     if (isObjectNotFound(error)) return undefined;

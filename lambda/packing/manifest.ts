@@ -19,7 +19,7 @@ export interface ManifestShard {
   /**
    * CRC-32 (zlib's, IEEE) of the whole shard, in the same form (what S3 reports as ChecksumCRC32): what a
    * reader without a fast CRC-32C checks the shard with, since Python's standard library computes it at
-   * GB/s (container/shardio/shard_crc.py). Absent in manifests packed before it was written.
+   * GB/s (container/shardio/format/shard_crc.py). Absent in manifests packed before it was written.
    */
   readonly crc32?: string;
   /** Global id of the first and last record (-1 when every member failed). */
@@ -60,6 +60,8 @@ export interface Manifest {
   readonly labels: Record<string, number>;
   /** Number of classes (0 without labels): what a model's output layer needs. */
   readonly classes: number;
+  /** Where the labels came from, when a label file gave them; absent: from the first folder of each key (classes > 0) or none. */
+  readonly labelSource?: ManifestLabelSource;
   readonly records: number;
   /** How the shard count was chosen: the consumers it was rounded for, and whether it is a multiple of them. */
   readonly sizing: ManifestSizing;
@@ -73,6 +75,19 @@ export interface Manifest {
    * the sharp and libvips versions that did it; absent when the records hold the files' own bytes.
    */
   readonly preprocessing?: ManifestPreprocessing;
+}
+
+/** The label file a version's labels came from (labels `file`). */
+export interface ManifestLabelSource {
+  readonly mode: 'file';
+  /** The file, `file:///…` or `s3://…`. */
+  readonly file: string;
+  /** SHA-256 of its bytes (hex): a run with another label file packs every file again. */
+  readonly sha256: string;
+  /** Sample keys it labels. */
+  readonly rows: number;
+  /** Rows that named no listed file (a warning, not a failure: the file may label several splits). */
+  readonly unmatchedRows: number;
 }
 
 /** The shard options a version was packed with: a rerun with other options is not up to date. */

@@ -1,27 +1,25 @@
 import * as os from 'node:os';
-import { newVersionId, VersionLayout } from './dataset-layout';
-import { finalizeDataset } from './finalize';
+import type { VersionLayout } from './dataset-layout';
 import { shardFormat } from './formats';
 import type { ShardFormat, ShardFormatName } from './formats/shard-format';
-import { storeDidNotAnswer } from '../io/s3-no-answer';
-import type { PackingSink, PackingSource } from '../io/storage';
-import { DELETES_AT_ONCE, mapLimited } from './limited';
+import type { ListedFile, PackingSink, PackingSource } from '../io/storage';
 import { ListingCollector } from './listing/listing-collector';
 import type { ListingPlan } from './listing/plan-listing';
 import { planListing } from './listing/plan-listing';
 import type { Manifest, ManifestShard } from './manifest';
 import { PLAN_LIMITS } from './planning/grouped-plan';
 import type { IncrementalPlan } from './planning/incremental-plan';
-import { planVersion } from './plan-version';
-import type { LabelMode, PlannedShard, PlanOptions } from './planning/plan-types';
+import type { PlanSettings } from './planning/plan-shards';
+import type { LabelMode, PlannedShard } from './planning/plan-types';
 import type { ImagePreprocessing } from './preprocess/image-preprocessing';
 import { ImagePreprocessor } from './preprocess/image-preprocessor';
 import type { RecordContent } from './image-check/record-content';
 import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
-import { tidyBeforePlan } from './prune';
 import { normalizePackingSettings } from '../../lib/contract/packing-settings';
-import { AfterClaimError, ConcurrentPublishError, currentVersion, throwIfClaimedByAnother } from './publish';
+import { beginRun, completeRun, failRun, versionSummary } from './run';
+import type { LabelTable } from './labels/label-table';
+import { LabelledSource } from './labels/labelled-source';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
 
@@ -45,6 +43,11 @@ export interface PackOptions {
   /** Instances × GPU processes × loader workers: shard count rounded up to a multiple. */
   readonly consumers?: number;
   readonly labels?: LabelMode;
+  /**
+   * The label file read (labels `file`; given alone, it makes them so): a listed file whose sample it
+   * does not label is a listed failure, neither planned nor read.
+   */
+  readonly labelTable?: LabelTable;
   /** Files read ahead per shard (default: PACKING_DEFAULTS.readConcurrency, lib/contract/packing-settings.ts). */
   readonly readConcurrency?: number;
   /** Shards written at once (default 2). */
@@ -103,6 +106,8 @@ export interface PackResult {
   readonly fullRepackReason?: string;
   /** Root copies this run found behind the newest claim and rewrote before anything else (a run that stopped after its claim). */
   readonly repairedRootCopies: string[];
+  /** Up to date: the current version's leftovers this run removed (a publishing run's are in `prune`). */
+  readonly removedLeftovers: string[];
   /** Bytes of the shards this run wrote (reused shards are not written). */
   readonly shardBytesWritten: number;
   readonly prune?: PruneResult;
@@ -133,68 +138,40 @@ export interface PackProgress {
  */
 export async function packDataset(options: PackOptions): Promise<PackResult> {
   const format = shardFormat(options.format);
-  const recordBytes = format.recordBytes.bind(format);
   // Before the listing: settings out of range or sharp missing fail the run at once.
   const preprocessing = options.preprocessing ? new ImagePreprocessor(options.preprocessing).record : undefined;
   const checkImages = checksImages(options.content ?? 'any', options.preprocessing !== undefined);
-  const repairedRootCopies = await tidyBeforePlan(options.sink);
-  const current = await currentVersion(options.sink);
-  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
+  const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, format.recordBytes.bind(format));
   try {
-    for await (const batch of options.source.list()) collector.add(batch);
-    const held = collector.takeInMemory();
-    const planOptions: PlanOptions = {
-      seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
-      consumers: options.consumers, labels: options.labels, recordBytes,
-    };
+    let held: ListedFile[] | undefined;
+    const labelled = options.labelTable && new LabelledSource(options.source, options.labelTable);
     // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
     let fullPlan: ListingPlan | undefined;
-    const planInFull = () => fullPlan ??= planListing(collector, planOptions, PLAN_LIMITS, undefined, held);
-    const listing = { files: held, fingerprint: () => (held ? collector.fingerprintOf(held) : planInFull().fingerprint()) };
-    const version = await planVersion(options.sink, current, listing, {
-      ...planOptions, sourceUri: options.source.uri, format: options.format, preprocessing, fullRepack: options.fullRepack,
+    const planInFull = (settings: PlanSettings) => fullPlan ??= planListing(collector, settings, PLAN_LIMITS, undefined, held);
+    const run = await beginRun(options.sink, {
+      sourceUri: options.source.uri, format: options.format, seed: options.seed, targetShardBytes: options.targetShardBytes,
+      shardCount: options.shardCount, consumers: options.consumers, labels: options.labels, labelTable: options.labelTable, preprocessing,
+      fullRepack: options.fullRepack,
+    }, async (settings) => {
+      for await (const batch of (labelled ?? options.source).list()) collector.add(batch);
+      held = collector.takeInMemory();
+      return { files: held, fingerprint: () => (held ? collector.fingerprintOf(held) : planInFull(settings).fingerprint()) };
     });
-    if (version.kind === 'up-to-date') {
-      return { manifest: version.current.manifest, currentVersion: version.current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
+    if (run.kind === 'up-to-date') {
+      const { current, repairedRootCopies, removedLeftovers } = run;
+      return { manifest: current.manifest, currentVersion: current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies, removedLeftovers };
     }
-    const plan = version.kind === 'incremental' ? incrementalListingPlan(version.plan, () => collector.fingerprintOf(held!)) : planInFull();
-    const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
-    try {
-      const results = await writeShards(plan, options, format, layout, checkImages);
-      const written = results.shards.map((result) => rebase(result.shard, layout));
-      const { manifest, prune, currentVersion: newest } = await finalizeDataset({
-        sink: options.sink,
-        datasetVersion: layout.id,
-        previousVersion: current?.datasetVersion ?? null,
-        format: options.format,
-        seed: plan.seed,
-        source: { uri: options.source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint: results.fingerprint },
-        labels: plan.labelMap,
-        sizing: version.sizing,
-        shards: [...version.reused, ...written],
-        failures: results.shards.flatMap((r) => r.failures),
-        allowMissing: options.allowMissing,
-        retentionMs: normalizePackingSettings(options).retentionDays * 86_400_000,
-        now: options.clock?.(),
-        preprocessing,
-      });
-      return {
-        manifest, currentVersion: newest, upToDate: false, fullRepackReason: version.reason || undefined,
-        shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies,
-      };
-    } catch (error) {
-      // At the claim or after it, the version may be published: nothing of it is deleted (the next publish prunes a loser's folder).
-      // A store that stopped answering would only make the clean-up wait out its timeouts too: its folder is left to that prune as well.
-      if (error instanceof AfterClaimError || storeDidNotAnswer(error)) throw error;
-      await removeUnpublished(options.sink, layout);
-      if (error instanceof ConcurrentPublishError) throw error;
-      // Lost the race to publish: that is the error to report, whatever failed first (the winner prunes the loser's objects).
-      // The check is best effort: a store that does not answer must not hide the error that failed the run.
-      await throwIfClaimedByAnother(options.sink, layout.id, current?.datasetVersion ?? null).catch((check: unknown) => {
-        if (check instanceof ConcurrentPublishError) throw check;
-      });
-      throw error;
-    }
+    const { version, layout } = run;
+    const plan = version.kind === 'incremental' ? incrementalListingPlan(version.plan, () => collector.fingerprintOf(held!)) : planInFull(run.settings);
+    const results = await writeShards(plan, options, format, layout, checkImages).catch((error: unknown) => failRun(options.sink, { datasetVersion: layout.id, previousVersion: run.previousVersion }, error));
+    const written = results.shards.map((result) => rebase(result.shard, layout));
+    const { manifest, prune, currentVersion: newest } = await completeRun(options.sink, versionSummary(run, plan, results.fingerprint, labelled?.unlabelled), {
+      shards: written, failures: results.shards.flatMap((r) => r.failures),
+    }, { allowMissing: options.allowMissing, retentionDays: normalizePackingSettings(options).retentionDays, now: options.clock?.() });
+    return {
+      manifest, currentVersion: newest, upToDate: false, fullRepackReason: version.reason || undefined,
+      shardBytesWritten: written.reduce((sum, shard) => sum + shard.bytes, 0), prune, repairedRootCopies: run.repairedRootCopies, removedLeftovers: [],
+    };
   } finally {
     collector.dispose();
   }
@@ -210,15 +187,6 @@ function incrementalListingPlan(plan: IncrementalPlan, fingerprint: () => string
 /** A shard as its writer reported it (keys in the version's folder), with keys of the dataset. */
 function rebase(shard: ManifestShard, layout: VersionLayout): ManifestShard {
   return { ...shard, key: layout.rebase(shard.key), indexKey: layout.rebase(shard.indexKey), membersKey: layout.rebase(shard.membersKey) };
-}
-
-/** Best effort: the objects of a version that was not published go, so a failed run leaves nothing a reader could mistake. */
-async function removeUnpublished(sink: PackingSink, layout: VersionLayout): Promise<void> {
-  try {
-    await mapLimited(await sink.list(layout.prefix), DELETES_AT_ONCE, (key) => sink.delete(key));
-  } catch {
-    // The run's own error is what the caller needs; an unpublished folder is never read.
-  }
 }
 
 /** Writes every shard of the plan, a few at once, taking the plan's groups as they are needed. */

@@ -68,9 +68,9 @@ export type VersionPlan = UpToDate | FullVersion | IncrementalVersion;
  */
 export async function planVersion(
   sink: Pick<PackingSink, 'get'>, current: CurrentVersion | undefined, listing: VersionListing, request: VersionRequest,
+  /** The request's settings, when the caller checked them already (checkOptions). */
+  settings: PlanSettings = checkOptions(request),
 ): Promise<VersionPlan> {
-  // The one check and normalisation of the settings (lib/contract/packing-settings.ts); the sizing the version records follows.
-  const settings = checkOptions(request);
   const sizing = sizingOf(settings);
   const full = (reason: string): FullVersion => ({ kind: 'full', reason, sizing: { ...sizing, reusedShards: 0 }, reused: [] });
   if (!current) return full('');
@@ -84,7 +84,7 @@ export async function planVersion(
   if (sizing.shardCount !== null) return full('an exact shard count was asked for');
   if (!listing.files) return full('the listing is too large to hold in memory, which an incremental repack needs');
 
-  const plan = planIncremental(listing.files, { manifest, members: await readMembers(sink, manifest.shards) }, request);
+  const plan = planIncremental(listing.files, { manifest, members: await readMembers(sink, manifest.shards) }, settings);
   if (plan.kind === 'full') return full(plan.reason);
   return { kind: 'incremental', reason: '', sizing: { ...sizing, reusedShards: plan.reused.length }, reused: plan.reused, plan };
 }
@@ -101,6 +101,8 @@ function changedSetting(manifest: Manifest, request: VersionRequest, settings: P
   }
   if (manifest.sizing.consumers !== sizing.consumers) return `the consumers changed (${manifest.sizing.consumers} → ${sizing.consumers})`;
   if (manifest.sizing.targetShardBytes !== sizing.targetShardBytes) return 'the target shard size changed';
-  if ((Object.keys(manifest.labels).length > 0) !== (settings.labels === 'folder')) return 'the labelling changed';
+  const labelling = manifest.labelSource?.mode ?? (Object.keys(manifest.labels).length > 0 ? 'folder' : 'none');
+  if (labelling !== settings.labels) return `the labelling changed (${labelling} → ${settings.labels})`;
+  if (settings.labels === 'file' && manifest.labelSource?.sha256 !== settings.labelTable?.sha256) return `the label file ${settings.labelTable?.uri} changed`;
   return undefined;
 }

@@ -94,21 +94,27 @@ export async function pruneVersions(sink: PackingSink, retentionMs: number, now?
  * to publish): the folders of versions never published whose number a claim has taken, and the
  * working files under `_plan/` of every number taken. No version references those folders (a
  * manifest lists its own folder's objects and those its claimed base lists), and a run in progress
- * works on a number no claim has yet, which is left alone. Returns the root copies repaired.
+ * works on a number no claim has yet, which is left alone.
  */
-export async function tidyBeforePlan(sink: PackingSink): Promise<string[]> {
-  const repaired = await syncRootCopies(sink);
+export async function tidyBeforePlan(sink: PackingSink): Promise<TidyResult> {
+  const repairedRootCopies = await syncRootCopies(sink);
   const published = await publishedClaims(sink);
-  if (published.length > 0) {
-    const folders = await sink.list(VERSIONS_PREFIX);
-    const abandoned = abandonedVersions(folders, published);
-    const stale = folders.filter((key) => {
-      const version = versionOfKey(key);
-      return version !== undefined && abandoned.has(version);
-    });
-    await deleteAll(sink, [...stale, ...await takenWorkingFiles(sink, published)]);
-  }
-  return repaired;
+  if (published.length === 0) return { repairedRootCopies, versionKeys: [] };
+  const folders = await sink.list(VERSIONS_PREFIX);
+  const abandoned = abandonedVersions(folders, published);
+  const isStale = (key: string) => {
+    const version = versionOfKey(key);
+    return version !== undefined && abandoned.has(version);
+  };
+  await deleteAll(sink, [...folders.filter(isStale), ...await takenWorkingFiles(sink, published)]);
+  return { repairedRootCopies, versionKeys: folders.filter((key) => !isStale(key)) };
+}
+
+/** What tidyBeforePlan did, and what it saw. */
+export interface TidyResult {
+  readonly repairedRootCopies: string[];
+  /** The keys under `versions/` that it left; none listed when no version is published yet. */
+  readonly versionKeys: string[];
 }
 
 /** Versions with objects under `versions/` that no claim publishes, though a claim has taken their number: they can never be published. */

@@ -304,7 +304,7 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
       if (undecodable) problems.push(`${shard.key}: record at offset ${record.offset}${filename === undefined ? '' : ` (${filename})`}: ${undecodable}`);
       if (labelCount > 0 ? !(Number.isInteger(label) && label >= 0 && label < labelCount) : label !== -1) {
         problems.push(`${shard.key}: record at offset ${record.offset} has label ${label}, outside the ${labelCount} classes of the manifest`);
-      } else if (labelCount > 0 && filename !== undefined && manifest.labels[filename.split('/')[0]] !== label) {
+      } else if (labelCount > 0 && manifest.labelSource === undefined && filename !== undefined && manifest.labels[filename.split('/')[0]] !== label) {
         // The class is the file's first folder: a label that names another class trains the model wrong without a sound of protest.
         problems.push(`${shard.key}: record at offset ${record.offset} (${filename}) has label ${label}, `
           + `but the label map gives its class '${filename.split('/')[0]}' ${manifest.labels[filename.split('/')[0]] ?? 'no label'}`);

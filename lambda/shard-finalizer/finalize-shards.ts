@@ -1,12 +1,11 @@
 import { versionSequence, VersionLayout } from '../packing/dataset-layout';
-import { finalizeDataset } from '../packing/finalize';
-import { DELETES_AT_ONCE, mapLimited } from '../packing/limited';
+import { mapLimited } from '../packing/limited';
 import type { PackingSink } from '../io/storage';
 import { isObjectNotFound } from '../io/storage';
-import type { Manifest, ManifestFailure, ManifestShard } from '../packing/manifest';
-import { AfterClaimError, manifestIfPublished, syncRootCopiesToNewest, throwIfClaimedByAnother } from '../packing/publish';
+import type { Manifest, ManifestShard } from '../packing/manifest';
+import { manifestIfPublished, throwIfClaimedByAnother } from '../packing/publish';
 import { MANIFEST_KEY } from '../packing/dataset-layout';
-import { pruneVersions } from '../packing/prune';
+import { completeRun, finishClaimedRun } from '../packing/run';
 import { describe, eventObject, HandlerInputError, integerField, stringField } from '../handler-kit/handler-input';
 import type { PackedShardResult, PlanSummary, ShardTask } from '../handler-kit/plan-layout';
 import { parseJsonObject, RunFiles } from '../handler-kit/plan-layout';
@@ -31,23 +30,20 @@ export function parseFinalizerEvent(event: unknown): ShardFinalizerEvent {
 }
 
 /**
- * Reads every packer's result in shard order and completes the dataset through the engine's
- * finalize, publish and prune (the CLI's pack runs the same). Fails, writing no manifest, when the
+ * Reads every packer's result in shard order and completes the run (packing/run.ts: finalize,
+ * publish and prune, as the CLI's pack does). Fails, writing no manifest, when the
  * plan is not this run's, a shard has no result, records + failures do not account for every
  * source object, or some input is a listed failure and `allowMissing` is false (MissingFilesError,
- * naming them: the execution fails and the version before stays current). Invoked again after its claim (a retry after an error or a lost answer), it
- * finishes what the first call left: the working files, the root's copies and the prune.
+ * naming them: the execution fails and the version before stays current); what the run wrote is
+ * kept for a retry then, unless another run took its number. Invoked again after its claim (a retry after an error or a lost answer), it
+ * finishes what the first call left: the root's copies and the prune, which takes the working files.
  */
 export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSink, retentionDays: number, allowMissing = false): Promise<ShardFinalizerResult> {
   const run = new RunFiles(new VersionLayout(event.datasetVersion));
-  const retentionMs = retentionDays * 86_400_000;
   const published = await manifestIfPublished(sink, run.version.id);
   if (published) {
-    const current = await finishPublished(sink, run, published.datasetVersion);
-    const pruned = await pruneVersions(sink, retentionMs).catch((error: unknown) => {
-      throw new AfterClaimError(published.datasetVersion, true, 'pruning old versions', error);
-    });
-    return resultOf(published, current, run.version, pruned.prunedVersions.length);
+    const { currentVersion, prune } = await finishClaimedRun(sink, published.datasetVersion, retentionDays);
+    return resultOf(published, currentVersion, run.version, prune.prunedVersions.length);
   }
   // Another run took this version's number: say that, not what its pruning removed from under this run.
   await throwIfClaimedByAnother(sink, event.datasetVersion, null);
@@ -64,26 +60,11 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   }
 
   const results = await mapLimited(tasks, READ_CONCURRENCY, (task) => readResult(sink, run, task));
-
-  const shards: ManifestShard[] = [...plan.reused, ...results.map((result) => result.shard)];
-  const failures: ManifestFailure[] = results.flatMap((result) => result.failures);
-  const { manifest, prune } = await finalizeDataset({
-    sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
-    source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures, allowMissing, retentionMs,
-    ...(plan.preprocessing ? { preprocessing: plan.preprocessing } : {}),
-  });
-  const current = await finishPublished(sink, run, manifest.datasetVersion);
-  return resultOf(manifest, current, run.version, prune.prunedVersions.length);
-}
-
-/** After the claim: the run's working files go and the root's copies reach the newest claim, whose version it returns. */
-async function finishPublished(sink: PackingSink, run: RunFiles, datasetVersion: string): Promise<string> {
-  try {
-    await mapLimited(await sink.list(run.version.planPrefix), DELETES_AT_ONCE, (key) => sink.delete(key));
-    return (await syncRootCopiesToNewest(sink)).current?.datasetVersion ?? datasetVersion;
-  } catch (error) {
-    throw new AfterClaimError(datasetVersion, true, 'removing its working files and copying it to the root', error);
-  }
+  const { version: _planFormat, shardCount: _shardCount, ...summary } = plan;
+  const { manifest, prune, currentVersion } = await completeRun(sink, summary, {
+    shards: results.map((result) => result.shard), failures: results.flatMap((result) => result.failures),
+  }, { allowMissing, retentionDays, resumable: true });
+  return resultOf(manifest, currentVersion, run.version, prune.prunedVersions.length);
 }
 
 function resultOf(manifest: Manifest, currentVersion: string, version: VersionLayout, prunedVersions: number): ShardFinalizerResult {

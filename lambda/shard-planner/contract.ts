@@ -29,13 +29,15 @@ export interface ShardPlannerResult {
   readonly source: Manifest['source'];
   /** Number of classes in the label map (0 without labels); the map itself is in `_plan/<version>/plan.json`. */
   readonly classes: number;
+  /** Rows of the label file (labels `file`) that name no listed file: a warning, counted (0 without a label file). */
+  readonly unmatchedLabelRows: number;
   readonly seed: number;
   readonly format: ShardFormatName;
 }
 
 /** Fields of {@link ShardPlannerResult}: the paths the state machine reads from `$.plan` are among them. */
 export const SHARD_PLANNER_RESULT_FIELDS = [
-  'upToDate', 'datasetVersion', 'fullRepackReason', 'tasksBucket', 'tasksKey', 'shardCount', 'reusedShards', 'source', 'classes', 'seed', 'format',
+  'upToDate', 'datasetVersion', 'fullRepackReason', 'tasksBucket', 'tasksKey', 'shardCount', 'reusedShards', 'source', 'classes', 'unmatchedLabelRows', 'seed', 'format',
 ] as const satisfies ReadonlyArray<keyof ShardPlannerResult>;
 
 /** Fields of a Map item ({@link ShardTask}), as the planner writes them to the tasks list. */
@@ -44,6 +46,6 @@ export const SHARD_TASK_FIELDS = ['shardIndex', 'shardName', 'membersKey'] as co
 /** Environment variables the planner reads. */
 export const SHARD_PLANNER_ENVIRONMENT = [
   ENV.sourceBucket, ENV.sourcePrefix, ENV.destinationBucket, ENV.destinationPrefix,
-  ENV.format, ENV.seed, ENV.labels, ENV.targetShardBytes, ENV.shardCount, ENV.consumers,
+  ENV.format, ENV.seed, ENV.labels, ENV.labelFile, ENV.targetShardBytes, ENV.shardCount, ENV.consumers,
   ENV.inventoryBucket, ENV.inventoryKey, ENV.filePatterns, ENV.imagePreprocessing,
 ] as const;

@@ -8,6 +8,7 @@ import { readFilePatterns, readInventory, readLocation, readPlanSettings } from 
 import { FilteredSource } from '../packing/listing/filtered-source';
 import { booleanField, eventObject } from '../handler-kit/handler-input';
 import { planDataset } from './plan-dataset';
+import { parseS3ObjectUri, readS3LabelTable } from '../packing/labels/read-label-file';
 
 const logger = new Logger();
 const metrics = new Metrics();
@@ -17,6 +18,7 @@ const destination = readLocation(process.env, 'destination');
 const settings = readPlanSettings(process.env);
 const inventory = readInventory(process.env);
 const filePatterns = readFilePatterns(process.env);
+const labelFile = settings.labelFile === undefined ? undefined : parseS3ObjectUri(settings.labelFile);
 
 /** Lists the source, plans the shards, writes the plan; or says the dataset is up to date. */
 export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerResult> {
@@ -31,8 +33,13 @@ export async function handler(event: ShardPlannerEvent): Promise<ShardPlannerRes
       sink: new S3Sink({ client, bucket: destination.bucket, prefix: destination.prefix }),
       destination,
       settings,
+      // Read at every execution, before the listing: the file may have changed since the last.
+      labelTable: labelFile && await readS3LabelTable(client, labelFile.bucket, labelFile.key),
       force,
     });
+    if (result.unmatchedLabelRows > 0) {
+      logger.warn('rows of the label file name no listed file', { labelFile: settings.labelFile, unmatchedLabelRows: result.unmatchedLabelRows });
+    }
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
     metrics.addMetric('SourceObjects', MetricUnit.Count, result.source.objects);
     metrics.addMetric('PlannedShards', MetricUnit.Count, result.upToDate ? 0 : result.shardCount);

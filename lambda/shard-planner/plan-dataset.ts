@@ -1,18 +1,17 @@
-import { newVersionId, VersionLayout } from '../packing/dataset-layout';
-import { shardFormat } from '../packing/formats';
-import type { PackingSink, PackingSource } from '../io/storage';
+import { VersionLayout } from '../packing/dataset-layout';
+import type { ListedFile, PackingSink, PackingSource } from '../io/storage';
 import { listAll } from '../io/storage';
 import { sourceFingerprint } from '../packing/manifest';
 import { serializeMembers } from '../packing/members';
 import { mapLimited } from '../packing/limited';
-import { planVersion } from '../packing/plan-version';
 import { planShards } from '../packing/planning/plan-shards';
 import type { ShardPlan } from '../packing/planning/plan-types';
 import { BUNDLED_SHARP } from '../packing/preprocess/bundled-sharp';
 import { manifestPreprocessing } from '../packing/preprocess/preprocessing-settings';
-import { currentVersion } from '../packing/publish';
-import { tidyBeforePlan } from '../packing/prune';
+import { beginRun, failRun, versionSummary } from '../packing/run';
 import type { ShardPlannerResult } from './contract';
+import type { LabelTable } from '../packing/labels/label-table';
+import { LabelledSource } from '../packing/labels/labelled-source';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
 import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
 import { RunFiles } from '../handler-kit/plan-layout';
@@ -24,6 +23,8 @@ export interface PlanDatasetOptions {
   readonly sink: PackingSink;
   readonly destination: BucketLocation;
   readonly settings: PlanSettings;
+  /** The label file read, with labels `file`. */
+  readonly labelTable?: LabelTable;
   /** Repack even when up to date. */
   readonly force?: boolean;
   /** Member lists written at once. */
@@ -49,64 +50,55 @@ export interface PlanDatasetOptions {
  */
 export async function planDataset(options: PlanDatasetOptions): Promise<ShardPlannerResult> {
   const { source, sink, destination, settings } = options;
-  const format = shardFormat(settings.format);
-  const recordBytes = (key: string, size: number) => format.recordBytes(key, size);
-  // The root's copies repaired and failed runs' objects removed before anything else, as the CLI's pack does.
-  await tidyBeforePlan(sink);
-  const current = await currentVersion(sink);
-  const files = await listAll(source);
-  const fingerprint = sourceFingerprint(files);
-  // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
-  const preprocessing = settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP);
-  const planOptions = {
-    seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
-    consumers: settings.consumers, labels: settings.labels, recordBytes,
-  };
-  const version = await planVersion(sink, current, { files, fingerprint: () => fingerprint }, {
-    ...planOptions, sourceUri: source.uri, format: settings.format, preprocessing, fullRepack: options.force,
+  let files: ListedFile[] = [];
+  let fingerprint = '';
+  const labelled = options.labelTable && new LabelledSource(source, options.labelTable);
+  const run = await beginRun(sink, {
+    sourceUri: source.uri, format: settings.format, seed: settings.seed, targetShardBytes: settings.targetShardBytes, shardCount: settings.shardCount,
+    consumers: settings.consumers, labels: settings.labels, labelTable: options.labelTable, fullRepack: options.force,
+    // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
+    preprocessing: settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP),
+  }, async () => {
+    files = await listAll(labelled ?? source);
+    fingerprint = sourceFingerprint(files);
+    return { files, fingerprint: () => fingerprint };
   });
-  if (version.kind === 'up-to-date') {
-    const manifest = version.current.manifest;
+  const unmatchedLabelRows = options.labelTable?.unmatchedRows().count ?? 0;
+  if (run.kind === 'up-to-date') {
+    const manifest = run.current.manifest;
     return {
       upToDate: true, datasetVersion: manifest.datasetVersion, fullRepackReason: '', tasksBucket: destination.bucket,
       tasksKey: `${destination.prefix}${new RunFiles(new VersionLayout(manifest.datasetVersion)).tasksKey}`,
-      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, seed: manifest.seed, format: manifest.format,
+      shardCount: 0, reusedShards: manifest.shards.length, source: manifest.source, classes: manifest.classes, unmatchedLabelRows,
+      seed: manifest.seed, format: manifest.format,
     };
   }
-
-  const plan: ShardPlan = version.kind === 'incremental' ? version.plan : planShards(files, planOptions);
-  const layout = new VersionLayout(newVersionId((current?.sequence ?? 0) + 1));
-  const run = new RunFiles(layout);
-  const summary: PlanSummary = {
-    version: 2,
-    datasetVersion: layout.id,
-    previousVersion: current?.datasetVersion ?? null,
-    format: settings.format,
-    seed: plan.seed,
-    source: { uri: source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint },
-    labels: plan.labelMap,
-    sizing: version.sizing,
-    reused: version.reused,
-    shardCount: plan.shards.length,
-    // What the packers do to each image: the finalizer records it in the manifest, the next run's up-to-date check compares it.
-    ...(preprocessing ? { preprocessing } : {}),
-  };
-  // Member lists go in the new version's folder: the version keeps them for the next repack.
-  const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));
-  await mapLimited(plan.shards, options.writeConcurrency ?? 8, (shard) => sink.put(layout.membersKey(shard.name), serializeMembers(shard.records)));
-  await sink.put(run.planKey, Buffer.from(`${JSON.stringify(summary)}\n`));
-  await sink.put(run.tasksKey, Buffer.from(JSON.stringify(tasks)));
+  const { version, layout } = run;
+  const plan: ShardPlan = version.kind === 'incremental' ? version.plan : planShards(files, run.settings);
+  const summary: PlanSummary = { version: 2, ...versionSummary(run, plan, fingerprint, labelled?.unlabelled), shardCount: plan.shards.length };
+  await writePlan(sink, new RunFiles(layout), plan, summary, options.writeConcurrency ?? 8)
+    .catch((error: unknown) => failRun(sink, summary, error));
   return {
     upToDate: false,
     datasetVersion: layout.id,
     fullRepackReason: version.reason,
     tasksBucket: destination.bucket,
-    tasksKey: `${destination.prefix}${run.tasksKey}`,
+    tasksKey: `${destination.prefix}${new RunFiles(layout).tasksKey}`,
     shardCount: summary.shardCount,
     reusedShards: version.reused.length,
     source: summary.source,
     classes: Object.keys(summary.labels).length,
+    unmatchedLabelRows,
     seed: summary.seed,
     format: summary.format,
   };
+}
+
+/** The run's member lists (in the new version's folder: the version keeps them for the next repack), its plan and the Map's task list. */
+async function writePlan(sink: PackingSink, run: RunFiles, plan: ShardPlan, summary: PlanSummary, writeConcurrency: number): Promise<void> {
+  const layout = run.version;
+  const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));
+  await mapLimited(plan.shards, writeConcurrency, (shard) => sink.put(layout.membersKey(shard.name), serializeMembers(shard.records)));
+  await sink.put(run.planKey, Buffer.from(`${JSON.stringify(summary)}\n`));
+  await sink.put(run.tasksKey, Buffer.from(JSON.stringify(tasks)));
 }

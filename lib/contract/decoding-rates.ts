@@ -1,6 +1,6 @@
 // The one table of what a CPU core decodes (issue #37). Everything that needs a per-worker decoding
 // rate reads it here or from its Python copy: the planner (lib/instances/private/loader-rules.ts
-// scales it by sample size), train.py's `--loader auto` prior (container/shardio/loader_choice.py,
+// scales it by sample size), train.py's `--loader auto` prior (container/trainer/loader_choice.py,
 // checked equal by test/planning/decoding-rate-table.test.ts), and the benches, which print each
 // measured per-worker rate over this figure (bench/container-gpu, bench/loader-cpu/handover.py).
 // The docs cite this file, never a figure of their own.

@@ -53,7 +53,7 @@ export const THRESHOLDS = {
 
   /**
    * The training loop waiting for its next batch this share of the time or more means the input
-   * pipeline holds the GPUs back (the loader's `data_wait` metric, container/shardio/metrics.py).
+   * pipeline holds the GPUs back (the loader's `data_wait` metric, container/shardio/epoch/metrics.py).
    * Our choice: Debugger measured no such metric; a tenth of every step idle is a tenth of the GPU bill.
    */
   dataWaitShare: 0.1,

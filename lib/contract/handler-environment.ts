@@ -11,6 +11,8 @@ export const PACKING_ENV = {
   format: 'SHARD_FORMAT',
   seed: 'SHUFFLE_SEED',
   labels: 'RECORD_LABELS',
+  /** On the planner, with labels `file`: the label file's `s3://bucket/key` (lib/contract/label-file.ts). */
+  labelFile: 'LABEL_FILE',
   targetShardBytes: 'TARGET_SHARD_BYTES',
   shardCount: 'SHARD_COUNT',
   consumers: 'CONSUMERS',

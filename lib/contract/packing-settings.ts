@@ -1,6 +1,7 @@
 import { PACKING_ENV } from './handler-environment';
 import type { LabelMode, ShardFormatName } from './record-vocabulary';
 import { DEFAULT_LABEL_MODE, DEFAULT_SHARD_FORMAT, isOneOf, LABEL_MODES, SHARD_FORMAT_NAMES } from './record-vocabulary';
+import { labelFileProblem } from './label-file';
 import { DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES, MIN_SHARD_BYTES } from './shard-limits';
 import { MIB } from './units';
 
@@ -13,6 +14,11 @@ export interface RawPackingSettings {
   readonly format?: string;
   readonly seed?: number;
   readonly labels?: string;
+  /**
+   * The label file of labels `file` (lib/contract/label-file.ts): a local path or an s3:// URI on the
+   * CLI, an s3:// URI in the planner's environment. Given alone, it makes the labels `file`.
+   */
+  readonly labelFile?: string;
   /** Target shard size in bytes; cannot be combined with `shardCount`. */
   readonly targetShardBytes?: number;
   /** Exact number of shards, rounded up to a multiple of `consumers` (see `shardCountFor`). */
@@ -32,6 +38,8 @@ export interface PackingSettings {
   readonly format: ShardFormatName;
   readonly seed: number;
   readonly labels: LabelMode;
+  /** Where the label file is, with labels `file` (and only then). */
+  readonly labelFile?: string;
   /** The target the planner packs to when no exact count is asked for (the default applied); absent with `shardCount`. */
   readonly targetShardBytes?: number;
   /** The exact count asked for, when one was; the planner rounds it up to a multiple of `consumers` (`shardCountFor`). */
@@ -102,6 +110,7 @@ export const PACKING_PROP_NAMES: PackingSettingNames = {
   format: 'format',
   seed: 'seed',
   labels: 'labels',
+  labelFile: 'labelFile',
   targetShardBytes: 'targetShardSize',
   shardCount: 'shardCount',
   consumers: 'consumers (instances × GPU processes × loader workers)',
@@ -115,6 +124,7 @@ export const PACKING_ENV_NAMES: PackingSettingNames = {
   format: `environment variable ${PACKING_ENV.format}`,
   seed: `environment variable ${PACKING_ENV.seed}`,
   labels: `environment variable ${PACKING_ENV.labels}`,
+  labelFile: `environment variable ${PACKING_ENV.labelFile}`,
   targetShardBytes: `environment variable ${PACKING_ENV.targetShardBytes}`,
   shardCount: `environment variable ${PACKING_ENV.shardCount}`,
   consumers: `environment variable ${PACKING_ENV.consumers}`,
@@ -127,6 +137,7 @@ const CODES: Readonly<Record<keyof RawPackingSettings, string>> = {
   format: 'InvalidFormat',
   seed: 'InvalidSeed',
   labels: 'InvalidLabels',
+  labelFile: 'InvalidLabelFile',
   targetShardBytes: 'InvalidShardSize',
   shardCount: 'InvalidShardCount',
   consumers: 'InvalidConsumers',
@@ -166,10 +177,27 @@ export function checkPackingSettings(raw: RawPackingSettings, names: PackingSett
     problem('shardCount', `give ${names.targetShardBytes} or ${names.shardCount}, not both: the shard count follows from the size, `
       + 'or the size from the count', 'ShardSizeAndCount');
   }
+  problems.push(...labelFileProblems(raw, names));
   if (raw.allowMissing !== undefined && typeof raw.allowMissing !== 'boolean') {
     problem('allowMissing', `${names.allowMissing} must be true or false, got ${JSON.stringify(raw.allowMissing)}`);
   }
   return problems;
+}
+
+/** Labels `file` need a label file, and a label file is for labels `file` only: an explicit other mode with one is a contradiction. */
+function labelFileProblems(raw: RawPackingSettings, names: PackingSettingNames): PackingSettingsProblem[] {
+  const { labels, labelFile } = raw;
+  if (labelFile === undefined) {
+    return labels === 'file' ? [{ setting: 'labelFile', code: 'LabelFileMissing',
+      message: `${names.labels} 'file' takes the labels from a label file: give ${names.labelFile} (a .csv or .jsonl file mapping sample keys to classes)` }] : [];
+  }
+  const problem = labelFileProblem(names.labelFile, labelFile);
+  if (problem) return [{ setting: 'labelFile', code: CODES.labelFile, message: problem }];
+  if (labels !== undefined && labels !== 'file') {
+    return [{ setting: 'labelFile', code: 'LabelFileWithOtherLabels',
+      message: `${names.labelFile} is read with ${names.labels} 'file' only, got ${names.labels} ${JSON.stringify(labels)}: leave out one of them` }];
+  }
+  return [];
 }
 
 /**
@@ -181,7 +209,9 @@ export function normalizePackingSettings(raw: RawPackingSettings, readsLocalFile
   return {
     format: (raw.format ?? defaults.format) as ShardFormatName,
     seed: raw.seed ?? defaults.seed,
-    labels: (raw.labels ?? defaults.labels) as LabelMode,
+    // A label file alone asks for its labels.
+    labels: (raw.labels ?? (raw.labelFile !== undefined ? 'file' : defaults.labels)) as LabelMode,
+    ...(raw.labelFile !== undefined ? { labelFile: raw.labelFile } : {}),
     // A target size or an exact count, never both: the one asked for, else the default target.
     ...(raw.shardCount !== undefined ? { shardCount: raw.shardCount } : { targetShardBytes: raw.targetShardBytes ?? defaults.targetShardBytes }),
     consumers: raw.consumers ?? defaults.consumers,
@@ -242,6 +272,7 @@ export function toEnvironment(settings: PackingSettings, text: (value: number) =
       [env.format]: settings.format,
       [env.seed]: text(settings.seed),
       [env.labels]: settings.labels,
+      ...(settings.labelFile !== undefined ? { [env.labelFile]: settings.labelFile } : {}),
       ...(settings.targetShardBytes !== undefined ? { [env.targetShardBytes]: text(settings.targetShardBytes) } : {}),
       ...(settings.shardCount !== undefined ? { [env.shardCount]: text(settings.shardCount) } : {}),
       [env.consumers]: text(settings.consumers),
@@ -272,6 +303,7 @@ export function fromEnvironment(env: Readonly<Record<string, string | undefined>
     format: word(PACKING_ENV.format),
     seed: whole('seed'),
     labels: word(PACKING_ENV.labels),
+    labelFile: word(PACKING_ENV.labelFile),
     targetShardBytes: whole('targetShardBytes'),
     shardCount: whole('shardCount'),
     consumers: whole('consumers'),

@@ -9,8 +9,11 @@ export type ShardFormatName = (typeof SHARD_FORMAT_NAMES)[number];
 /** The format when none is given. */
 export const DEFAULT_SHARD_FORMAT: ShardFormatName = 'tfrecord';
 
-/** Where labels come from: the first folder of each key (sorted class names → 0..n-1), or none (-1). */
-export const LABEL_MODES = ['folder', 'none'] as const;
+/**
+ * Where labels come from: the first folder of each key (sorted class names → 0..n-1), a label file
+ * beside the data mapping each sample key to its class (lib/contract/label-file.ts; the same numbering), or none (-1).
+ */
+export const LABEL_MODES = ['folder', 'none', 'file'] as const;
 /** How files become labelled records. */
 export type LabelMode = (typeof LABEL_MODES)[number];
 /** The labelling when none is given. */
@@ -24,9 +27,12 @@ export const RECORD_CONTENTS = ['images', 'any'] as const;
 /** What the records hold. */
 export type RecordContent = (typeof RECORD_CONTENTS)[number];
 
-/** The default content: images with folder labels (a class per folder: an image classification set), any bytes without labels. */
+/**
+ * The default content: images with labels, from folders or a label file (a class per sample: an image
+ * classification set), any bytes without labels.
+ */
 export function defaultRecordContent(labels: LabelMode | undefined): RecordContent {
-  return (labels ?? DEFAULT_LABEL_MODE) === 'folder' ? 'images' : 'any';
+  return (labels ?? DEFAULT_LABEL_MODE) === 'none' ? 'any' : 'images';
 }
 
 /** Whether `value` is one of `names`, narrowing it to their union. */

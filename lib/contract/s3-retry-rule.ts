@@ -1,6 +1,6 @@
 /**
  * How both languages retry S3 (issues 45 and 47): the Node engine (lambda/io/s3-retry.ts) and the
- * Python reader (container/shardio/s3_objects.py, through the generated shardio/contract.py).
+ * Python reader (container/shardio/source/s3_objects.py, through the generated shardio/contract.py).
  *
  * A call that fails with a retryable error (a throttling or transient code below, a 5xx but 501, a
  * 429, a connection reset, cut or timed out, a body that came short) is tried `attempts` times, and

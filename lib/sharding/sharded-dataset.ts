@@ -101,6 +101,22 @@ export interface SourceInventory {
 }
 
 /**
+ * A label file in S3 (`ShardedDataset` `labelFile`): a CSV with the header `key,label` or JSON lines
+ * `{"key": ..., "label": ...}`, by the extension of its key. The planner reads it at every execution.
+ */
+export interface LabelFileLocation {
+  /**
+   * The bucket holding it; the planner is granted read of that one object.
+   *
+   * @default - the source bucket
+   */
+  readonly bucket?: s3.IBucket;
+
+  /** Its object key, ending in `.csv` or `.jsonl`, e.g. `raw/labels.csv` (below `sourcePrefix`, it is not packed). */
+  readonly key: string;
+}
+
+/**
  * Properties of a {@link ShardedDataset}.
  */
 export interface ShardedDatasetProps {
@@ -273,9 +289,19 @@ export interface ShardedDatasetProps {
   /**
    * Where class labels come from.
    *
-   * @default RecordLabels.FOLDER
+   * @default - RecordLabels.FILE with `labelFile`, else RecordLabels.FOLDER
    */
   readonly labels?: RecordLabels;
+
+  /**
+   * The label file of `RecordLabels.FILE`: each row maps a sample's key (its path below `sourcePrefix`
+   * up to the first dot of its name, `train/0001` for `train/0001.jpg`) to its class; class names sorted
+   * → 0..n-1. A source object whose sample no row labels is a listed failure (see `allowMissing`); a row
+   * naming no object is counted in the planner's result (`unmatchedLabelRows`) and the manifest. At most 512 MiB.
+   *
+   * @default - no label file: labels from `labels`
+   */
+  readonly labelFile?: LabelFileLocation;
 
   /**
    * Source objects each packer reads at once (1–1024).
@@ -439,7 +465,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
       ...source,
       ...destination,
       ...rendered.packer,
-      [env.recordContent]: props.recordContent ?? defaultRecordContent(props.labels),
+      [env.recordContent]: props.recordContent ?? defaultRecordContent(settings.labels),
       ...preprocessing,
       ...(threadPoolSize !== undefined ? { [env.threadPoolSize]: String(threadPoolSize) } : {}),
     }, props.imagePreprocessing ? 'packs one shard from its member list, resizing the images' : 'packs one shard from its member list');
@@ -450,6 +476,7 @@ export class ShardedDataset extends Construct implements IShardedDataset {
 
     this.grantAccess(props.sourceBucket, sourcePrefix);
     if (props.sourceInventory) this.grantInventory(props.sourceInventory);
+    if (props.labelFile) this.grantLabelFile(props.labelFile.bucket ?? props.sourceBucket, props.labelFile.key);
     this.maxConcurrency = props.maxConcurrency ?? 100;
     this.stateMachine = this.createStateMachine();
   }
@@ -484,6 +511,12 @@ export class ShardedDataset extends Construct implements IShardedDataset {
     const folder = inventory.prefix.endsWith('manifest.json') ? reportFolderOf(inventory.prefix) : inventory.prefix;
     grantPrefixAccess(inventory.bucket, this.plannerFunction, folder, 'read');
     acknowledgePrefixGrant(this.plannerFunction, inventory.bucket, folder, 'reads the S3 Inventory report of the source');
+  }
+
+  /** The planner reads the label file: that one object (and the bucket's key), nothing else. */
+  private grantLabelFile(bucket: s3.IBucket, key: string): void {
+    bucket.encryptionKey?.grantDecrypt(this.plannerFunction);
+    iam.Grant.addToPrincipal({ grantee: this.plannerFunction, actions: ['s3:GetObject'], resourceArns: [bucket.arnForObjects(key)] });
   }
 
   /**
@@ -681,6 +714,7 @@ function packingSettings(scope: Construct, props: ShardedDatasetProps): PackingS
     format: props.format,
     seed: props.seed,
     labels: props.labels,
+    labelFile: props.labelFile && `s3://${(props.labelFile.bucket ?? props.sourceBucket).bucketName}/${props.labelFile.key}`,
     targetShardBytes: props.targetShardSize?.toBytes(),
     shardCount: props.shardCount,
     consumers: props.cluster ? resolveCluster(props.cluster, 'cluster', scope).consumers : props.consumers,
@@ -689,7 +723,9 @@ function packingSettings(scope: Construct, props: ShardedDatasetProps): PackingS
     retentionDays: retention && (retention.isUnresolved() ? retention.toDays() : retention.toDays({ integral: false })),
     allowMissing: props.allowMissing,
   };
-  const resolved = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && !Token.isUnresolved(value)));
+  // The key alone is checked: the bucket's name is most often a token.
+  const checked = { ...raw, labelFile: props.labelFile?.key };
+  const resolved = Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined && !Token.isUnresolved(value)));
   const problem = checkPackingSettings(resolved)[0];
   if (problem) throw new ValidationError(problem.code as ErrorCode, problem.message, scope);
   const settings = normalizePackingSettings(Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined)));

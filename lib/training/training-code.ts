@@ -179,7 +179,7 @@ export interface TrainingCodeFiles {
 }
 
 /**
- * What code using the readers prints every interval (shardio/metrics.py `interval_line`):
+ * What code using the readers prints every interval (shardio/epoch/metrics.py `interval_line`):
  * `epoch=0 step=100 samples/s=1234.5 data_wait=0.123 loss=2.3456`, and after each epoch with a
  * validation channel (`validation_line`): `epoch=0 step=500 val_loss=2.3456 val_accuracy=0.4567`.
  */

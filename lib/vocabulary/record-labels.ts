@@ -6,4 +6,10 @@ export enum RecordLabels {
   FOLDER = 'folder',
   /** No labels (-1). */
   NONE = 'none',
+  /**
+   * A label file beside the data (`ShardedDataset` `labelFile`, `training-io pack --label-file`): a CSV
+   * with the header `key,label` or JSON lines `{"key": ..., "label": ...}`, the key being the sample's
+   * (its path below the source prefix up to the first dot of its name); names sorted → 0..n-1.
+   */
+  FILE = 'file',
 }

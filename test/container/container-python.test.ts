@@ -93,7 +93,7 @@ describe('container/ Python (test/python, standard library unittest)', () => {
     const definitions = TrainingCode.reference().metricDefinitions;
 
     // WHEN
-    const run = runPython(['-c', 'from shardio.metrics import interval_line; print(interval_line(2, 300, 1234.56, 0.0456, 2.71828))']);
+    const run = runPython(['-c', 'from shardio.epoch.metrics import interval_line; print(interval_line(2, 300, 1234.56, 0.0456, 2.71828))']);
 
     // THEN
     expect(run).toEqual({ status: 0, output: 'epoch=2 step=300 samples/s=1234.6 data_wait=0.046 loss=2.7183\n' });
@@ -108,7 +108,7 @@ describe('container/ Python (test/python, standard library unittest)', () => {
     const definitions = TrainingCode.reference().metricDefinitions;
 
     // WHEN
-    const run = runPython(['-c', 'from shardio.metrics import validation_line; print(validation_line(1, 500, 1.23456, 0.75))']);
+    const run = runPython(['-c', 'from shardio.epoch.metrics import validation_line; print(validation_line(1, 500, 1.23456, 0.75))']);
 
     // THEN
     expect(run).toEqual({ status: 0, output: 'epoch=1 step=500 val_loss=1.2346 val_accuracy=0.7500\n' });

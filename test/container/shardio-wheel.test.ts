@@ -86,7 +86,11 @@ describe('the readers\' wheel (container/pyproject.toml)', () => {
     expect(wheel).toBe(`cdk_training_io_shardio-${PACKAGE_VERSION}-py3-none-any.whl`);
     const listed = run(python, ['-m', 'pip', 'show', '--files', 'cdk-training-io-shardio'], work);
     expect(listed).toMatch(/^Requires: ?$/m);
-    expect(listed).not.toMatch(/train\.py|dali\/Dockerfile/);
+    expect(listed).not.toMatch(/train\.py|trainer\/|dali\/Dockerfile/);
+    // Every subpackage ships: the formats, the sources, the PyTorch loader.
+    for (const module of ['format/tfrecord', 'source/s3_dataset', 'pipe_mode/pipe', 'epoch/order', 'torch/dataset']) {
+      expect(listed).toMatch(new RegExp(`^ {2}shardio/${module}\\.py$`, 'm'));
+    }
     // PEP 561: type checkers read the package's annotations; and the build wrote nothing into container/.
     expect(listed).toMatch(/^ {2}shardio\/py\.typed$/m);
     // The contract generated from lib/contract/ (layout names, ceilings, the S3 retry rule) ships with the readers.

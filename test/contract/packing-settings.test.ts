@@ -43,7 +43,8 @@ describe('the packing settings codec', () => {
     ['a century of retention', { retentionDays: 36_500 }, /^versionRetention \(days\) must be a whole number between 0 and 3650, got 36500$/],
     ['a size and a count', { targetShardBytes: 8 * MIB, shardCount: 4 }, /^give targetShardSize or shardCount, not both/],
     ['an unknown format', { format: 'parquet' }, /^format must be 'tfrecord' or 'recordio', got "parquet"$/],
-    ['unknown labels', { labels: 'file' }, /^labels must be 'folder' or 'none', got "file"$/],
+    ['unknown labels', { labels: 'class' }, /^labels must be 'folder' or 'none' or 'file', got "class"$/],
+    ['a label file of another format', { labelFile: 's3://bucket/labels.txt' }, /^labelFile "s3:\/\/bucket\/labels.txt" must end in '.csv' or '.jsonl'/],
   ])('check refuses %s, naming the setting, the value and what is allowed', (_name, raw, message) => {
     // WHEN
     const problems = checkPackingSettings(raw);
@@ -51,6 +52,20 @@ describe('the packing settings codec', () => {
     expect(problems).toHaveLength(1);
     expect(problems[0].code).toMatch(/^(Invalid|ShardSizeAndCount)/);
     expect(problems[0].message).toMatch(message);
+  });
+
+  test.each<[string, RawPackingSettings, string, RegExp]>([
+    ['labels file without a label file', { labels: 'file' }, 'LabelFileMissing', /^labels 'file' takes the labels from a label file: give labelFile/],
+    ['a label file with folder labels', { labels: 'folder', labelFile: 'labels.csv' }, 'LabelFileWithOtherLabels',
+      /^labelFile is read with labels 'file' only, got labels "folder": leave out one of them$/],
+  ])('check refuses %s', (_name, raw, code, message) => {
+    expect(checkPackingSettings(raw)).toEqual([{ setting: 'labelFile', code, message: expect.stringMatching(message) }]);
+  });
+
+  test('a label file alone asks for labels \'file\'; without one the labels stay as given or the default', () => {
+    expect(normalizePackingSettings({ labelFile: 'meta/labels.jsonl' })).toMatchObject({ labels: 'file', labelFile: 'meta/labels.jsonl' });
+    expect(normalizePackingSettings({ labelFile: 'Labels.CSV', labels: 'file' })).toMatchObject({ labels: 'file', labelFile: 'Labels.CSV' });
+    expect('labelFile' in normalizePackingSettings({ labels: 'none' })).toBe(false);
   });
 
   test('check names each setting as the caller calls it', () => {
@@ -78,6 +93,7 @@ describe('the packing settings codec', () => {
     ['the defaults', {}],
     ['an exact count', { format: 'recordio', seed: 9, labels: 'none', shardCount: 10, consumers: 3, readConcurrency: 16, retentionDays: 0, allowMissing: true }],
     ['a target size', { targetShardBytes: 8 * MIB, consumers: 4, retentionDays: 30 }],
+    ['a label file', { labelFile: 's3://source-bucket/meta/labels.csv', seed: 2 }],
   ])('the environment round-trips %s', (_name, raw) => {
     // GIVEN
     const settings = normalizePackingSettings(raw);

@@ -55,8 +55,10 @@ describe('the Python contract (container/shardio/contract.py)', () => {
   });
 
   test('the reader keeps no copy of its own: no layout name, ceiling, version id shape, retry number or S3 code outside contract.py', () => {
-    // GIVEN: every module of shardio but the contract
-    const modules = fs.readdirSync(SHARDIO).filter((name) => name.endsWith('.py') && name !== 'contract.py');
+    // GIVEN: every module of shardio, its subpackages' included, but the contract
+    const modules = fs.readdirSync(SHARDIO, { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.py') && name !== 'contract.py');
+    expect(modules).toContain(path.join('source', 's3_objects.py'));
     const copies = [
       // a name assigned as a literal (`VERSIONS_FOLDER = "versions"`): the kinds of keys ("shards", "index") share words with them
       ...Object.values(DATASET_LAYOUT).map((name) => `= "${name.replace(/\/$/, '')}"`),

@@ -20,9 +20,10 @@ describe('the record vocabulary', () => {
     expect(DEFAULT_LABEL_MODE).toBe(RecordLabels.FOLDER);
   });
 
-  test('records are images with folder labels, any bytes without', () => {
+  test('records are images with labels, from folders or a label file, any bytes without', () => {
     expect(defaultRecordContent(undefined)).toBe(RecordContent.IMAGES);
     expect(defaultRecordContent('folder')).toBe(RecordContent.IMAGES);
+    expect(defaultRecordContent('file')).toBe(RecordContent.IMAGES);
     expect(defaultRecordContent('none')).toBe(RecordContent.ANY);
   });
 

@@ -141,7 +141,7 @@ describe('what each example sets up', () => {
     expect(code).toHaveLength(1);
     const entries: string[] = [];
     tar.t({ file: path.join(outdir, code[0].source.path), sync: true, onReadEntry: (entry) => entries.push(entry.path) });
-    expect(entries).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py', 'shardio/dataset.py', 'shardio/checkpoint.py']));
+    expect(entries).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py', 'shardio/torch/dataset.py', 'shardio/torch/checkpoint.py']));
     expect(entries.filter((entry) => !entry.startsWith('shardio/'))).toEqual(['train.py']);
   });
 });

@@ -100,7 +100,7 @@ describe('planVersion', () => {
       [{ shardCount: 4, targetShardBytes: undefined }, 'an exact shard count was asked for'],
       [{ consumers: 4 }, 'the consumers changed (2 → 4)'],
       [{ targetShardBytes: 2 * MIB }, 'the target shard size changed'],
-      [{ labels: 'none' }, 'the labelling changed'],
+      [{ labels: 'none' }, 'the labelling changed (folder → none)'],
     ];
 
     // WHEN

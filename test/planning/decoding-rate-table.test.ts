@@ -15,8 +15,8 @@ function pythonConstant(file: string, name: string): number {
 
 describe('the decoding-rate table (lib/contract/decoding-rates.ts) is the one source of per-worker rates', () => {
   test("train.py's --loader auto prior holds a copy of the table's figure and sample size", () => {
-    expect(pythonConstant('container/shardio/loader_choice.py', 'CPU_DECODE_AUGMENT_PER_WORKER')).toBe(CPU_DECODE_AUGMENT_PER_WORKER);
-    expect(pythonConstant('container/shardio/loader_choice.py', 'DECODE_RATE_SAMPLE_BYTES')).toBe(DECODE_RATE_SAMPLE_BYTES);
+    expect(pythonConstant('container/trainer/loader_choice.py', 'CPU_DECODE_AUGMENT_PER_WORKER')).toBe(CPU_DECODE_AUGMENT_PER_WORKER);
+    expect(pythonConstant('container/trainer/loader_choice.py', 'DECODE_RATE_SAMPLE_BYTES')).toBe(DECODE_RATE_SAMPLE_BYTES);
   });
 
   test("the planner's per-worker rate at the table's sample size is the table's figure", () => {

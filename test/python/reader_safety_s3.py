@@ -24,8 +24,8 @@ from collections import Counter
 from typing import BinaryIO, Dict, List
 
 from shardio import FormatError, Placement, consumer_images, read_manifest
-from shardio.s3_dataset import S3Options, S3ShardDirectory
-from shardio.s3_objects import DEFAULT_ATTEMPTS, Backoff, ObjectTooLargeError, S3Objects, S3ReadError
+from shardio.source.s3_dataset import S3Options, S3ShardDirectory
+from shardio.source.s3_objects import DEFAULT_ATTEMPTS, Backoff, ObjectTooLargeError, S3Objects, S3ReadError
 from support import needs_packed, packed
 from reading_anywhere import Endpoint, upload
 from test_reader_safety import FakeTime, files_under
@@ -69,7 +69,7 @@ class S3ReaderSafetyTest(unittest.TestCase):
         return tempfile.mkdtemp(dir=self.work, prefix=f"{name}-")
 
     def test_a_root_manifest_whose_dataset_version_is_a_path_is_refused_and_nothing_is_written_outside_the_cache(self) -> None:
-        from shardio.dataset import data_loader
+        from shardio.torch.dataset import data_loader
 
         dataset = os.path.join(self.folder("traversal"), "dataset")
         shutil.copytree(self.root, dataset)

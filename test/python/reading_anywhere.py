@@ -1,4 +1,4 @@
-"""shardio.dataset.data_loader over a folder, a file:// URL, an S3 prefix of the local S3 test server
+"""shardio.torch.dataset.data_loader over a folder, a file:// URL, an S3 prefix of the local S3 test server
 and a SageMaker channel: every record once per epoch on 1 and 2 workers and 2 ranks, resumption,
 version pinning, the cache's limit and atomicity, and S3 faults (a 5xx, a reset, a hung GET).
 
@@ -24,14 +24,14 @@ import unittest
 from typing import Dict, Iterator, List
 
 from shardio import Consumer, Placement, read_manifest
-from shardio.crc32c import crc32c
-from shardio.location import parse_location
-from shardio.s3_objects import S3ReadError
+from shardio.format.crc32c import crc32c
+from shardio.source.location import parse_location
+from shardio.source.s3_objects import S3ReadError
 from support import needs_packed, needs_torch, packed, source_files
 from test_torch import CONTAINER, keep, name_and_label, write_channels
 from versioned import SECOND, make_versioned
 
-from shardio.dataset import channel_data_loader, data_loader
+from shardio.torch.dataset import channel_data_loader, data_loader
 
 _S3 = os.environ.get("SHARDIO_TEST_S3")
 needs_s3 = unittest.skipUnless(_S3, "SHARDIO_TEST_S3 is not set: run through `npx jest test/container/readers-anywhere.test.ts`")
@@ -304,7 +304,7 @@ class LocationFormsTest(unittest.TestCase):
 
 _READ_ALL = """
 import sys
-from shardio.dataset import data_loader
+from shardio.torch.dataset import data_loader
 for _ in data_loader(sys.argv[1], 4, num_workers=0, cache_dir=sys.argv[2], collate_fn=len, shards_ahead=0):
     pass
 """

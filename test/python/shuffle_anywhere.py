@@ -27,7 +27,7 @@ from shardio import Placement
 from reading_anywhere import S3, needs_s3, upload
 from support import needs_packed, needs_torch, packed
 
-from shardio.dataset import data_loader
+from shardio.torch.dataset import data_loader
 
 BATCH = 64
 

@@ -91,7 +91,7 @@ needs_torch = unittest.skipUnless(HAS_TORCH, NO_TORCH)
 
 
 FAST_CRC32C_MODULES = ("crc32c", "google_crc32c", "awscrt")
-"""The fast CRC-32C implementations shardio.crc32c looks for, in its order."""
+"""The fast CRC-32C implementations shardio.format.crc32c looks for, in its order."""
 
 
 class _Hidden:

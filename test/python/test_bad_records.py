@@ -24,8 +24,8 @@ if HAS_TORCH:
     import torch
 
     from bad_dataset import BROKEN_JPEG, NOT_AN_IMAGE, VERSION, inputs, write_dataset
-    from shardio.dataset import ShardDataset, make_data_loader
-    from shardio.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform
+    from shardio.torch.dataset import ShardDataset, make_data_loader
+    from shardio.torch.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform
 
 CONTAINER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "container")
 FORMATS = (".tfrecord", ".rec")

@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from shardio import BLOCK, Consumer, FormatError, ShardDirectory
 from shardio import blocks
-from shardio.order import Segment
+from shardio.epoch.order import Segment
 from bad_dataset import inputs, write_dataset
 from test_reader_safety import flip_byte
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import unittest
 
-from shardio.crc32c import crc32c, pure_crc32c
+from shardio.format.crc32c import crc32c, pure_crc32c
 from support import FAST_CRC32C_MODULES
 
 HAS_NATIVE = importlib.util.find_spec("crc32c") is not None
@@ -19,7 +19,7 @@ import sys
 from support import hide_modules
 hide_modules(sys.argv[1:])
 import shardio
-found = sys.modules["shardio.crc32c"]
+found = sys.modules["shardio.format.crc32c"]
 data = bytes(range(256)) * 17
 print(found.NATIVE_MODULE, found.crc32c(b"123456789") == 0xE3069283,
       found.crc32c(memoryview(bytearray(data))[5:], found.crc32c(data[:5])) == found.pure_crc32c(data))

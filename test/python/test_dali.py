@@ -17,7 +17,7 @@ from typing import Any, Dict, List
 from unittest import mock
 
 from shardio import FormatError, Placement, ShardDirectory
-from shardio.recordio import RECORDIO_MAGIC
+from shardio.format.recordio import RECORDIO_MAGIC
 from support import manifest_file_channels, needs_packed, packed
 
 

@@ -14,9 +14,9 @@ from shardio import (
     FormatError, FramedRecord, ShardFormat, crc32c, mask, masked_crc32c, parse_example, read_recordio, read_tfrecords,
     recordio_image, sniff_format, tfrecord_image, unmask, unpack_ir_header,
 )
-from shardio.example import image_features
-from shardio.recordio import IR_HEADER, RECORDIO_MAGIC
-from shardio.records import record_limit
+from shardio.format.example import image_features
+from shardio.format.recordio import IR_HEADER, RECORDIO_MAGIC
+from shardio.format.records import record_limit
 from support import external
 
 MAGIC = struct.pack("<I", RECORDIO_MAGIC)

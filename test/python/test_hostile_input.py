@@ -12,11 +12,11 @@ import unittest
 
 from shardio import FormatError, ShardDirectory
 from shardio.errors import printable, quoted
-from shardio.index import parse_index
-from shardio.json_limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, JsonLimitError, json_depth
-from shardio.location import parse_location
-from shardio.manifest import read_manifest
-from shardio.s3_dataset import S3Options, S3ShardDirectory
+from shardio.format.index import parse_index
+from shardio.catalog.json_limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, JsonLimitError, json_depth
+from shardio.source.location import parse_location
+from shardio.catalog.manifest import read_manifest
+from shardio.source.s3_dataset import S3Options, S3ShardDirectory
 from support import needs_packed, packed
 from versioned import SECOND, make_versioned
 

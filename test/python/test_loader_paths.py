@@ -16,18 +16,18 @@ from support import HAS_TORCH, needs_packed, needs_torch, packed
 import test_torch
 
 from shardio import ImageRecord
-from shardio.loader_choice import KEEPS_UP, LoaderChoice, Trial, choice_record, choose_loader, gpu_demand, pick, requested_kind
-from shardio.loader_choice import saved_choice, trial_order, trial_table
+from trainer.loader_choice import KEEPS_UP, LoaderChoice, Trial, choice_record, choose_loader, gpu_demand, pick, requested_kind
+from trainer.loader_choice import saved_choice, trial_order, trial_table
 
 if HAS_TORCH:
     import torch
     from torchvision.transforms import functional as TF
 
-    from shardio.batch_augment import BatchAugment, GpuJpegDecoder, decode_jpegs, pad_batch, random_resized_crop_boxes
-    from shardio.imagenet import IMAGENET_MEAN, IMAGENET_STD
-    from shardio.bad_records import BadRecordError
-    from shardio.images import RATIO, SCALE, CpuDecodeOnly, CpuTrainTransform, EncodedBatch, collate_encoded, collate_padded, encoded, record_name
-    from shardio.prefetch import Prefetcher
+    from shardio.torch.batch_augment import BatchAugment, GpuJpegDecoder, decode_jpegs, pad_batch, random_resized_crop_boxes
+    from shardio.torch.imagenet import IMAGENET_MEAN, IMAGENET_STD
+    from shardio.epoch.bad_records import BadRecordError
+    from shardio.torch.images import RATIO, SCALE, CpuDecodeOnly, CpuTrainTransform, EncodedBatch, collate_encoded, collate_padded, encoded, record_name
+    from trainer.prefetch import Prefetcher
 
 IMAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "images")
 

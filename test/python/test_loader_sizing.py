@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from shardio.environment import LoaderSizing, size_loaders, sized_dali_threads, sized_workers
+from shardio.source.environment import LoaderSizing, size_loaders, sized_dali_threads, sized_workers
 
 GIB = 2**30
 

@@ -5,7 +5,7 @@ import tempfile
 import unittest
 
 from shardio.errors import FormatError
-from shardio.manifest import read_manifest
+from shardio.catalog.manifest import read_manifest
 
 PREPROCESSING = {"shorterSide": 256, "longerSide": None, "jpegQuality": 90, "keepGrayscale": False,
                  "sharp": "0.35.5", "libvips": "8.18.7"}

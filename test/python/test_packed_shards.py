@@ -12,8 +12,8 @@ from typing import Dict, List
 from shardio import (
     FormatError, FramedRecord, ImageRecord, Placement, ShardDirectory, ShardFormat, consumer_images, open_channel, parse_example,
 )
-from shardio.crc32c import NATIVE
-from shardio.recordio import RECORDIO_MAGIC
+from shardio.format.crc32c import NATIVE
+from shardio.format.recordio import RECORDIO_MAGIC
 from support import dataset_manifest as manifest, manifest_file_channels, needs_packed, packed, source_files
 
 MAGIC = struct.pack("<I", RECORDIO_MAGIC)

@@ -19,10 +19,10 @@ from shardio import (
     FanOutError, FormatError, ImageRecord, PipeChannel, PipeFanOut, PipeSource, Placement, ShardDirectory, consumer_images,
     open_channel, pipe_path, read_manifest, read_tfrecords,
 )
-from shardio.manifest import DatasetManifest
-from shardio.pipe import COPY, SPLICE, consumer_channel
-from shardio.pipe_check import ShardSums
-from shardio.pipe_splice import splice_available
+from shardio.catalog.manifest import DatasetManifest
+from shardio.pipe_mode.pipe import COPY, SPLICE, consumer_channel
+from shardio.pipe_mode.pipe_check import ShardSums
+from shardio.pipe_mode.pipe_splice import splice_available
 from support import needs_packed, packed
 
 
@@ -410,8 +410,8 @@ class PipeFailureTest(unittest.TestCase):
         # RecordIO always; TFRecord where no fast CRC-32C is installed (as here: NATIVE False), its records' own CRCs
         # then left alone, none computed in pure Python.
         for name in ("recordio", "tfrecord"):
-            with self.subTest(format=name), mock.patch("shardio.pipe_check.NATIVE", False), \
-                    mock.patch("shardio.tfrecord.masked_crc32c", side_effect=AssertionError("a record's CRC-32C computed")):
+            with self.subTest(format=name), mock.patch("shardio.pipe_mode.pipe_check.NATIVE", False), \
+                    mock.patch("shardio.format.tfrecord.masked_crc32c", side_effect=AssertionError("a record's CRC-32C computed")):
                 self.refuse_a_flipped_byte_through_open_channel(str(packed()[name]))
 
     def refuse_a_flipped_byte_through_open_channel(self, dataset: str) -> None:

@@ -16,10 +16,10 @@ import unittest
 from typing import BinaryIO, List
 
 from shardio import FormatError, Placement, ShardDirectory, consumer_images, read_manifest
-from shardio.crc32c import NATIVE
+from shardio.format.crc32c import NATIVE
 from shardio.errors import redact
-from shardio.s3_objects import Backoff, S3Objects, S3ReadError
-from shardio.shard_cache import ShardCache
+from shardio.source.s3_objects import Backoff, S3Objects, S3ReadError
+from shardio.source.shard_cache import ShardCache
 from support import HAS_TORCH, NO_TORCH, dataset_manifest, manifest_file_channels, needs_packed, packed, source_files
 
 SECRET = "s3cr3t-pa55"
@@ -101,7 +101,7 @@ class ManifestNamesTest(unittest.TestCase):
 
     @unittest.skipUnless(HAS_TORCH, NO_TORCH)
     def test_data_loader_over_a_folder_and_a_file_url_refuses_such_a_manifest_and_writes_nothing(self) -> None:
-        from shardio.dataset import data_loader
+        from shardio.torch.dataset import data_loader
 
         root = copy_of(self, "tfrecord")
         rewrite_root_manifest(root, lambda m: m.update(datasetVersion="../../x/elsewhere"))
@@ -176,7 +176,7 @@ class CrcOnEverySourceTest(unittest.TestCase):
 
     @unittest.skipUnless(HAS_TORCH, NO_TORCH)
     def test_data_loader_checks_by_default_and_check_crc_false_opts_out(self) -> None:
-        from shardio.dataset import data_loader
+        from shardio.torch.dataset import data_loader
 
         root = copy_of(self, "tfrecord")
         self.corrupt_tfrecord_payload(root)

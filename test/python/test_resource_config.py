@@ -1,4 +1,4 @@
-"""resourceconfig.json through shardio.environment.resource_config(), the one reader of it (train.py's hosts
+"""resourceconfig.json through shardio.source.environment.resource_config(), the one reader of it (train.py's hosts
 and instance type): None outside a job, the hosts in order and this one's place inside."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import tempfile
 import unittest
 
-from shardio.environment import current_host, hosts, resource_config
+from shardio.source.environment import current_host, hosts, resource_config
 
 
 class ResourceConfigTest(unittest.TestCase):

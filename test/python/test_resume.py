@@ -19,8 +19,8 @@ from versioned import SECOND, Versioned, make_versioned, manifest_file_channels
 if HAS_TORCH:
     import torch
 
-    from shardio.checkpoint import checkpoint_steps, load_checkpoint, newest_checkpoint, save_checkpoint
-    from shardio.dataset import ShardDataset, make_data_loader
+    from shardio.torch.checkpoint import checkpoint_steps, load_checkpoint, newest_checkpoint, save_checkpoint
+    from shardio.torch.dataset import ShardDataset, make_data_loader
 
 VALIDATION_LINE = re.compile(r"^epoch=(\d+) step=\d+ val_loss=[0-9.]+ val_accuracy=[0-9.]+$", re.M)
 

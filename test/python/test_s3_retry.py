@@ -11,7 +11,7 @@ from typing import Callable, List
 from unittest import mock
 
 from shardio.contract import S3_RETRY_RULE, THROTTLING_CODES, TRANSIENT_CODES
-from shardio.s3_objects import (DEFAULT_ATTEMPTS, DEFAULT_RETRY_SECONDS, RETRY_SECONDS_ENV, Backoff, S3Objects, S3ReadError,
+from shardio.source.s3_objects import (DEFAULT_ATTEMPTS, DEFAULT_RETRY_SECONDS, RETRY_SECONDS_ENV, Backoff, S3Objects, S3ReadError,
                                 _throttled, _transient, retry_seconds_from_env)
 from test_reader_safety import FakeTime
 

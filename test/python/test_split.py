@@ -11,7 +11,7 @@ from unittest import mock
 
 from shardio import Consumer, Placement, Segment, consumer_of, consumer_share, hyperparameter, input_channels, placement_from_env
 from shardio import BLOCK, canonical_order, consumed_records, interleave, shuffled, split_segments
-from shardio.order import Run, consumer_order
+from shardio.epoch.order import Run, consumer_order
 
 
 def split_records(counts, consumers, slot):

@@ -18,8 +18,8 @@ from test_pipe import concatenated_shards, feed
 if HAS_TORCH:
     import torch
 
-    from shardio.dataset import ShardDataset, make_data_loader
-    from shardio.images import CpuTrainTransform, collate_encoded, encoded, normalize
+    from shardio.torch.dataset import ShardDataset, make_data_loader
+    from shardio.torch.images import CpuTrainTransform, collate_encoded, encoded, normalize
 
 CONTAINER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "container")
 INTERVAL_LINE = re.compile(r"^epoch=\d+ step=\d+ samples/s=[0-9.]+ data_wait=[0-9.]+ loss=[0-9.]+$", re.M)

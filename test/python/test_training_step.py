@@ -14,7 +14,7 @@ import tempfile
 import unittest
 from typing import Any, Dict, List
 
-from shardio.step_choice import AMPERE, CompileChoice, choose_compile, choose_precision
+from trainer.step_choice import AMPERE, CompileChoice, choose_compile, choose_precision
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 from test_torch import CONTAINER, write_channels
 
@@ -23,7 +23,7 @@ if HAS_TORCH:
 
     import train
     from shardio import Placement
-    from shardio.checkpoint import save_checkpoint
+    from shardio.torch.checkpoint import save_checkpoint
 
 # (GPU, compute capability, bfloat16 supported) → what auto picks.
 GENERATIONS = [

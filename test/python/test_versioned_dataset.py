@@ -13,7 +13,7 @@ from shardio import (
     FormatError, ImageRecord, Placement, ShardDirectory, ShardFormat, channel_manifest, consumer_images, open_channel,
 )
 from shardio.dali import reader_arguments
-from shardio.recordio import RECORDIO_MAGIC
+from shardio.format.recordio import RECORDIO_MAGIC
 from support import needs_packed, needs_torch, packed, source_files
 from versioned import SECOND, Versioned, before_versions, make_versioned, manifest_file_channels, write_manifest
 

@@ -27,12 +27,12 @@ from support import hide_modules
 hide_modules()
 
 from shardio import FormatError, Placement, ShardDirectory, consumer_images, read_manifest  # noqa: E402
-from shardio.s3_dataset import S3Options, S3ShardDirectory  # noqa: E402
-from shardio.s3_objects import S3ReadError  # noqa: E402
+from shardio.source.s3_dataset import S3Options, S3ShardDirectory  # noqa: E402
+from shardio.source.s3_objects import S3ReadError  # noqa: E402
 from support import needs_packed, packed  # noqa: E402
 from test_reader_safety import copy_of, flip_byte, rewrite_root_manifest  # noqa: E402
 
-CRC32C = sys.modules["shardio.crc32c"]
+CRC32C = sys.modules["shardio.format.crc32c"]
 _S3 = os.environ.get("SHARDIO_TEST_S3")
 needs_s3 = unittest.skipUnless(_S3, "SHARDIO_TEST_S3 is not set: run through `npx jest test/container/without-fast-crc.test.ts`")
 FORMATS = ("tfrecord", "recordio")

@@ -308,7 +308,9 @@ describe('TrainingCode.fromAsset with includeReaders', () => {
 
   /** The package's reader files and its py.typed as the tarball holds them: `shardio/<file>`, sorted, nothing compiled. */
   function readerEntries(): string[] {
-    return fs.readdirSync(READERS).filter((name) => name.endsWith('.py') || name === 'py.typed').map((name) => `shardio/${name}`).sort();
+    return fs.readdirSync(READERS, { recursive: true, encoding: 'utf8' })
+      .filter((name) => (name.endsWith('.py') || name === 'py.typed') && !name.split(path.sep).includes('__pycache__'))
+      .map((name) => `shardio/${name.split(path.sep).join('/')}`).sort();
   }
 
   /** A copy of the fixture with a `shardio/__init__.py` of its own holding `init`. */
@@ -329,7 +331,7 @@ describe('TrainingCode.fromAsset with includeReaders', () => {
     const extracted = tmpDir('training-code-readers-x-');
     tar.x({ file: tarball, cwd: extracted, sync: true });
     for (const entry of readerEntries()) {
-      expect(fs.readFileSync(path.join(extracted, entry))).toEqual(fs.readFileSync(path.join(READERS, path.basename(entry))));
+      expect(fs.readFileSync(path.join(extracted, entry))).toEqual(fs.readFileSync(path.join(READERS, path.relative('shardio', entry))));
     }
   });
 
@@ -432,7 +434,8 @@ describe('TrainingCode.reference', () => {
 
       // THEN
       expect(names).toContain('train.py');
-      expect(names).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/dataset.py', 'shardio/dali.py', 'shardio/pipe.py']));
+      expect(names).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/torch/dataset.py', 'shardio/dali.py', 'shardio/pipe_mode/pipe.py', 'trainer/loader_choice.py',
+      ]));
       expect(names.filter((name) => name.startsWith('dali/') || name.includes('__pycache__') || name.endsWith('.pyc'))).toEqual([]);
       // The readers' packaging (pyproject.toml, setup.py, which SageMaker's toolkit would pip install, and what a wheel build leaves) is not code.
       expect(['pyproject.toml', 'setup.py'].filter((name) => !fs.existsSync(path.join(__dirname, '..', '..', 'container', name)))).toEqual([]);

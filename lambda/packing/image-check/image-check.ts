@@ -31,7 +31,7 @@ export interface ImageCheckRules {
 
 /**
  * Without preprocessing, the record is the file: what the training readers decode from a record
- * (torchvision.io.decode_image, Pillow and nvJPEG, container/shardio/images.py): JPEG and PNG, 8-bit
+ * (torchvision.io.decode_image, Pillow and nvJPEG, container/shardio/torch/images.py): JPEG and PNG, 8-bit
  * JPEGs of 1 or 3 components, up to Pillow's decompression-bomb limit (Image.MAX_IMAGE_PIXELS x 2,
  * over which Pillow raises DecompressionBombError).
  */

@@ -2,9 +2,9 @@ import type { ListedFile } from '../../io/storage';
 import { FingerprintHasher } from '../manifest';
 import type { PlanLimits } from '../planning/grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from '../planning/grouped-plan';
-import { className, labelMapOf, labelsByMap } from '../planning/label-map';
+import { className, labelMapOf } from '../planning/label-map';
 import { firstShardCount } from '../planning/plan-core';
-import { checkOptions, checkTotalBytes, duplicateKey, planShards, requestedShardCount } from '../planning/plan-shards';
+import { checkOptions, checkTotalBytes, duplicateKey, labelsOfPart, planShards, requestedShardCount } from '../planning/plan-shards';
 import type { PlannedShard, PlanOptions } from '../planning/plan-types';
 import { EntryFileWriter, readEntryFile } from './entry-file';
 import type { ListingCollector } from './listing-collector';
@@ -94,7 +94,7 @@ export function planListing(
   };
   for (let group = 0; group < grouped.groupCount; group++) grouped.requireShards(group, filesOf(group));
 
-  const labelMap = settings.labels === 'folder' ? labelMapOf(classNames) : {};
+  const labelMap = settings.labels === 'folder' ? labelMapOf(classNames) : settings.labelTable?.labelMap ?? {};
   return {
     seed: settings.seed,
     labelMap,
@@ -106,7 +106,7 @@ export function planListing(
       let firstRecordId = 0;
       for (let group = 0; group < grouped.groupCount; group++) {
         const files = filesOf(group);
-        yield grouped.plan(group, files, settings.labels === 'folder' ? labelsByMap(files, labelMap) : undefined, firstRecordId);
+        yield grouped.plan(group, files, labelsOfPart(files, settings, labelMap), firstRecordId);
         firstRecordId += groupSizes[group];
       }
     })(),

@@ -1,8 +1,8 @@
 import type { ListedFile } from '../../io/storage';
 import type { Manifest, ManifestShard } from '../manifest';
 import { sortByKeyInCodePointOrder } from '../../io/key-order';
-import { labelByFolder, labelsByMap } from './label-map';
-import { checkOptions, planShards } from './plan-shards';
+import { labelByFolder } from './label-map';
+import { checkOptions, labelsOfPart, planShards } from './plan-shards';
 import { MIN_SHARD_BYTES } from '../../../lib/contract/shard-limits';
 import type { PlannedRecord, PlannedShard, PlanOptions } from './plan-types';
 import { shardName } from './shard-name';
@@ -47,9 +47,10 @@ export interface FullRepack {
  */
 export function planIncremental(files: readonly ListedFile[], previous: PreviousVersion, options: PlanOptions): IncrementalPlan | FullRepack {
   const { manifest } = previous;
-  const { consumers, labels } = checkOptions(options);
+  const settings = checkOptions(options);
+  const { consumers, labels } = settings;
   const sorted = sortByKeyInCodePointOrder([...files]);
-  const labelMap = labels === 'folder' ? labelByFolder(sorted).labelMap : {};
+  const labelMap = labels === 'folder' ? labelByFolder(sorted).labelMap : settings.labelTable?.labelMap ?? {};
   if (JSON.stringify(labelMap) !== JSON.stringify(manifest.labels)) return { kind: 'full', reason: 'the set of classes changed' };
 
   const listed = new Map<string, ListedFile>();
@@ -91,7 +92,7 @@ export function planIncremental(files: readonly ListedFile[], previous: Previous
   const plan = planShards(pending, { seed: options.seed, labels: 'none', recordBytes: options.recordBytes, shardCount: count });
   const firstRecordId = manifest.shards.reduce((largest, shard) => Math.max(largest, shard.lastRecordId), -1) + 1;
   const total = reused.length + plan.shards.length;
-  const labelOf = labels === 'none' ? undefined : labelsOf(pending, labelMap);
+  const labelOf = labelsOf(pending, labelsOfPart(pending, settings, labelMap));
   const shards = plan.shards.map((shard, i): PlannedShard => ({
     index: reused.length + i,
     name: shardName(reused.length + i, total),
@@ -101,7 +102,6 @@ export function planIncremental(files: readonly ListedFile[], previous: Previous
   return { ...base, shards };
 }
 
-function labelsOf(files: readonly ListedFile[], labelMap: Record<string, number>): Map<string, number> {
-  const labels = labelsByMap(files, labelMap);
-  return new Map(files.map((file, i) => [file.key, labels[i]]));
+function labelsOf(files: readonly ListedFile[], labels: Int32Array | undefined): Map<string, number> | undefined {
+  return labels && new Map(files.map((file, i) => [file.key, labels[i]]));
 }

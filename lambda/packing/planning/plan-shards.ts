@@ -2,6 +2,8 @@ import type { PlanLimits } from './grouped-plan';
 import { GroupedPlan, PLAN_LIMITS } from './grouped-plan';
 import { sortByKeyInCodePointOrder } from '../../io/key-order';
 import { labelByFolder, labelsByMap } from './label-map';
+import type { LabelTable } from '../labels/label-table';
+import { labelsByTable } from '../labels/label-table';
 import { assignWithinCeiling, firstShardCount, shuffle, writeOrder } from './plan-core';
 import { PlanError } from './plan-error';
 import type { LabelMode, PlannedShard, PlanOptions, RecordBytes, ShardPlan, SourceFile } from './plan-types';
@@ -13,12 +15,14 @@ export { PlanError } from './plan-error';
 /** Options with defaults applied, checked: the packing settings the plan depends on, and how records are framed. */
 export interface PlanSettings extends Pick<PackingSettings, 'seed' | 'targetShardBytes' | 'shardCount' | 'consumers'> {
   readonly labels: LabelMode;
+  /** With labels `file`. */
+  readonly labelTable?: LabelTable;
   readonly recordBytes: RecordBytes;
 }
 
 /** The settings as PlanOptions name them in messages. */
 const PLAN_OPTION_NAMES: PackingSettingNames = {
-  ...PACKING_PROP_NAMES, targetShardBytes: 'targetShardBytes',
+  ...PACKING_PROP_NAMES, targetShardBytes: 'targetShardBytes', labelFile: 'labelTable',
 };
 
 /**
@@ -48,14 +52,14 @@ export function planShards(files: readonly SourceFile[], options: PlanOptions, l
   const sizes = recordSizesOfUniqueKeys(sorted, settings.recordBytes);
   let recordBytes = 0;
   for (const size of sizes) recordBytes += size;
-  const labelling = settings.labels === 'folder' ? labelByFolder(sorted) : undefined;
+  const labelling = labellingOf(sorted, settings);
   const plan = { seed: settings.seed, labelMap: labelling?.labelMap ?? {}, totalFiles: sorted.length, totalBytes };
 
   const requested = requestedShardCount(sorted.length, recordBytes, settings, limits);
   const grouped = GroupedPlan.of(
     sorted.length, settings.seed, firstShardCount(sorted.length, requested, settings.consumers), settings.consumers, limits, settings.recordBytes,
   );
-  if (grouped) return { ...plan, shards: planInGroups(grouped, sorted, labelling?.labelMap) };
+  if (grouped) return { ...plan, shards: planInGroups(grouped, sorted, labelling && ((group) => labelsOfPart(group, settings, labelling.labelMap))) };
 
   const { shuffled, shuffledSizes } = shuffle(sizes, settings.seed);
   const assignment = assignWithinCeiling(shuffledSizes, recordBytes, requested, settings.consumers);
@@ -77,38 +81,66 @@ export function requestedShardCount(fileCount: number, totalBytes: number, setti
   return Math.max(bySize, Math.ceil(fileCount / limits.maxAverageShardRecords));
 }
 
+/** The labels of the sorted listing and its label map, by the settings' mode; undefined without labels. */
+function labellingOf(sorted: readonly SourceFile[], settings: PlanSettings): { labels: Int32Array; labelMap: Record<string, number> } | undefined {
+  if (settings.labels === 'folder') return labelByFolder(sorted);
+  if (settings.labels === 'file') return { labels: labelsByTable(sorted, settings.labelTable!), labelMap: settings.labelTable!.labelMap };
+  return undefined;
+}
+
+/**
+ * The labels of part of a listing (a group, the new files of an incremental plan) by the label map of
+ * the whole (labels `folder`) or the label table (labels `file`); undefined without labels.
+ */
+export function labelsOfPart(files: readonly SourceFile[], settings: PlanSettings, labelMap: Record<string, number>): Int32Array | undefined {
+  if (settings.labels === 'folder') return labelsByMap(files, labelMap);
+  if (settings.labels === 'file') return labelsByTable(files, settings.labelTable!);
+  return undefined;
+}
+
 /** Every group sized, then planned, in group order (the layout a streaming caller reproduces). */
-function planInGroups(grouped: GroupedPlan, sorted: readonly SourceFile[], labelMap: Record<string, number> | undefined): PlannedShard[] {
+function planInGroups(grouped: GroupedPlan, sorted: readonly SourceFile[], labelsOf: ((group: SourceFile[]) => Int32Array | undefined) | undefined): PlannedShard[] {
   const groups = Array.from({ length: grouped.groupCount }, () => new Array<SourceFile>());
   for (const file of sorted) groups[grouped.groupOf(file.key)].push(file);
   groups.forEach((group, index) => grouped.requireShards(index, group));
   const shards: PlannedShard[] = [];
   let firstRecordId = 0;
   groups.forEach((group, index) => {
-    shards.push(...grouped.plan(index, group, labelMap && labelsByMap(group, labelMap), firstRecordId));
+    shards.push(...grouped.plan(index, group, labelsOf?.(group), firstRecordId));
     firstRecordId += group.length;
   });
   return shards;
 }
 
-/** The options checked and completed by the packing settings codec (lib/contract/packing-settings.ts), the one check and default of each. */
+/** Settings that checkOptions made: a planner handed them is not checking them again. */
+const CHECKED = new WeakSet<PlanOptions>();
+
+/**
+ * The options checked and completed by the packing settings codec (lib/contract/packing-settings.ts), the one check and default of each.
+ * Settings it returned are returned as they are: a run checks its settings once, and its planners take them on.
+ */
 export function checkOptions(options: PlanOptions): PlanSettings {
+  if (CHECKED.has(options)) return options as PlanSettings;
   if (options === null || typeof options !== 'object') {
     throw new PlanError(`options must be an object with at least a seed, got ${String(options)}`);
   }
-  const { seed, targetShardBytes, shardCount, consumers, labels, recordBytes } = options;
-  const raw = Object.fromEntries(Object.entries({ seed, targetShardBytes, shardCount, consumers, labels }).filter(([, value]) => value !== undefined));
+  const { seed, targetShardBytes, shardCount, consumers, labels, labelTable, recordBytes } = options;
+  const labelFile = labelTable?.uri;
+  const raw = Object.fromEntries(Object.entries({ seed, targetShardBytes, shardCount, consumers, labels, labelFile }).filter(([, value]) => value !== undefined));
   const problems = checkPackingSettings(raw, PLAN_OPTION_NAMES).map(({ message }) => message);
   if (problems.length > 0) throw new PlanError(problems.join('; '));
   const settings = normalizePackingSettings(raw);
-  return {
+  const checked: PlanSettings = {
     seed: settings.seed,
     ...(settings.targetShardBytes !== undefined ? { targetShardBytes: settings.targetShardBytes } : {}),
     ...(settings.shardCount !== undefined ? { shardCount: settings.shardCount } : {}),
     consumers: settings.consumers,
     labels: settings.labels,
+    ...(settings.labels === 'file' ? { labelTable } : {}),
     recordBytes: recordBytes ?? listedSize,
   };
+  CHECKED.add(checked);
+  return checked;
 }
 
 function listedSize(_key: string, size: number): number {

@@ -1,4 +1,5 @@
 import type { LabelMode } from '../../../lib/contract/record-vocabulary';
+import type { LabelTable } from '../labels/label-table';
 
 /** One file of the source, as listed. */
 export interface SourceFile {
@@ -23,8 +24,13 @@ export interface PlanOptions {
   readonly shardCount?: number;
   /** Instances × GPU processes × loader workers: the shard count is rounded up to a multiple of it. */
   readonly consumers?: number;
-  /** `folder`: the first path segment is the class (sorted names → 0..n-1); `none`: label -1. Default `folder`. */
+  /**
+   * `folder`: the first path segment is the class (sorted names → 0..n-1); `file`: the class the
+   * `labelTable` gives each file's sample; `none`: label -1. Default `folder`, or `file` with a `labelTable`.
+   */
   readonly labels?: LabelMode;
+  /** The label file read, with labels `file`. */
+  readonly labelTable?: LabelTable;
   /**
    * The bytes a file takes in a shard once framed (the format's `recordBytes`): what the target
    * size and the 128 MiB ceiling count. Default: its size as listed.

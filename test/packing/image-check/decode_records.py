@@ -16,9 +16,9 @@ import torchvision
 from PIL import Image
 from torchvision.io import ImageReadMode
 
-from shardio.example import parse_example
-from shardio.manifest import read_manifest
-from shardio.tfrecord import read_tfrecords
+from shardio.format.example import parse_example
+from shardio.catalog.manifest import read_manifest
+from shardio.format.tfrecord import read_tfrecords
 
 
 def problems(data: bytes, stderr: tempfile.TemporaryFile) -> list:

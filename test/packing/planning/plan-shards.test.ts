@@ -492,7 +492,7 @@ describe('planShards', () => {
 
     test('an unknown label mode is rejected', () => {
       const options = { seed: 1, labels: 'class' } as unknown as PlanOptions;
-      expect(() => planShards(uniformFiles(10, 1, 2), options)).toThrow(/labels must be 'folder' or 'none', got "class"/);
+      expect(() => planShards(uniformFiles(10, 1, 2), options)).toThrow(/labels must be 'folder' or 'none' or 'file', got "class"/);
     });
   });
 });

@@ -12,9 +12,9 @@ import sys
 
 from PIL import Image
 
-from shardio.example import parse_example
-from shardio.manifest import read_manifest
-from shardio.tfrecord import read_tfrecords
+from shardio.format.example import parse_example
+from shardio.catalog.manifest import read_manifest
+from shardio.format.tfrecord import read_tfrecords
 
 
 def main(dataset: str) -> None:

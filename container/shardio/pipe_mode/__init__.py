@@ -1,0 +1,1 @@
+"""SageMaker Pipe mode: the channel's FIFOs, their host fan-out to many consumers and its checks."""
