@@ -11,7 +11,8 @@ import tempfile
 import unittest
 from typing import Dict, List
 
-from shardio import Placement, ShardDirectory
+from shardio import Placement
+from shardio.source.directory import ShardDirectory
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 from test_torch import CONTAINER, keep, name_and_label, write_channels
 from versioned import SECOND, Versioned, make_versioned, manifest_file_channels
