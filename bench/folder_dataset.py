@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from torch.utils.data import Dataset
 
-from shardio import ImageRecord
+from shardio.format.records import ImageRecord
 
 
 class FolderDataset(Dataset):

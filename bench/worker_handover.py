@@ -13,7 +13,8 @@ import torchvision
 from torchvision.io import ImageReadMode
 from torchvision.transforms import RandomResizedCrop
 
-from shardio import Placement, ShardDirectory
+from shardio import Placement
+from shardio.source.directory import ShardDirectory
 from shardio.torch.dataset import ShardDataset, make_data_loader
 from shardio.torch.images import RATIO, SCALE, EncodedBatch, collate_encoded, encoded
 from shardio.format.records import ImageRecord

@@ -32,7 +32,7 @@ published meanwhile); a job that would read another version fails naming both, u
 --on_dataset_change restart_epoch starts the interrupted epoch over on the version it reads.
 
 Outside a job, `--data` names the dataset instead of a channel: a folder a pack wrote, a `file://`
-URL or an `s3://bucket/prefix/` (`shardio.torch.dataset.data_loader`), with `--validation_data` for a
+URL or an `s3://bucket/prefix/` (`shardio.data_loader`), with `--validation_data` for a
 validation set; the checkpoints, resumption and metric lines are the same. On a CPU:
 
     PYTHONPATH=container python3 container/train.py --data ./packed --arch resnet18 --image_size 64 \
@@ -59,18 +59,19 @@ import torch.multiprocessing as mp
 import torchvision
 from torch.nn.parallel import DistributedDataParallel
 
-from shardio import PINNED_MANIFEST_ENV, Placement, ShardDirectory, ThroughputMeter, channel_manifest, input_channels
-from shardio import interval_line, open_channel
-from shardio.epoch.metrics import Interval
-from shardio import placement_from_env, sized_workers, validation_line
-from shardio.epoch.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
-from shardio.torch.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
-from shardio.torch.dataset import ShardDataset, channel_data_loader, data_loader, dataset_version_changed, make_data_loader
-from shardio.source.environment import resource_config
-from shardio.source.location import open_location
-from shardio.epoch.position import epoch_start
+from shardio import LoaderOptions, Placement, Source, ThroughputMeter, interval_line, validation_line
+from shardio.catalog.dataset_files import PINNED_MANIFEST_ENV
 from shardio.catalog.layout import version_manifest_key
+from shardio.epoch.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, ON_BAD_RECORD, SKIP
+from shardio.epoch.metrics import Interval
+from shardio.epoch.position import epoch_start
+from shardio.source.channels import channel_manifest
+from shardio.source.directory import ShardDirectory
+from shardio.source.environment import input_channels, placement_from_env, resource_config, sized_workers
+from shardio.source.location import CHANNEL_SCHEME
 from shardio.torch.batch_augment import BatchAugment, GpuJpegDecoder
+from shardio.torch.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, newest_loader_position, save_checkpoint
+from shardio.torch.dataset import data_loader, dataset_version_changed
 from shardio.torch.images import CpuDecodeOnly, CpuEvalTransform, CpuTrainTransform, collate_encoded, collate_padded, encoded
 from shardio.torch.images import normalize
 from trainer.loader_choice import ALIASES, KINDS, TRIAL_SECONDS, TRIAL_WARMUP_STEPS, LoaderChoice, Trial, choice_record, choose_loader
@@ -126,7 +127,7 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dali_threads", type=int, default=None, help="DALI CPU threads per process (default: sized)")
     parser.add_argument("--data", default=None,
                         help="read the dataset here instead of a job's channel: a folder a pack wrote (or file:// URL) or "
-                             "s3://bucket/prefix/, as shardio.torch.dataset.data_loader reads it (to run outside SageMaker)")
+                             "s3://bucket/prefix/, as shardio.data_loader reads it (to run outside SageMaker)")
     parser.add_argument("--validation_data", default=None, help="with --data: a validation dataset, evaluated each epoch")
     parser.add_argument("--channel", default="train", help="the SageMaker input channel of the training dataset")
     parser.add_argument("--index_channel", default=None, help="channel of the index/ prefix (default: 'index' if present)")
@@ -330,20 +331,16 @@ def training_manifest(args: argparse.Namespace, manifest_key: Optional[str]) -> 
     """The manifest of the training dataset (the version `manifest_key` names, else the current one):
     --data's, else the training channel's (or its index channel's); None where there is none."""
     if args.data:
-        source = open_location(args.data, placement_from_env(), 0, version=_version_id(manifest_key), input_dir=args.input_dir)
-        return getattr(source, "manifest", None)
+        return getattr(training_source(args, manifest_key).open(placement_from_env(), 0), "manifest", None)
     return channel_manifest(args.channel, index_channel=_index_channel(args), manifest=manifest_key, input_dir=args.input_dir)
 
 
-def _version_id(manifest_key: Optional[str]) -> Optional[str]:
-    """`v00000002-1a2b3c4d` of `versions/v00000002-1a2b3c4d/manifest.json`, as data_loader takes a version."""
-    if manifest_key is None:
-        return None
-    parts = manifest_key.split("/")
-    if len(parts) != 3 or parts[0] != "versions" or parts[2] != "manifest.json":
-        raise ValueError(f"--dataset_manifest {manifest_key}: with --data, a version's manifest key "
-                         "(versions/<version>/manifest.json) is expected")
-    return parts[1]
+def training_source(args: argparse.Namespace, manifest_key: Optional[str]) -> Source:
+    """The training dataset, the version `manifest_key` names (else the current one): --data, else the
+    training channel with its index channel."""
+    location = args.data or f"{CHANNEL_SCHEME}://{args.channel}"
+    return Source(location, manifest=manifest_key, index_channel=_index_channel(args), input_dir=args.input_dir,
+                  check_crc=args.check_crc)
 
 
 def restore(args: argparse.Namespace, placement: Placement, device: torch.device, model: torch.nn.Module,
@@ -442,25 +439,22 @@ def _input_mode(args: argparse.Namespace) -> str:
 
 def make_validation_loader(args: argparse.Namespace, placement: Placement, device: torch.device) -> Optional[Iterable]:
     """The validation channel's (or --validation_data's) batches of this rank, in order, center-cropped; None without one."""
+    options = LoaderOptions(transform=CpuEvalTransform(args.image_size), num_workers=args.num_workers, seed=args.seed,
+                            shuffle_buffer=0, placement=placement, on_bad_record=args.on_bad_record,
+                            max_bad_ratio=args.max_bad_ratio)
     if args.data:
         if not args.validation_data:
             return None
-        return data_loader(args.validation_data, args.batch_size, transform=CpuEvalTransform(args.image_size), num_workers=_workers(args),
-                           seed=args.seed, shuffle_buffer=0, placement=placement, input_dir=args.input_dir,
-                           on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio, check_crc=args.check_crc)
+        return data_loader(Source(args.validation_data, input_dir=args.input_dir, check_crc=args.check_crc), args.batch_size, options)
     channels = input_channels(args.input_dir)
     name = args.validation_channel or ("validation" if "validation" in channels else None)
     if name is None or name.lower() == "none":
         return None
     if name not in channels:
         raise ValueError(f"--validation_channel {name}: the job has no such channel (it has {', '.join(sorted(channels))})")
-    workers = sized_workers(args.input_dir) if args.num_workers is None else args.num_workers
     index_channel = args.validation_index_channel or ("validation_index" if "validation_index" in channels else None)
-    source = open_channel(name, placement, workers, index_channel=index_channel, input_dir=args.input_dir,
-                          check_crc=args.check_crc)
-    dataset = ShardDataset(source, placement=placement, transform=CpuEvalTransform(args.image_size), shuffle_buffer=0,
-                           seed=args.seed, on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio)
-    return make_data_loader(dataset, args.batch_size, num_workers=workers, input_dir=args.input_dir)
+    source = Source(f"{CHANNEL_SCHEME}://{name}", index_channel=index_channel, input_dir=args.input_dir, check_crc=args.check_crc)
+    return data_loader(source, args.batch_size, options)
 
 
 def prepare_decoded(device: torch.device) -> Prepare:
@@ -474,30 +468,23 @@ def make_loader(args: argparse.Namespace, placement: Placement, device: torch.de
     images, labels) on the device, and a description for the log. Every PyTorch path hands over
     batches already prepared, one ahead, by a Prefetcher. `drop_last`: every batch full (the
     static shapes CUDA graphs replay)."""
-    index_channel = _index_channel(args)
     input_mode = _input_mode(args)
     workers = _workers(args)
     if choice.kind == "dali":
         from shardio.dali import dali_loader
 
-        directory = (open_location(args.data, placement, 0, version=_version_id(args.dataset_manifest), input_dir=args.input_dir,
-                                   check_crc=args.check_crc)
-                     if args.data else
-                     open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
-                                  input_dir=args.input_dir, check_crc=args.check_crc))
+        directory = training_source(args, args.dataset_manifest).open(placement, 0)
         loader = dali_loader(directory, args.batch_size, placement=placement, num_threads=args.dali_threads,  # type: ignore[arg-type]
                              seed=args.seed, crop=args.image_size, input_dir=args.input_dir)
         return loader, _prepared, f"dali ({choice.reason})"
 
     transform, collate, prepare = _path(choice.kind, args, placement, device)
-    common = dict(
+    options = LoaderOptions(
         transform=_Named(transform) if args.record_log else transform, collate_fn=collate, num_workers=workers, seed=args.seed,
-        shuffle_buffer=args.shuffle_buffer, drop_last=drop_last,
-        placement=placement, input_dir=args.input_dir, resumable=input_mode != "Pipe",
-        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio, check_crc=args.check_crc,
+        shuffle_buffer=args.shuffle_buffer, drop_last=drop_last, placement=placement, resumable=input_mode != "Pipe",
+        on_bad_record=args.on_bad_record, max_bad_ratio=args.max_bad_ratio,
     )
-    loader = (data_loader(args.data, args.batch_size, version=_version_id(args.dataset_manifest), **common) if args.data else
-              channel_data_loader(args.channel, args.batch_size, index_channel=index_channel, manifest=args.dataset_manifest, **common))
+    loader = data_loader(training_source(args, args.dataset_manifest), args.batch_size, options)
     kind = choice.kind if input_mode != "Pipe" else f"pipe {choice.kind}"
     return Prefetcher(loader, prepare, device), _prepared, f"{kind} workers={workers} ({choice.reason})"
 
@@ -677,13 +664,9 @@ def _dali_usable(args: argparse.Namespace, input_mode: str, index_channel: Optio
     """DALI is installed and can read the channel: files (not Pipe) with their indexes."""
     if input_mode == "Pipe" or importlib.util.find_spec("nvidia") is None or importlib.util.find_spec("nvidia.dali") is None:
         return False
-    if args.data:
-        # DALI reads local files: a folder, not an S3 prefix streamed through the cache.
-        source = open_location(args.data, placement, 0, version=_version_id(args.dataset_manifest), input_dir=args.input_dir)
-        return type(source) is ShardDirectory and source.indexed
-    source = open_channel(args.channel, placement, 0, index_channel=index_channel, manifest=args.dataset_manifest,
-                          input_dir=args.input_dir)
-    return isinstance(source, ShardDirectory) and source.indexed
+    # DALI reads local files: a folder or a channel's, not an S3 prefix streamed through the cache.
+    source = training_source(args, args.dataset_manifest).open(placement, 0)
+    return type(source) is ShardDirectory and source.indexed
 
 
 def set_epoch(loader: Any, epoch: int) -> None:

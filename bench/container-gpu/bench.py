@@ -65,7 +65,9 @@ from torch.utils.data import DataLoader  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
 from worker_handover import HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, handover_rates  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
-from shardio import ImageRecord, Placement, ShardDirectory  # noqa: E402
+from shardio import Placement  # noqa: E402
+from shardio.format.records import ImageRecord
+from shardio.source.directory import ShardDirectory
 from shardio.torch.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
 from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.torch.images import CpuDecodeOnly, CpuTrainTransform, collate_encoded, collate_padded, encoded, normalize  # noqa: E402

@@ -36,7 +36,10 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from shardio import ImageRecord, Placement, ShardDirectory, consumer_images  # noqa: E402
+from shardio import Placement  # noqa: E402
+from shardio.epoch.stream import consumer_images
+from shardio.format.records import ImageRecord
+from shardio.source.directory import ShardDirectory
 from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
 from shardio.torch.images import CpuDecodeOnly, CpuTrainTransform  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402

@@ -8,7 +8,10 @@ from __future__ import annotations
 import random
 from typing import Iterator, Optional
 
-from shardio import Consumer, ImageRecord, Segment, ShardDirectory, split_segments
+from shardio.epoch.order import split_segments
+from shardio.epoch.split import Consumer, Segment
+from shardio.format.records import ImageRecord
+from shardio.source.directory import ShardDirectory
 from shardio.epoch.order import Resumed
 
 

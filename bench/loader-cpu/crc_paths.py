@@ -54,7 +54,9 @@ def child(path: str, dataset: str) -> None:
 
     import shardio.source.directory
     import shardio.format.tfrecord
-    from shardio import Placement, ShardDirectory, consumer_images
+    from shardio import Placement
+    from shardio.epoch.stream import consumer_images
+    from shardio.source.directory import ShardDirectory
 
     spent = [0.0]
 

@@ -36,7 +36,9 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 from PIL import Image  # noqa: E402
 
 from bench_data import make_dataset, pack  # noqa: E402
-from shardio import Consumer, ShardDirectory, blocks  # noqa: E402
+from shardio.format import blocks  # noqa: E402
+from shardio.epoch.split import Consumer
+from shardio.source.directory import ShardDirectory
 from shardio.source.directory import READ_BUFFER  # noqa: E402
 from shardio.epoch.order import Segment  # noqa: E402
 

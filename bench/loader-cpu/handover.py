@@ -40,7 +40,8 @@ import torch  # noqa: E402
 import torchvision  # noqa: E402
 
 from bench_data import make_dataset, pack  # noqa: E402
-from shardio import ImageRecord, ShardDirectory  # noqa: E402
+from shardio.format.records import ImageRecord  # noqa: E402
+from shardio.source.directory import ShardDirectory
 from shardio.format.crc32c import NATIVE as NATIVE_CRC32C, NATIVE_MODULE  # noqa: E402
 from shardio.torch.images import CpuTrainTransform  # noqa: E402
 from worker_handover import (HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, FullSizeTrainTransform, best_of, handover_rates,  # noqa: E402

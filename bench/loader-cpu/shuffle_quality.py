@@ -25,7 +25,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "container"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from shardio import Placement, ShardDirectory  # noqa: E402
+from shardio import Placement  # noqa: E402
+from shardio.source.directory import ShardDirectory
 from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
 from contiguous_order import ContiguousOrder  # noqa: E402
 

@@ -1,8 +1,14 @@
 """Readers for the shards cdk-training-io packs (TFRecord, MXNet RecordIO) inside the training
 container, in the standard library only.
 
-PyTorch lives in `shardio.torch` and NVIDIA DALI in `shardio.dali`: import them explicitly, so
-that the readers work where neither is installed.
+The front door is `data_loader(source, batch_size, options)`: a `Source` (where the dataset is, which
+version, how S3 is read) and `LoaderOptions` (the transform, shuffle, bad-record policy and the
+DataLoader's settings), each checked once where it is made. `shardio.data_loader` imports PyTorch
+when it is first used (it lives in `shardio.torch`); NVIDIA DALI's pipeline is `shardio.dali`: the
+rest of the readers work where neither is installed. The subpackages, by purpose: `format/` (the
+shards' bytes), `catalog/` (the layout's keys, the manifest), `source/` (a folder, an S3 prefix, a
+channel), `pipe_mode/` (SageMaker's FIFOs), `epoch/` (order, split, position, bad records, metric
+lines), `torch/` (the DataLoader, decoding, checkpoints).
 
 What the readers guarantee (tested in test/python/):
 - Every record of an epoch once, or an error: never a quiet partial epoch. A shard holding fewer or
@@ -37,39 +43,63 @@ __version__ = "0.1.0"
 
 from ._moved import install as _install_moved_paths
 
+import importlib as _importlib
+import warnings as _warnings
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+from .catalog.dataset_files import open_dataset
+from .catalog.manifest import DatasetManifest
+from .epoch.bad_records import BadRecordError
+from .epoch.metrics import ThroughputMeter, interval_line, validation_line
+from .epoch.options import LoaderOptions
+from .epoch.split import Placement
+from .errors import FormatError
+from .format.formats import read_records
+from .source.location import Source
+from .source.s3_dataset import S3Options
+
 _install_moved_paths()
 
-from .epoch.bad_records import BadRecordError
-from .source.channels import channel_manifest, open_channel
-from .format.crc32c import crc32c, mask, masked_crc32c, unmask
-from .catalog.dataset_files import PINNED_MANIFEST_ENV, DatasetFiles, Shard, find_manifest, open_dataset
-from .source.directory import ShardDirectory
-from .source.environment import (
-    ChannelConfig, hyperparameter, input_channels, placement_from_env, sized_dali_threads, sized_workers,
-)
-from .errors import FormatError
-from .format.example import parse_example
-from .pipe_mode.fifo import open_fifo
-from .format.formats import read_records, to_image
-from .format.index import merge_recordio_indexes, parse_index, record_offsets
-from .catalog.manifest import DatasetManifest, ManifestShard, read_manifest
-from .epoch.metrics import Interval, ThroughputMeter, interval_line, validation_line
-from .pipe_mode.pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path, wait_for_pipe
-from .format.records import FramedRecord, ImageRecord, ShardFormat, format_of_path, sniff_format
-from .format.recordio import IR_HEADER, RECORDIO_MAGIC, IRHeader, read_recordio, recordio_image, unpack_ir_header
-from .epoch.order import BLOCK, OPEN_SHARDS, canonical_order, interleave, shuffled, split_segments
-from .epoch.split import Consumer, Placement, Segment, consumed_records, consumer_of, consumer_share
-from .epoch.stream import RecordSource, consumer_images
-from .format.tfrecord import read_tfrecords, tfrecord_image
+if _TYPE_CHECKING:
+    from .torch.dataset import data_loader
 
 __all__ = [
-    "__version__", "BadRecordError", "BLOCK", "canonical_order", "consumed_records", "interleave", "OPEN_SHARDS", "split_segments", "ChannelConfig", "channel_manifest", "Consumer", "consumer_images", "consumer_of", "consumer_share", "crc32c", "DatasetFiles",
-    "DatasetManifest", "FanOutError", "find_manifest", "format_of_path", "FormatError", "FramedRecord",
-    "hyperparameter", "ImageRecord", "input_channels", "Interval", "interval_line", "IR_HEADER", "IRHeader",
-    "ManifestShard", "mask", "masked_crc32c", "merge_recordio_indexes", "open_channel", "open_dataset", "open_fifo",
-    "parse_example", "parse_index", "PINNED_MANIFEST_ENV", "pipe_path", "PipeChannel", "PipeFanOut", "PipeSource",
-    "Placement", "placement_from_env", "read_manifest", "read_recordio", "read_records", "read_tfrecords",
-    "record_offsets", "recordio_image", "RECORDIO_MAGIC", "RecordSource", "Segment", "Shard", "ShardDirectory",
-    "ShardFormat", "shuffled", "sized_dali_threads", "sized_workers", "sniff_format", "tfrecord_image", "ThroughputMeter", "to_image", "unmask", "unpack_ir_header",
-    "validation_line", "wait_for_pipe",
+    "__version__", "BadRecordError", "data_loader", "DatasetManifest", "FormatError", "interval_line", "LoaderOptions",
+    "open_dataset", "Placement", "read_records", "S3Options", "Source", "ThroughputMeter", "validation_line",
 ]
+
+# What the root exported in 0.1.0 beyond __all__, by its module: still importable from the root
+# for one release, with a DeprecationWarning that names the module.
+_MOVED = {
+    "shardio.catalog.dataset_files": "PINNED_MANIFEST_ENV DatasetFiles Shard find_manifest",
+    "shardio.catalog.manifest": "ManifestShard read_manifest",
+    "shardio.epoch.metrics": "Interval",
+    "shardio.epoch.order": "BLOCK OPEN_SHARDS canonical_order interleave shuffled split_segments",
+    "shardio.epoch.split": "Consumer Segment consumed_records consumer_of consumer_share",
+    "shardio.epoch.stream": "RecordSource consumer_images",
+    "shardio.format.crc32c": "crc32c mask masked_crc32c unmask",
+    "shardio.format.example": "parse_example",
+    "shardio.format.formats": "to_image",
+    "shardio.format.index": "merge_recordio_indexes parse_index record_offsets",
+    "shardio.format.recordio": "IR_HEADER RECORDIO_MAGIC IRHeader read_recordio recordio_image unpack_ir_header",
+    "shardio.format.records": "FramedRecord ImageRecord ShardFormat format_of_path sniff_format",
+    "shardio.format.tfrecord": "read_tfrecords tfrecord_image",
+    "shardio.pipe_mode.fifo": "open_fifo",
+    "shardio.pipe_mode.pipe": "FanOutError PipeChannel PipeFanOut PipeSource pipe_path wait_for_pipe",
+    "shardio.source.channels": "channel_manifest open_channel",
+    "shardio.source.directory": "ShardDirectory",
+    "shardio.source.environment": "ChannelConfig hyperparameter input_channels placement_from_env sized_dali_threads sized_workers",
+}
+_HOME = {name: module for module, names in _MOVED.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> _Any:
+    # data_loader imports PyTorch: only when asked for, so that `import shardio` works without it.
+    if name == "data_loader":
+        return _importlib.import_module("shardio.torch.dataset").data_loader
+    if name in _HOME:
+        _warnings.warn(f"shardio.{name} is deprecated at the package's root and is removed there in the next release: "
+                       f"from {_HOME[name]} import {name}", DeprecationWarning, stacklevel=2)
+        return getattr(_importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module 'shardio' has no attribute {name!r}")

@@ -1,14 +1,14 @@
 """A model of your own on packed shards: a ViT-S/8 (torchvision's VisionTransformer, not a ResNet)
 trained by this script with the readers that `TrainingCode.fromAsset(..., { includeReaders: true })`
 ships beside it as shardio/ (stack.ts). What the library asks of a script, all from shardio:
-the channel's records through `channel_data_loader` (split over the loader workers the job sizes),
+the channel's records through `data_loader` (split over the loader workers the job sizes),
 the loader's position in each checkpoint (a spot interruption resumes at the record it reached), and
 `interval_line` every --log_interval steps: the samples/s, data_wait and loss the job's metric
 definitions publish for the dashboard and the diagnosis. One GPU (or the CPU): see
 container/train.py for several GPUs and hosts.
 
 Outside a job, `--data` reads a packed dataset from a folder, a file:// URL or s3://bucket/prefix/
-(`data_loader`) instead of the job's channel, with the same checkpoints and lines:
+(the same `data_loader`) instead of the job's channel, with the same checkpoints and lines:
 `python train.py --data ./packed --checkpoint_dir ./checkpoints --model_dir ./model`."""
 import argparse
 import os
@@ -18,10 +18,10 @@ import time
 import torch
 from torchvision.models import VisionTransformer
 
-from shardio import ThroughputMeter, channel_manifest, input_channels, interval_line, placement_from_env
+from shardio import LoaderOptions, Source, ThroughputMeter, data_loader, interval_line
+from shardio.source.channels import channel_manifest
+from shardio.source.environment import input_channels, placement_from_env
 from shardio.torch.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
-from shardio.torch.dataset import channel_data_loader, data_loader
-from shardio.source.location import open_location
 from shardio.torch.images import CpuTrainTransform, normalize
 
 parser = argparse.ArgumentParser()
@@ -36,14 +36,13 @@ args, _ = parser.parse_known_args()  # the toolkit passes every hyperparameter; 
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 if args.data:
-    loader = data_loader(args.data, args.batch_size, transform=CpuTrainTransform(args.image_size), input_dir=args.input_dir,
-                         resumable=True)
-    classes = open_location(args.data, placement_from_env(), 0).manifest.classes
+    source = Source(args.data, input_dir=args.input_dir)
+    classes = source.open(placement_from_env(), 0).manifest.classes
 else:
     index = "index" if "index" in input_channels(args.input_dir) else None
-    loader = channel_data_loader("train", args.batch_size, transform=CpuTrainTransform(args.image_size), index_channel=index,
-                                 input_dir=args.input_dir, resumable=True)
-    classes = channel_manifest("train", index_channel=index, input_dir=args.input_dir).classes
+    source = Source("sagemaker://train", index_channel=index, input_dir=args.input_dir)
+    classes = channel_manifest("train", index_channel=index, input_dir=args.input_dir).classes  # without opening a Pipe
+loader = data_loader(source, args.batch_size, LoaderOptions(transform=CpuTrainTransform(args.image_size), resumable=True))
 model = VisionTransformer(image_size=args.image_size, patch_size=8, num_layers=args.depth, num_heads=6, hidden_dim=384,
                           mlp_dim=1536, num_classes=classes).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)

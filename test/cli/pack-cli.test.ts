@@ -195,7 +195,7 @@ describe('training-io pack and verify', () => {
       ['--shards 1000000000, far above the 4 files (issue 38)', (src, out) => ['pack', src, out, '--shards', '1000000000'],
         /shardCount \(--shards\) must be between 1 and 4, the number of files in the source \(every shard holds at least one\), got 1000000000/],
       ['--shards 5, one above the 4 files', (src, out) => ['pack', src, out, '--shards', '5'], /shardCount \(--shards\) must be between 1 and 4, .*got 5$/],
-      ['--labels weird', (src, out) => ['pack', src, out, '--labels', 'weird'], /--labels must be 'folder' or 'none', got "weird"/],
+      ['--labels weird', (src, out) => ['pack', src, out, '--labels', 'weird'], /--labels must be 'folder' or 'none' or 'file', got "weird"/],
       ['an unknown option', (src, out) => ['pack', src, out, '--bogus'], /unknown option '--bogus'/],
       ['one folder only', (src) => ['pack', src], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 1 argument/],
       ['three folders', (src, out) => ['pack', src, out, out], /pack takes a source and an output \(folders or s3:\/\/ URIs\), got 3 argument/],

@@ -40,7 +40,9 @@ function untrackedInContainer(): string[] {
 const READ_SCRIPT = `
 import hashlib, importlib.util, json, sys
 import shardio
-from shardio import Placement, ShardDirectory, consumer_images
+from shardio import Placement
+from shardio.epoch.stream import consumer_images
+from shardio.source.directory import ShardDirectory
 
 directory = ShardDirectory(sys.argv[1])
 records = list(consumer_images(directory, Placement(), 0))

@@ -84,7 +84,7 @@ describe('the ```python run blocks of the docs', () => {
   test('a block that reads a location with no dataset fails: the blocks are run, not only compiled', () => {
     const wrong: CodeBlock = {
       page: 'wrong.md', line: 3, language: 'python', flags: ['run'],
-      code: 'from shardio.dataset import data_loader\nfor batch in data_loader("/data/no-such-dataset", 4, num_workers=0):\n    pass\n',
+      code: 'from shardio import LoaderOptions, data_loader\nfor batch in data_loader("/data/no-such-dataset", 4, LoaderOptions(num_workers=0)):\n    pass\n',
     };
     const run = runBlock(wrong);
     expect(run.status).not.toBe(0);

@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from PIL import Image
 
-from shardio import IR_HEADER, RECORDIO_MAGIC, masked_crc32c
+from shardio.format.crc32c import masked_crc32c
+from shardio.format.recordio import IR_HEADER, RECORDIO_MAGIC
 
 VERSION = "v00000001-0badc0de"
 NOT_AN_IMAGE = b"this is a text file, not an image\n"

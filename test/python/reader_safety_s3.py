@@ -23,7 +23,9 @@ import unittest
 from collections import Counter
 from typing import BinaryIO, Dict, List
 
-from shardio import FormatError, Placement, consumer_images, read_manifest
+from shardio import FormatError, Placement
+from shardio.catalog.manifest import read_manifest
+from shardio.epoch.stream import consumer_images
 from shardio.source.s3_dataset import S3Options, S3ShardDirectory
 from shardio.source.s3_objects import DEFAULT_ATTEMPTS, Backoff, ObjectTooLargeError, S3Objects, S3ReadError
 from support import needs_packed, packed

@@ -23,7 +23,9 @@ import time
 import unittest
 from typing import Dict, Iterator, List
 
-from shardio import Consumer, Placement, read_manifest
+from shardio import Placement
+from shardio.catalog.manifest import read_manifest
+from shardio.epoch.split import Consumer
 from shardio.format.crc32c import crc32c
 from shardio.source.location import parse_location
 from shardio.source.s3_objects import S3ReadError

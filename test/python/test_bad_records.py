@@ -15,7 +15,9 @@ import tempfile
 import unittest
 from typing import List
 
-from shardio import BadRecordError, PipeSource, Placement, ShardDirectory, pipe_path
+from shardio import BadRecordError, Placement
+from shardio.pipe_mode.pipe import PipeSource, pipe_path
+from shardio.source.directory import ShardDirectory
 from support import HAS_TORCH, needs_torch
 from test_pipe import feed
 from test_torch import write_channels

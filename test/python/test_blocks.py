@@ -13,8 +13,11 @@ import unittest
 from unittest import mock
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from shardio import BLOCK, Consumer, FormatError, ShardDirectory
-from shardio import blocks
+from shardio import FormatError
+from shardio.epoch.order import BLOCK
+from shardio.epoch.split import Consumer
+from shardio.source.directory import ShardDirectory
+from shardio.format import blocks
 from shardio.epoch.order import Segment
 from bad_dataset import inputs, write_dataset
 from test_reader_safety import flip_byte

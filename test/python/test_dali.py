@@ -16,7 +16,8 @@ import unittest
 from typing import Any, Dict, List
 from unittest import mock
 
-from shardio import FormatError, Placement, ShardDirectory
+from shardio import FormatError, Placement
+from shardio.source.directory import ShardDirectory
 from shardio.format.recordio import RECORDIO_MAGIC
 from support import manifest_file_channels, needs_packed, packed
 

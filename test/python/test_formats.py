@@ -10,10 +10,12 @@ import tempfile
 import threading
 import unittest
 
-from shardio import (
-    FormatError, FramedRecord, ShardFormat, crc32c, mask, masked_crc32c, parse_example, read_recordio, read_tfrecords,
-    recordio_image, sniff_format, tfrecord_image, unmask, unpack_ir_header,
-)
+from shardio import FormatError
+from shardio.format.crc32c import crc32c, mask, masked_crc32c, unmask
+from shardio.format.example import parse_example
+from shardio.format.recordio import read_recordio, recordio_image, unpack_ir_header
+from shardio.format.records import FramedRecord, ShardFormat, sniff_format
+from shardio.format.tfrecord import read_tfrecords, tfrecord_image
 from shardio.format.example import image_features
 from shardio.format.recordio import IR_HEADER, RECORDIO_MAGIC
 from shardio.format.records import record_limit

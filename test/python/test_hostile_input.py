@@ -10,7 +10,8 @@ import shutil
 import tempfile
 import unittest
 
-from shardio import FormatError, ShardDirectory
+from shardio import FormatError
+from shardio.source.directory import ShardDirectory
 from shardio.errors import printable, quoted
 from shardio.format.index import parse_index
 from shardio.catalog.json_limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, JsonLimitError, json_depth

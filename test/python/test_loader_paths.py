@@ -15,7 +15,7 @@ from typing import Any, List
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 import test_torch
 
-from shardio import ImageRecord
+from shardio.format.records import ImageRecord
 from trainer.loader_choice import KEEPS_UP, LoaderChoice, Trial, choice_record, choose_loader, gpu_demand, pick, requested_kind
 from trainer.loader_choice import saved_choice, trial_order, trial_table
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,6 +93,21 @@ class OldPathsTest(unittest.TestCase):
         # THEN
         self.assertNotEqual(run.returncode, 0)
         self.assertIn("ImportError: shardio.step_choice moved to trainer.step_choice, which is train.py's", run.stderr)
+
+
+class LayersTest(unittest.TestCase):
+    def test_each_group_imports_only_the_groups_before_it(self) -> None:
+        # ARCHITECTURE.md "Layers": torch/ alone imports PyTorch, and nothing imports torch/ but itself.
+        order = ["format", "catalog", "epoch", "pipe_mode", "source", "torch"]
+        folder = os.path.dirname(shardio.__file__)
+        found = []
+        for position, group in enumerate(order):
+            for name in sorted(os.listdir(os.path.join(folder, group))):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, group, name), encoding="utf-8") as handle:
+                        imported = set(re.findall(r"^\s*from \.\.(\w+)", handle.read(), re.M)) & set(order)
+                    found += [f"{group}/{name} imports {other}" for other in sorted(imported) if order.index(other) > position]
+        self.assertEqual(found, [])
 
 
 class ImportTest(unittest.TestCase):

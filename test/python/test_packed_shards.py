@@ -9,9 +9,12 @@ import tempfile
 import unittest
 from typing import Dict, List
 
-from shardio import (
-    FormatError, FramedRecord, ImageRecord, Placement, ShardDirectory, ShardFormat, consumer_images, open_channel, parse_example,
-)
+from shardio import FormatError, Placement
+from shardio.epoch.stream import consumer_images
+from shardio.format.example import parse_example
+from shardio.format.records import FramedRecord, ImageRecord, ShardFormat
+from shardio.source.channels import open_channel
+from shardio.source.directory import ShardDirectory
 from shardio.format.crc32c import NATIVE
 from shardio.format.recordio import RECORDIO_MAGIC
 from support import dataset_manifest as manifest, manifest_file_channels, needs_packed, packed, source_files

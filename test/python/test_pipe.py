@@ -15,10 +15,14 @@ import unittest
 from unittest import mock
 from typing import Callable, Dict, List, Optional
 
-from shardio import (
-    FanOutError, FormatError, ImageRecord, PipeChannel, PipeFanOut, PipeSource, Placement, ShardDirectory, consumer_images,
-    open_channel, pipe_path, read_manifest, read_tfrecords,
-)
+from shardio import FormatError, Placement
+from shardio.catalog.manifest import read_manifest
+from shardio.epoch.stream import consumer_images
+from shardio.format.records import ImageRecord
+from shardio.format.tfrecord import read_tfrecords
+from shardio.pipe_mode.pipe import FanOutError, PipeChannel, PipeFanOut, PipeSource, pipe_path
+from shardio.source.channels import open_channel
+from shardio.source.directory import ShardDirectory
 from shardio.catalog.manifest import DatasetManifest
 from shardio.pipe_mode.pipe import COPY, SPLICE, consumer_channel
 from shardio.pipe_mode.pipe_check import ShardSums

@@ -15,7 +15,10 @@ import traceback
 import unittest
 from typing import BinaryIO, List
 
-from shardio import FormatError, Placement, ShardDirectory, consumer_images, read_manifest
+from shardio import FormatError, Placement
+from shardio.catalog.manifest import read_manifest
+from shardio.epoch.stream import consumer_images
+from shardio.source.directory import ShardDirectory
 from shardio.format.crc32c import NATIVE
 from shardio.errors import redact
 from shardio.source.s3_objects import Backoff, S3Objects, S3ReadError
@@ -146,7 +149,7 @@ class CrcOnEverySourceTest(unittest.TestCase):
         self.assertEqual(read_every_record(ShardDirectory(root, check_crc=False)), packed()["files"])
 
     def test_a_sagemaker_channel_is_checked_too(self) -> None:
-        from shardio import open_channel
+        from shardio.source.channels import open_channel
         from test_torch import write_channels
 
         root = copy_of(self, "tfrecord")
@@ -162,7 +165,7 @@ class CrcOnEverySourceTest(unittest.TestCase):
         self.assertEqual(read_every_record(unchecked), packed()["files"])
 
     def test_a_pipe_mode_tfrecord_stream_is_checked_record_by_record(self) -> None:
-        from shardio import PipeChannel, pipe_path
+        from shardio.pipe_mode.pipe import PipeChannel, pipe_path
         from test_pipe import concatenated_shards, feed
 
         root = copy_of(self, "tfrecord")

@@ -11,7 +11,8 @@ import tempfile
 import unittest
 from typing import Dict, List
 
-from shardio import Placement, ShardDirectory
+from shardio import Placement
+from shardio.source.directory import ShardDirectory
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 from test_torch import CONTAINER, keep, name_and_label, write_channels
 from versioned import SECOND, Versioned, make_versioned, manifest_file_channels
@@ -89,8 +90,7 @@ class ResumableLoaderTest(unittest.TestCase):
             current = loader(source=ShardDirectory(dataset.root))
             with self.assertRaisesRegex(ValueError, rf"saved reading dataset version {dataset.first} but this loader reads {SECOND}: "
                                                     r".* twice and others never\. Pin the version the job started on "
-                                                    rf"\(data_loader\(\.\.\., version=\"{dataset.first}\"\) or channel_data_loader\(\.\.\., "
-                                                    rf"manifest=\"versions/{dataset.first}/manifest.json\"\); in a job "
+                                                    rf"\(Source\(\.\.\., version=\"{dataset.first}\"\); in a job "
                                                     rf"SHARDIO_DATASET_MANIFEST=versions/{dataset.first}/manifest.json, or train.py's "
                                                     rf"--dataset_manifest versions/{dataset.first}/manifest.json; .*start the epoch over"):
                 current.load_state_dict(state)

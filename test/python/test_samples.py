@@ -14,7 +14,10 @@ import tempfile
 import unittest
 from typing import Any, Dict, List
 
-from shardio import FormatError, PipeSource, Placement, ShardDirectory, consumer_images, pipe_path
+from shardio import FormatError, Placement
+from shardio.epoch.stream import consumer_images
+from shardio.pipe_mode.pipe import PipeSource, pipe_path
+from shardio.source.directory import ShardDirectory
 from shardio.contract import MAX_JSON_DEPTH
 from shardio.catalog.manifest import read_manifest
 from shardio.format.samples import KEY, LABEL, RECORD, SHARD, Sample, SampleDescription, read_samples

@@ -9,8 +9,11 @@ import tempfile
 import unittest
 from unittest import mock
 
-from shardio import Consumer, Placement, Segment, consumer_of, consumer_share, hyperparameter, input_channels, placement_from_env
-from shardio import BLOCK, canonical_order, consumed_records, interleave, shuffled, split_segments
+from shardio import Placement
+from shardio.epoch.split import Consumer, Segment, consumer_of, consumer_share
+from shardio.source.environment import hyperparameter, input_channels, placement_from_env
+from shardio.epoch.order import BLOCK, canonical_order, interleave, shuffled, split_segments
+from shardio.epoch.split import consumed_records
 from shardio.epoch.order import Run, consumer_order
 
 

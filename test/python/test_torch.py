@@ -11,7 +11,9 @@ import tempfile
 import unittest
 from typing import List
 
-from shardio import Placement, ShardDirectory, pipe_path
+from shardio import Placement
+from shardio.pipe_mode.pipe import pipe_path
+from shardio.source.directory import ShardDirectory
 from support import HAS_TORCH, needs_packed, needs_torch, packed
 from test_pipe import concatenated_shards, feed
 

@@ -6,7 +6,7 @@ import os
 import tempfile
 import unittest
 
-from shardio import ShardDirectory
+from shardio.source.directory import ShardDirectory
 
 
 class UnpackedFolderTest(unittest.TestCase):

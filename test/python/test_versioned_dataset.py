@@ -9,9 +9,11 @@ import tempfile
 import unittest
 from typing import Dict, List
 
-from shardio import (
-    FormatError, ImageRecord, Placement, ShardDirectory, ShardFormat, channel_manifest, consumer_images, open_channel,
-)
+from shardio import FormatError, Placement
+from shardio.epoch.stream import consumer_images
+from shardio.format.records import ImageRecord, ShardFormat
+from shardio.source.channels import channel_manifest, open_channel
+from shardio.source.directory import ShardDirectory
 from shardio.dali import reader_arguments
 from shardio.format.recordio import RECORDIO_MAGIC
 from support import needs_packed, needs_torch, packed, source_files

@@ -26,7 +26,10 @@ from support import hide_modules
 
 hide_modules()
 
-from shardio import FormatError, Placement, ShardDirectory, consumer_images, read_manifest  # noqa: E402
+from shardio import FormatError, Placement  # noqa: E402
+from shardio.catalog.manifest import read_manifest
+from shardio.epoch.stream import consumer_images
+from shardio.source.directory import ShardDirectory
 from shardio.source.s3_dataset import S3Options, S3ShardDirectory  # noqa: E402
 from shardio.source.s3_objects import S3ReadError  # noqa: E402
 from support import needs_packed, packed  # noqa: E402

@@ -1,4 +1,5 @@
-"""Where a packed dataset is read from, as one string: a local folder, an S3 prefix or a SageMaker channel.
+"""Where a packed dataset is read from, as one string: a local folder, an S3 prefix or a SageMaker channel;
+and `Source`, that string with which version to read and how.
 
 - a folder: a path (`/data/flowers`, `data/flowers`) or a `file://` URL (`file:///data/flowers`):
   the dataset root a pack wrote (its `manifest.json`), or a bare folder of shards;
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Optional, Union
 from urllib.parse import unquote, urlparse
 
 from .channels import open_channel
@@ -19,6 +20,7 @@ from .directory import ShardDirectory
 from ..errors import printable, quoted
 from .environment import INPUT_DIR
 from ..catalog.layout import checked_version_id, version_manifest_key
+from ..catalog.manifest import pinned_version
 from ..pipe_mode.pipe import PipeSource
 from .s3_dataset import S3Options, S3ShardDirectory
 from ..epoch.split import Placement
@@ -70,29 +72,70 @@ def parse_location(location: str) -> Location:
                      f"{CHANNEL_SCHEME}://; expected {_FORMS}")
 
 
-def open_location(
-    location: str,
-    placement: Placement,
-    workers: int,
-    *,
-    version: Optional[str] = None,
-    index_channel: Optional[str] = None,
-    input_dir: str = INPUT_DIR,
-    s3: S3Options = S3Options(),
-    check_crc: bool = True,
-) -> Union[ShardDirectory, PipeSource]:
-    """The record source of `location` for a process at `placement` with `workers` loader workers.
-    `version` pins a dataset version by its id (`v00000002-1a2b3c4d`); the current one by default.
-    `index_channel` applies to a channel; `s3` (the cache, GET limits) to an S3 prefix."""
-    if version is not None:
-        checked_version_id(version)
-    parsed = parse_location(location)
-    if parsed.kind == "s3":
-        return S3ShardDirectory(parsed.bucket, parsed.prefix, version=version, options=s3, check_crc=check_crc)
-    manifest = version_manifest_key(version) if version else None
-    if parsed.kind == "channel":
-        return open_channel(parsed.path, placement, workers, index_channel=index_channel, manifest=manifest,
-                            input_dir=input_dir, check_crc=check_crc)
-    if not os.path.isdir(parsed.path):
-        raise FileNotFoundError(f"dataset location {quoted(location)}: no folder {parsed.path}")
-    return ShardDirectory(parsed.path, manifest=manifest, check_crc=check_crc)
+@dataclass(frozen=True)
+class Source:
+    """A packed dataset to read.
+
+    - `location`: a folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local
+      cache) or `sagemaker://<channel>`, whatever the channel's input mode.
+    - `version`: the dataset version to read, by its id (`v00000002-1a2b3c4d`); the current one by default.
+    - `manifest`: the version instead as its manifest's key under the dataset root, as the pipeline
+      passes it (`versions/<id>/manifest.json`); with a channel, any key of the channel's.
+    - `index_channel`: with a channel, the channel holding its index files (and manifest), if any.
+    - `s3`: how an S3 prefix is read: its cache, GET timeouts and retries, shards fetched ahead (S3Options).
+    - `check_crc`: every record's CRC checked as it is read (a RecordIO shard's whole, before its first record); False opts out.
+    - `input_dir`: SageMaker's input folder (its channels and hyperparameters), /opt/ml/input.
+    """
+
+    location: str
+    version: Optional[str] = None
+    manifest: Optional[str] = None
+    index_channel: Optional[str] = None
+    s3: S3Options = S3Options()
+    check_crc: bool = True
+    input_dir: str = INPUT_DIR
+
+    def __post_init__(self) -> None:
+        parsed = parse_location(self.location)
+        if self.version is not None:
+            checked_version_id(self.version)
+            if self.manifest is not None:
+                raise ValueError(f"Source {quoted(self.location)}: version {self.version} and manifest {quoted(self.manifest)} "
+                                 "both pin a version; give one")
+        if self.manifest is not None and parsed.kind != "channel":
+            # A folder or an S3 prefix is pinned by version id: the manifest's key must name one.
+            version = pinned_version(self.manifest) if isinstance(self.manifest, str) else None
+            if version is None:
+                raise ValueError(f"Source {quoted(self.location)}: manifest {self.manifest!r} must be a version's manifest key "
+                                 "(versions/<version>/manifest.json) outside a channel")
+            object.__setattr__(self, "version", checked_version_id(version))
+            object.__setattr__(self, "manifest", None)
+        if self.index_channel is not None and parsed.kind != "channel":
+            raise ValueError(f"Source {quoted(self.location)}: index_channel {self.index_channel!r} applies to a "
+                             "sagemaker://<channel> location only (a folder or S3 prefix holds its own index/)")
+        if not isinstance(self.s3, S3Options):
+            raise TypeError(f"Source {quoted(self.location)}: s3 must be an S3Options, got {type(self.s3).__name__}")
+        if not isinstance(self.check_crc, bool):
+            raise TypeError(f"Source {quoted(self.location)}: check_crc must be True or False, got {self.check_crc!r}")
+
+    def open(self, placement: Placement, workers: int) -> Union[ShardDirectory, PipeSource]:
+        """The record source for a process at `placement` whose DataLoader runs `workers` worker
+        processes (0: none). A channel in Pipe mode starts its fan-out here (channels.py): open it in
+        every process before its DataLoader starts."""
+        parsed = parse_location(self.location)
+        if parsed.kind == "s3":
+            return S3ShardDirectory(parsed.bucket, parsed.prefix, version=self.version, options=self.s3,
+                                    check_crc=self.check_crc)
+        manifest = self.manifest or (version_manifest_key(self.version) if self.version else None)
+        if parsed.kind == "channel":
+            return open_channel(parsed.path, placement, workers, index_channel=self.index_channel, manifest=manifest,
+                                input_dir=self.input_dir, check_crc=self.check_crc)
+        if not os.path.isdir(parsed.path):
+            raise FileNotFoundError(f"dataset location {quoted(self.location)}: no folder {parsed.path}")
+        return ShardDirectory(parsed.path, manifest=manifest, check_crc=self.check_crc)
+
+
+def open_location(location: str, placement: Placement, workers: int, **source: Any) -> Union[ShardDirectory, PipeSource]:
+    """The record source of `location` for a process at `placement` with `workers` loader workers:
+    `Source(location, **source).open(placement, workers)` (Source has the fields: version, s3, ...)."""
+    return Source(location, **source).open(placement, workers)

@@ -27,48 +27,37 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Uni
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from ..epoch.bad_records import DEFAULT_MAX_BAD_RATIO, FAIL, BadRecordGuard, check_policy, take_skipped
-from ..source.channels import open_channel
 from ..catalog.dataset_files import PINNED_MANIFEST_ENV
-from ..source.environment import INPUT_DIR, placement_from_env, sized_workers
 from ..catalog.layout import version_manifest_key
-from ..source.location import open_location
-from ..source.s3_dataset import DEFAULT_SHARDS_AHEAD, S3Options
-from ..source.s3_objects import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
+from ..epoch.bad_records import BadRecordGuard, take_skipped
+from ..epoch.options import DEFAULT_SHUFFLE_BUFFER, LoaderOptions
 from ..epoch.order import Resumed
 from ..epoch.position import Position, Reader, Restore, make_position, restore
-from ..format.records import ImageRecord
-from ..epoch.split import Placement, consumed_records, consumer_of
+from ..epoch.split import consumed_records, consumer_of
 from ..epoch.stream import RecordSource, consumer_images
+from ..source.environment import INPUT_DIR, placement_from_env, sized_workers
+from ..source.location import CHANNEL_SCHEME, Source
+from .keywords import loader_options, source_and_options
 
-DEFAULT_SHUFFLE_BUFFER = 1024
+__all__ = ["DEFAULT_SHUFFLE_BUFFER", "EpochLoader", "ResumableLoader", "ShardDataset", "channel_data_loader", "data_loader",
+           "dataset_version_changed", "make_data_loader"]
 
 
 class ShardDataset(IterableDataset):
     """The image records of a channel for this process, split across its loader workers."""
 
-    def __init__(
-        self,
-        source: RecordSource,
-        *,
-        placement: Optional[Placement] = None,
-        transform: Optional[Callable[[ImageRecord], Any]] = None,
-        shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
-        seed: int = 0,
-        on_bad_record: str = FAIL,
-        max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
-    ) -> None:
-        """`on_bad_record`: a record `transform` cannot decode fails the epoch naming it ("fail"), or is
-        skipped and logged ("skip") until a loader worker has skipped more than `max_bad_ratio` of its
-        records (bad_records.py)."""
+    def __init__(self, source: RecordSource, options: Optional[LoaderOptions] = None, **keywords: Any) -> None:
+        """The records of `source` read as `options` say: its placement, transform, order and
+        bad-record policy (a record `transform` cannot decode fails the epoch naming it, or is skipped
+        within a budget: epoch/bad_records.py). `ShardDataset(source, seed=1, ...)`, the keyword style
+        of 0.1.0, still works with a DeprecationWarning."""
         super().__init__()
-        check_policy(on_bad_record, max_bad_ratio)
-        self.on_bad_record, self.max_bad_ratio = on_bad_record, max_bad_ratio
+        self.options = loader_options("ShardDataset", options, keywords) if keywords else options or LoaderOptions()
         self.source = source
-        self.placement = placement or placement_from_env()
-        self.transform = transform
-        self.shuffle_buffer = shuffle_buffer
-        self.seed = seed
+        self.placement = self.options.placement or placement_from_env()
+        self.transform = self.options.transform
+        self.shuffle_buffer = self.options.shuffle_buffer
+        self.seed = self.options.seed
         self._epoch = multiprocessing.RawValue("q", 0)
         self._epoch_chosen = False  # set_epoch since the last pass began
         self._passes = 0
@@ -128,7 +117,7 @@ class ShardDataset(IterableDataset):
         if part_records is not None:
             expected = (part_records(consumer, epoch, self.seed, resumed) if resumed is not None
                         else part_records(consumer, epoch, self.seed))
-        guard = BadRecordGuard(self.source, on_bad_record=self.on_bad_record, max_bad_ratio=self.max_bad_ratio,
+        guard = BadRecordGuard(self.source, on_bad_record=self.options.on_bad_record, max_bad_ratio=self.options.max_bad_ratio,
                                expected=None if expected is None else expected - skip,
                                consumer=f"loader worker {worker} of rank {self.placement.rank} in epoch {epoch}")
         return guard.decode(records, self.transform)
@@ -212,7 +201,7 @@ class ResumableLoader(EpochLoader):
 def dataset_version_changed(saved: Optional[str], reading: Optional[str]) -> str:
     """Why a position saved on one dataset version cannot be restored on another, and what to do."""
     key = version_manifest_key(saved) if saved else None
-    pin = (f"data_loader(..., version=\"{saved}\") or channel_data_loader(..., manifest=\"{key}\"); in a job "
+    pin = (f"Source(..., version=\"{saved}\"); in a job "
            f"{PINNED_MANIFEST_ENV}={key}, or train.py's --dataset_manifest {key}; the pipeline passes the version's own manifest"
            if saved else "the dataset it started on")
     return (f"the loader's position was saved reading dataset version {saved or 'none (no versioned manifest)'} but this "
@@ -221,151 +210,54 @@ def dataset_version_changed(saved: Optional[str], reading: Optional[str]) -> str
             f"({pin}), or start the epoch over (do not restore the position)")
 
 
-def make_data_loader(
-    dataset: ShardDataset,
-    batch_size: int,
-    *,
-    num_workers: Optional[int] = None,
-    prefetch_factor: int = 4,
-    pin_memory: Optional[bool] = None,
-    collate_fn: Optional[Callable[[list], Any]] = None,
-    drop_last: bool = False,
-    input_dir: str = INPUT_DIR,
-    resumable: bool = False,
-) -> Any:
-    """An EpochLoader for a ShardDataset (a ResumableLoader when `resumable`): `num_workers` from the job's hyperparameter unless given,
-    persistent workers (no re-fork and no refilled shuffle buffers per epoch), `prefetch_factor`
-    batches in flight per worker, and page-locked memory when a GPU is there (faster, asynchronous
-    copies with `tensor.cuda(non_blocking=True)`)."""
-    workers = sized_workers(input_dir) if num_workers is None else num_workers
-    options: dict = {}
-    if workers > 0:
-        options = {"persistent_workers": True, "prefetch_factor": prefetch_factor}
-    if resumable:
-        collate_fn = _TaggedCollate(collate_fn or _default_collate())
-    return (ResumableLoader if resumable else EpochLoader)(
+def make_data_loader(dataset: ShardDataset, batch_size: int, options: Optional[LoaderOptions] = None, **keywords: Any) -> Any:
+    """An EpochLoader for a ShardDataset (a ResumableLoader when `resumable`), as `options` say (the
+    dataset's by default): `num_workers` from the job's hyperparameter unless given, persistent workers
+    (no re-fork and no refilled shuffle buffers per epoch), `prefetch_factor` batches in flight per
+    worker, and page-locked memory where a GPU is (faster, asynchronous copies with
+    `tensor.cuda(non_blocking=True)`). The keyword style of 0.1.0 still works, deprecated."""
+    input_dir = keywords.pop("input_dir", INPUT_DIR)
+    options = loader_options("make_data_loader", options or dataset.options, keywords) if keywords else options or dataset.options
+    workers = sized_workers(input_dir) if options.num_workers is None else options.num_workers
+    settings: dict = {"persistent_workers": True, "prefetch_factor": options.prefetch_factor} if workers > 0 else {}
+    collate_fn = _TaggedCollate(options.collate_fn or _default_collate()) if options.resumable else options.collate_fn
+    return (ResumableLoader if options.resumable else EpochLoader)(
         dataset,
         batch_size=batch_size,
         num_workers=workers,
-        pin_memory=torch.cuda.is_available() if pin_memory is None else pin_memory,
+        pin_memory=torch.cuda.is_available() if options.pin_memory is None else options.pin_memory,
         collate_fn=collate_fn,
-        drop_last=drop_last,
-        **options,
+        drop_last=options.drop_last,
+        **settings,
     )
 
 
-def channel_data_loader(
-    channel: str,
-    batch_size: int,
-    *,
-    transform: Optional[Callable[[ImageRecord], Any]] = None,
-    collate_fn: Optional[Callable[[list], Any]] = None,
-    index_channel: Optional[str] = None,
-    manifest: Optional[str] = None,
-    num_workers: Optional[int] = None,
-    seed: int = 0,
-    shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
-    drop_last: bool = False,
-    placement: Optional[Placement] = None,
-    input_dir: str = INPUT_DIR,
-    resumable: bool = False,
-    on_bad_record: str = FAIL,
-    max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
-    check_crc: bool = True,
-    samples: bool = False,
-) -> Any:
-    """The EpochLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process: each pass is the
-    next epoch unless `set_epoch(e)` chose one (in Pipe mode, the epoch names the FIFO: set it every epoch). One
-    worker count serves both the split and the DataLoader, so they cannot disagree.
-    `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's;
-    `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default);
-    `samples`: a multi-part dataset's samples rather than (image, label) records (see `data_loader`)."""
-    return _loader(
-        lambda where, workers: open_channel(channel, where, workers, index_channel=index_channel, manifest=manifest,
-                                            input_dir=input_dir, check_crc=check_crc),
-        batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
-        shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
-        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio, samples=samples)
-
-
-def data_loader(
-    location: str,
-    batch_size: int,
-    *,
-    transform: Optional[Callable[[ImageRecord], Any]] = None,
-    collate_fn: Optional[Callable[[list], Any]] = None,
-    version: Optional[str] = None,
-    num_workers: Optional[int] = None,
-    seed: int = 0,
-    shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
-    drop_last: bool = False,
-    placement: Optional[Placement] = None,
-    resumable: bool = False,
-    cache_dir: Optional[str] = None,
-    cache_limit: Optional[int] = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    attempts: int = DEFAULT_ATTEMPTS,
-    retry_seconds: Optional[float] = None,
-    shards_ahead: int = DEFAULT_SHARDS_AHEAD,
-    index_channel: Optional[str] = None,
-    input_dir: str = INPUT_DIR,
-    on_bad_record: str = FAIL,
-    max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
-    check_crc: bool = True,
-    samples: bool = False,
-) -> Any:
-    """The EpochLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
-    folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
-    `sagemaker://<channel>` (location.py), split over this process's ranks and loader workers as
-    `channel_data_loader` splits a channel. `version` pins a dataset version by its id; the current
-    one by default. An S3 prefix is read as S3Options says (s3_dataset.py): cached at `cache_dir` (a
-    folder per dataset under the temporary folder by default), `cache_limit` bytes of shards at most
-    (None: no limit); each GET waits `timeout` seconds at most between reads and is tried `attempts`
-    times on transient errors (throttling, 5xx, resets, cut bodies), then again until `retry_seconds`
-    have passed since its first attempt (None: SHARDIO_S3_RETRY_SECONDS, else 60 s; 0: the attempts
-    only; s3_objects.py), and each loader worker fetches `shards_ahead` shards beyond those it reads.
-    Every record's CRC is checked as it is read, whatever the source (a RecordIO shard's whole, before
-    its first record: shard_crc.py); `check_crc=False` opts out.
-    `samples=True` reads a multi-part dataset's samples (samples.py; refused for a dataset without them): each a
-    dict of its parts and `__key__`, `__shard__`, `__record__`, `__label__`, decoded by `transform` (by default
-    sample_decode.SampleDecoder()) and batched by `collate_fn` (by default collate.collate_samples)."""
-    s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, retry_seconds=retry_seconds,
-                   shards_ahead=shards_ahead)
-    return _loader(
-        lambda where, workers: open_location(location, where, workers, version=version, index_channel=index_channel,
-                                             input_dir=input_dir, s3=s3, check_crc=check_crc),
-        batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
-        shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
-        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio, samples=samples)
-
-
-def _loader(
-    open_source: Callable[[Placement, int], RecordSource],
-    batch_size: int,
-    *,
-    transform: Optional[Callable[[ImageRecord], Any]],
-    collate_fn: Optional[Callable[[list], Any]],
-    num_workers: Optional[int],
-    seed: int,
-    shuffle_buffer: int,
-    drop_last: bool,
-    placement: Optional[Placement],
-    input_dir: str,
-    resumable: bool,
-    on_bad_record: str,
-    max_bad_ratio: float,
-    samples: bool = False,
-) -> Any:
-    """The loader both public builders end in: one worker count for the split and the DataLoader,
-    the source `open_source(placement, workers)` opens (in samples mode where `samples`), its dataset and its DataLoader."""
-    workers = sized_workers(input_dir) if num_workers is None else num_workers
-    placement = placement or placement_from_env()
-    source = open_source(placement, workers)
-    if samples:
+def data_loader(source: Union[Source, str], batch_size: int, options: Optional[LoaderOptions] = None, **keywords: Any) -> Any:
+    """The readers' front door: the EpochLoader (a ResumableLoader with `options.resumable`) of the
+    packed dataset `source` (a Source, or a location string for `Source(location)`), split over this
+    process's ranks and loader workers, each pass the next epoch unless `set_epoch(e)` chose one (in
+    Pipe mode the epoch names the FIFO: set it every epoch). One worker count serves both the split
+    and the DataLoader, so they cannot disagree. `data_loader(location, batch_size, seed=1, ...)`,
+    the keyword style of 0.1.0, still works with a DeprecationWarning."""
+    if keywords:
+        source, options = source_and_options("data_loader", source, options, keywords)
+    source = Source(source) if isinstance(source, str) else source
+    if not isinstance(source, Source):
+        raise TypeError(f"data_loader: source must be a Source or a location string, got {type(source).__name__}")
+    options = options or LoaderOptions()
+    options = options.replace(num_workers=sized_workers(source.input_dir) if options.num_workers is None else options.num_workers,
+                              placement=options.placement or placement_from_env())
+    records = source.open(options.placement, options.num_workers)
+    if options.samples:
         from .sample_decode import sample_loading  # torchvision's import only where samples are read
 
-        transform, collate_fn = sample_loading(source, transform, collate_fn)
-    dataset = ShardDataset(source, placement=placement, transform=transform,
-                           shuffle_buffer=shuffle_buffer, seed=seed, on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
-    return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
-                            input_dir=input_dir, resumable=resumable)
+        transform, collate_fn = sample_loading(records, options.transform, options.collate_fn)
+        options = options.replace(transform=transform, collate_fn=collate_fn)
+    return make_data_loader(ShardDataset(records, options), batch_size)
+
+
+def channel_data_loader(channel: str, batch_size: int, **keywords: Any) -> Any:
+    """Deprecated: `data_loader(Source(f"sagemaker://{channel}", ...), batch_size, LoaderOptions(...))`.
+    Removed in the next release."""
+    source, options = source_and_options("channel_data_loader", f"{CHANNEL_SCHEME}://{channel}", None, keywords)
+    return data_loader(source, batch_size, options)

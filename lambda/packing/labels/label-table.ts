@@ -95,7 +95,7 @@ export class LabelTable {
  * Refused, naming the file, the line and the value: another extension, more than MAX_LABEL_FILE_BYTES,
  * a malformed row, an empty key or label, and one sample given two different labels.
  */
-export async function readLabelTable(uri: string, chunks: AsyncIterable<Buffer>): Promise<LabelTable> {
+export async function readLabelTable(uri: string, chunks: AsyncIterable<Buffer>, maxBytes = MAX_LABEL_FILE_BYTES): Promise<LabelTable> {
   const extension = labelFileExtensionOf(uri);
   if (extension === undefined) {
     throw new LabelFileError(`label file ${uri}: the name must end in ${LABEL_FILE_EXTENSIONS.map((each) => `'${each}'`).join(' or ')} `
@@ -103,27 +103,27 @@ export async function readLabelTable(uri: string, chunks: AsyncIterable<Buffer>)
   }
   const hash = createHash('sha256');
   const rows = new RowCollector(uri);
-  const counted = countedChunks(uri, chunks, hash);
+  const counted = countedChunks(uri, chunks, hash, maxBytes);
   if (extension === '.csv') await readCsvRows(uri, counted, rows);
   else await readJsonLines(uri, counted, rows);
   return rows.table(hash.digest('hex'));
 }
 
 /** The chunks, hashed and counted on the way; more than the limit fails the read. */
-async function* countedChunks(uri: string, chunks: AsyncIterable<Buffer>, hash: ReturnType<typeof createHash>): AsyncGenerator<Buffer> {
+async function* countedChunks(uri: string, chunks: AsyncIterable<Buffer>, hash: ReturnType<typeof createHash>, maxBytes: number): AsyncGenerator<Buffer> {
   let bytes = 0;
   for await (const chunk of chunks) {
     bytes += chunk.length;
-    if (bytes > MAX_LABEL_FILE_BYTES) throw labelFileTooLarge(uri, bytes, 'more than');
+    if (bytes > maxBytes) throw labelFileTooLarge(uri, undefined, maxBytes);
     hash.update(chunk);
     yield chunk;
   }
 }
 
-/** The error of a label file over the limit (`size`: its size, or what was read of it). */
-export function labelFileTooLarge(uri: string, size: number, measure: 'more than' | 'exactly' = 'exactly'): LabelFileError {
-  return new LabelFileError(`label file ${uri}: ${measure === 'exactly' ? '' : 'more than '}${(size / 2 ** 20).toFixed(1)} MiB is over the `
-    + `${MAX_LABEL_FILE_BYTES / 2 ** 20} MiB a label file may have; refused before packing (split the dataset, or pack it in parts)`);
+/** The error of a label file over the limit: `size` when known before reading (a file's, an object's), else it was found reading. */
+export function labelFileTooLarge(uri: string, size: number | undefined, maxBytes = MAX_LABEL_FILE_BYTES): LabelFileError {
+  return new LabelFileError(`label file ${uri}: ${size === undefined ? 'more than that' : `${(size / 2 ** 20).toFixed(1)} MiB`} is over the `
+    + `${Number((maxBytes / 2 ** 20).toFixed(3))} MiB a label file may have; refused before packing (split the dataset, or pack it in parts)`);
 }
 
 async function readCsvRows(uri: string, chunks: AsyncIterable<Buffer>, rows: RowCollector): Promise<void> {
