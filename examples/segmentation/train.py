@@ -1,0 +1,126 @@
+"""Pedestrian boxes and masks on multi-part samples: each sample of the packed Penn-Fudan dataset is
+an image (`png`), its instance mask (`mask.png`) and its boxes (`json`), as prepare.py wrote them and
+`training-io pack --parts png,mask.png,json` packed them into one record. The readers that
+`TrainingCode.fromAsset(..., { includeReaders: true })` ships beside this script as shardio/ hand
+each sample out whole, in a loader worker; `to_tensors` resizes its image and mask to one size and
+scales its boxes, and `collate` batches them: the images and masks stacked, the boxes a list, since
+each image has its own number of pedestrians. The model is model.py's (a small CenterNet-style box
+and mask net); the loader's position in each checkpoint, and `interval_line` every --log_interval
+steps, are the readers', as in examples/custom-model/train.py.
+
+Outside a job, `--data` reads a packed dataset from a folder, a file:// URL or s3://bucket/prefix/
+instead of the job's channel: `python train.py --data ./packed --checkpoint_dir ./checkpoints --model_dir ./model`.
+`--keys_log FILE` appends `<epoch> <key>` for every sample trained on: what each epoch read."""
+import argparse
+import io
+import json
+import os
+import signal
+import time
+from typing import Any, Dict, List, Tuple
+
+import torch
+from PIL import Image
+from torchvision.transforms import functional as vision
+
+from model import BoxMaskNet, box_mask_loss
+from shardio import ThroughputMeter, input_channels, interval_line
+from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
+from shardio.dataset import channel_data_loader, data_loader
+from shardio.images import normalize
+
+parser = argparse.ArgumentParser()
+for name, kind, default in [("epochs", int, 10), ("max_steps", int, 0), ("batch_size", int, 8), ("image_size", int, 256),
+                            ("width", int, 32), ("lr", float, 1e-3), ("log_interval", int, 10), ("checkpoint_interval", int, 100)]:
+    parser.add_argument(f"--{name}", type=kind, default=default)
+parser.add_argument("--input_dir", default=os.environ.get("SM_INPUT_DIR", "/opt/ml/input"))
+parser.add_argument("--model_dir", default=os.environ.get("SM_MODEL_DIR", "/opt/ml/model"))
+parser.add_argument("--checkpoint_dir", default=CHECKPOINT_DIR)
+parser.add_argument("--data", default=None, help="a packed dataset's folder, file:// URL or s3:// prefix instead of the train channel")
+parser.add_argument("--keys_log", default=None, help="append '<epoch> <key>' for each sample trained on to this file")
+args, _ = parser.parse_known_args()  # the toolkit passes every hyperparameter; num_workers is shardio's
+
+
+class ToTensors:
+    """A sample → (image (3, S, S) float in [0, 1], foreground (S, S) float, boxes (n, 4) in pixels of S, key):
+    the image and mask resized to S × S (the mask by nearest neighbour: its values are instance ids)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __call__(self, sample: Dict[str, Any]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, str]:
+        image = Image.open(io.BytesIO(sample["png"])).convert("RGB")
+        mask = Image.open(io.BytesIO(sample["mask.png"]))
+        annotation = json.loads(sample["json"])
+        scale = torch.tensor([self.size / annotation["width"], self.size / annotation["height"]] * 2)
+        boxes = torch.tensor(annotation["boxes"], dtype=torch.float32).reshape(-1, 4) * scale
+        image = vision.to_tensor(image.resize((self.size, self.size), Image.BILINEAR))
+        instances = torch.as_tensor(bytearray(mask.resize((self.size, self.size), Image.NEAREST).tobytes()), dtype=torch.uint8)
+        return image, (instances > 0).float().reshape(self.size, self.size), boxes, sample["__key__"]
+
+
+def collate(batch: List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, str]]) -> Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor], List[str]]:
+    """Images and masks stacked; boxes and keys as lists, one entry per image (its own number of boxes)."""
+    images, masks, boxes, keys = zip(*batch)
+    return torch.stack(images), torch.stack(masks), list(boxes), list(keys)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+reading = {"transform": ToTensors(args.image_size), "collate_fn": collate, "input_dir": args.input_dir, "resumable": True}
+if args.data:
+    loader = data_loader(args.data, args.batch_size, **reading)
+else:
+    loader = channel_data_loader("train", args.batch_size, index_channel="index" if "index" in input_channels(args.input_dir) else None,
+                                 **reading)
+model = BoxMaskNet(args.width).to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+first_epoch, step = 0, newest_checkpoint(args.checkpoint_dir, 1) or 0
+if step:
+    restored = load_checkpoint(args.checkpoint_dir, step, 0, device)
+    model.load_state_dict(restored["training"]["model"])
+    optimizer.load_state_dict(restored["training"]["optimizer"])
+    loader.load_state_dict(restored["loader"])  # before the first batch: the workers skip what was trained on
+    first_epoch = restored["loader"]["epoch"]
+    print(f"resumed step={step} at record {restored['loader']['sample_in_epoch']} of epoch {first_epoch}", flush=True)
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append("SIGTERM"))  # a spot interruption: checkpoint, then end
+keys_log = open(args.keys_log, "a") if args.keys_log else None
+
+
+def checkpoint() -> None:
+    save_checkpoint(args.checkpoint_dir, step, 0, {"model": model.state_dict(), "optimizer": optimizer.state_dict()},
+                    loader.state_dict())
+
+
+meter = ThroughputMeter()
+for epoch in range(first_epoch, args.epochs):
+    loader.set_epoch(epoch)
+    model.train()
+    meter.take()
+    waiting = time.perf_counter()
+    for images, masks, boxes, keys in loader:
+        waited = time.perf_counter() - waiting  # blocked on the loader: the data_wait of the interval
+        images, masks = normalize(images.to(device, non_blocking=True)), masks.to(device, non_blocking=True)
+        loss = box_mask_loss(model(images), [image_boxes.to(device) for image_boxes in boxes], masks)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        step += 1
+        meter.add(len(keys), waited)
+        if keys_log:
+            keys_log.writelines(f"{epoch} {key}\n" for key in keys)
+            keys_log.flush()
+        if step % args.log_interval == 0:
+            interval = meter.take()
+            print(interval_line(epoch, step, interval.samples_per_second, interval.data_wait_fraction, loss.item()), flush=True)
+        if stop or step == args.max_steps or step % args.checkpoint_interval == 0:
+            checkpoint()
+        if stop or step == args.max_steps:
+            break
+        waiting = time.perf_counter()
+    if stop or step == args.max_steps:
+        break
+    checkpoint()  # at the epoch's end: a resume goes on with the next epoch
+print(f"{'stopped by ' + stop[0] if stop else 'done'} at step={step}", flush=True)
+os.makedirs(args.model_dir, exist_ok=True)
+torch.save(model.state_dict(), os.path.join(args.model_dir, "model.pt"))
