@@ -272,18 +272,20 @@ def channel_data_loader(
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
     check_crc: bool = True,
+    samples: bool = False,
 ) -> Any:
     """The EpochLoader (a ResumableLoader when `resumable`) of a SageMaker channel for this process: each pass is the
     next epoch unless `set_epoch(e)` chose one (in Pipe mode, the epoch names the FIFO: set it every epoch). One
     worker count serves both the split and the DataLoader, so they cannot disagree.
     `manifest` pins the dataset version (see `open_channel`); `on_bad_record` and `max_bad_ratio`: ShardDataset's;
-    `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default)."""
+    `check_crc=False` leaves the CRCs unchecked (each TFRecord's, each RecordIO shard's: checked by default);
+    `samples`: a multi-part dataset's samples rather than (image, label) records (see `data_loader`)."""
     return _loader(
         lambda where, workers: open_channel(channel, where, workers, index_channel=index_channel, manifest=manifest,
                                             input_dir=input_dir, check_crc=check_crc),
         batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
         shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
-        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio, samples=samples)
 
 
 def data_loader(
@@ -310,6 +312,7 @@ def data_loader(
     on_bad_record: str = FAIL,
     max_bad_ratio: float = DEFAULT_MAX_BAD_RATIO,
     check_crc: bool = True,
+    samples: bool = False,
 ) -> Any:
     """The EpochLoader (a ResumableLoader when `resumable`) of the packed dataset at `location`: a
     folder (a path or `file://` URL), `s3://bucket/prefix/` (streamed through a local cache) or
@@ -322,7 +325,10 @@ def data_loader(
     have passed since its first attempt (None: SHARDIO_S3_RETRY_SECONDS, else 60 s; 0: the attempts
     only; s3_objects.py), and each loader worker fetches `shards_ahead` shards beyond those it reads.
     Every record's CRC is checked as it is read, whatever the source (a RecordIO shard's whole, before
-    its first record: shard_crc.py); `check_crc=False` opts out."""
+    its first record: shard_crc.py); `check_crc=False` opts out.
+    `samples=True` reads a multi-part dataset's samples (samples.py; refused for a dataset without them): each a
+    dict of its parts and `__key__`, `__shard__`, `__record__`, `__label__`, decoded by `transform` (by default
+    sample_decode.SampleDecoder()) and batched by `collate_fn` (by default collate.collate_samples)."""
     s3 = S3Options(cache_dir=cache_dir, cache_limit=cache_limit, timeout=timeout, attempts=attempts, retry_seconds=retry_seconds,
                    shards_ahead=shards_ahead)
     return _loader(
@@ -330,7 +336,7 @@ def data_loader(
                                              input_dir=input_dir, s3=s3, check_crc=check_crc),
         batch_size, transform=transform, collate_fn=collate_fn, num_workers=num_workers, seed=seed,
         shuffle_buffer=shuffle_buffer, drop_last=drop_last, placement=placement, input_dir=input_dir, resumable=resumable,
-        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
+        on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio, samples=samples)
 
 
 def _loader(
@@ -348,12 +354,18 @@ def _loader(
     resumable: bool,
     on_bad_record: str,
     max_bad_ratio: float,
+    samples: bool = False,
 ) -> Any:
     """The loader both public builders end in: one worker count for the split and the DataLoader,
-    the source `open_source(placement, workers)` opens, its dataset and its DataLoader."""
+    the source `open_source(placement, workers)` opens (in samples mode where `samples`), its dataset and its DataLoader."""
     workers = sized_workers(input_dir) if num_workers is None else num_workers
     placement = placement or placement_from_env()
-    dataset = ShardDataset(open_source(placement, workers), placement=placement, transform=transform,
+    source = open_source(placement, workers)
+    if samples:
+        from .sample_decode import sample_loading  # torchvision's import only where samples are read
+
+        transform, collate_fn = sample_loading(source, transform, collate_fn)
+    dataset = ShardDataset(source, placement=placement, transform=transform,
                            shuffle_buffer=shuffle_buffer, seed=seed, on_bad_record=on_bad_record, max_bad_ratio=max_bad_ratio)
     return make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate_fn, drop_last=drop_last,
                             input_dir=input_dir, resumable=resumable)

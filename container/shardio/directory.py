@@ -192,10 +192,13 @@ class ShardDirectory:
         """Record `position` of a shard, by its index (random access)."""
         return next(self.read(shard, position, position + 1))
 
+    decode_record = staticmethod(to_image)
+    """What `images` makes of each record: its ImageRecord, or a Sample where samples.read_samples set it."""
+
     def image(self, record: FramedRecord, shard: int, position: Optional[int] = None) -> ImageRecord:
-        """The image record of a record of a shard, `position` being its index in the shard."""
+        """The image record (or Sample: `decode_record`) of a record of a shard, `position` being its index in the shard."""
         shard_file = self.shards[shard]
-        return to_image(self.format, record, shard_file.path, shard=shard_file.key or shard_file.path, position=position)
+        return self.decode_record(self.format, record, shard_file.path, shard=shard_file.key or shard_file.path, position=position)
 
     def share(self, consumer: Consumer, epoch: int, seed: int, resumed: Optional[Resumed] = None) -> List[Segment]:
         """The segments a consumer reads in an epoch, in the canonical order (split.py `consumer_share`)."""

@@ -182,6 +182,12 @@ def collate_encoded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
     An image is an `EncodedImage` (`encoded`'s: its name travels with the batch), bytes or a 1-D
     uint8 tensor; its bytes are copied once, into the batch's buffer."""
     images, labels, *rest = zip(*batch)
+    return (encoded_batch(images), torch.tensor(labels, dtype=torch.int64), *[list(field) for field in rest])
+
+
+def encoded_batch(images: Sequence[Any]) -> EncodedBatch:
+    """Encoded images (`EncodedImage`s, bytes or 1-D uint8 tensors) → one EncodedBatch, their bytes
+    copied once, into its buffer; the names travel where every image is an EncodedImage."""
     lengths = [len(image.data if isinstance(image, EncodedImage) else image) for image in images]
     offsets = torch.zeros(len(images) + 1, dtype=torch.int64)
     torch.cumsum(torch.tensor(lengths, dtype=torch.int64), 0, out=offsets[1:])
@@ -191,7 +197,7 @@ def collate_encoded(batch: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
         payload = image.data if isinstance(image, EncodedImage) else image
         buffer[start:start + length] = payload.numpy() if isinstance(payload, torch.Tensor) else payload
     names = [image.name for image in images] if all(isinstance(image, EncodedImage) for image in images) else None
-    return (EncodedBatch(data, offsets, names), torch.tensor(labels, dtype=torch.int64), *[list(field) for field in rest])
+    return EncodedBatch(data, offsets, names)
 
 
 def _batch_buffer(size: int) -> torch.Tensor:

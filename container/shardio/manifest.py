@@ -18,6 +18,7 @@ from .errors import FormatError
 from .json_limits import loads, read_json_bytes
 from .layout import KEY_SHAPE_TEXT, MANIFEST_NAME, VERSIONS_FOLDER, is_confined_key, is_layout_key, is_version_id
 from .records import ShardFormat
+from .samples import SampleDescription, parse_sample_description
 
 MANIFEST_VERSIONS = (1, 2)
 FORMAT_NAMES = {"tfrecord": ShardFormat.TFRECORD, "recordio": ShardFormat.RECORDIO}
@@ -65,6 +66,8 @@ class DatasetManifest:
     preprocessing: Optional[Dict[str, Any]] = None
     """What the packer did to every image (resized, re-encoded as JPEG: `shorterSide`, `longerSide`,
     `jpegQuality`, `keepGrayscale`, `sharp`, `libvips`); None when the records hold the files' own bytes."""
+    sample: Optional[SampleDescription] = None
+    """A multi-part dataset's samples (the manifest's `sample`: samples.py); None for a one-part dataset."""
 
     @property
     def largest_shard_bytes(self) -> int:
@@ -126,7 +129,8 @@ def parse_manifest(path: str, data: bytes, pinned: Optional[str] = None) -> Data
         raise FormatError(f"dataset manifest {path}: preprocessing must be an object, got {preprocessing!r}")
     return DatasetManifest(path=path, version=version, dataset_version=dataset_version,
                            format=FORMAT_NAMES[format_name], labels=dict(labels), classes=classes, records=records,
-                           shards=shards, global_index_key=global_index_key, preprocessing=preprocessing)
+                           shards=shards, global_index_key=global_index_key, preprocessing=preprocessing,
+                           sample=parse_sample_description(path, document.get("sample")))
 
 
 def pinned_version(manifest_key: str) -> Optional[str]:

@@ -37,7 +37,7 @@ import os
 import shutil
 import threading
 import time
-from typing import BinaryIO, Callable, Iterator, List, Optional
+from typing import Any, BinaryIO, Callable, Iterator, List, Optional
 
 from .crc32c import warn_if_slow
 from .errors import FormatError, redact
@@ -107,11 +107,12 @@ class PipeChannel:
 
     def __init__(self, directory: str, name: str, *, timeout: float = DEFAULT_PIPE_TIMEOUT, check_crc: bool = True,
                  listed: Optional[DatasetManifest] = None, relayed: bool = False, max_record: int = MAX_RECORD_BYTES,
-                 sums: Optional[ShardSums] = None) -> None:
+                 sums: Optional[ShardSums] = None, decode_record: Callable[..., Any] = to_image) -> None:
         """`listed`: the manifest whose `records` every epoch of this (whole) stream must hold; None: not checked.
         `max_record`: the largest record length taken for true (`record_limit`).
         `sums`: what each shard of the stream is checked against, whole (`whole_shard_sums`): here where this
-        reads SageMaker's FIFO, by the fan-out where `relayed`; the records' own CRCs are then not checked again."""
+        reads SageMaker's FIFO, by the fan-out where `relayed`; the records' own CRCs are then not checked again.
+        `decode_record`: what each record is made into (ShardDirectory.decode_record)."""
         self.directory = directory
         self.name = name
         self.timeout = timeout
@@ -120,6 +121,7 @@ class PipeChannel:
         self.relayed = relayed
         self.max_record = max_record
         self.sums = sums
+        self.decode_record = decode_record
 
     def images(self, epoch: int) -> Iterator[ImageRecord]:
         """Every record of the epoch's FIFO in stream order, read to its end and counted."""
@@ -138,7 +140,7 @@ class PipeChannel:
                 if shard_format is not None:
                     for record in read_records(shard_format, stream, path, check_crc=check_crc, max_record=self.max_record):
                         read += 1
-                        yield to_image(shard_format, record, path, shard=path, position=read - 1)
+                        yield self.decode_record(shard_format, record, path, shard=path, position=read - 1)
         except (OSError, FormatError):  # a fan-out that failed closes its FIFOs early: its cause is the error to raise
             self._check_fanout()
             raise
@@ -341,6 +343,9 @@ class PipeSource:
         self.total_consumers = local_consumers * (1 if host_sharded else host_count)
         self.timeout, self.check_crc = timeout, check_crc
         self.dataset_version = manifest.dataset_version if manifest is not None else None
+        self.manifest = manifest
+        self.decode_record: Callable[..., Any] = to_image
+        """What each record is made into (ShardDirectory.decode_record)."""
         self.listed = manifest if whole_stream(host_sharded, host_count) else None
         self.sums = whole_shard_sums(manifest, check_crc)
         if check_crc and self.sums is None:  # the consumers check each TFRecord's CRCs: say so where that is in pure Python
@@ -358,9 +363,9 @@ class PipeSource:
                              "open the channel with the DataLoader's num_workers")
         if consumer.count == 1:
             channel = PipeChannel(self.data_dir, self.channel, timeout=self.timeout, check_crc=self.check_crc, listed=self.listed,
-                                  max_record=self.max_record, sums=self.sums)
+                                  max_record=self.max_record, sums=self.sums, decode_record=self.decode_record)
         else:
             name = consumer_channel(self.channel, consumer.index % self.local_consumers)
             channel = PipeChannel(self.fanout_dir, name, timeout=self.timeout, check_crc=self.check_crc, relayed=True,
-                                  max_record=self.max_record, sums=self.sums)
+                                  max_record=self.max_record, sums=self.sums, decode_record=self.decode_record)
         return channel.images(epoch)

@@ -13,7 +13,7 @@ import json
 import os
 import struct
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from PIL import Image
 
@@ -57,8 +57,11 @@ def inputs(count: int, bad: Dict[int, Tuple[str, bytes]]) -> List[Tuple[str, byt
     return files
 
 
-def write_dataset(root: str, files: Sequence[Tuple[str, bytes, int]], *, shards: int = 4, extension: str = ".tfrecord") -> Packed:
-    """`files` packed in order into `shards` shards of near-equal counts, record ids from 0."""
+def write_dataset(root: str, files: Sequence[Tuple[str, Any, int]], *, shards: int = 4, extension: str = ".tfrecord",
+                  sample: Optional[dict] = None) -> Packed:
+    """`files` packed in order into `shards` shards of near-equal counts, record ids from 0. A file whose
+    bytes are a dict (part name → bytes) is a multi-part sample (`sample_example`); `sample` is then the
+    manifest's `sample` field (lib/contract/sample-parts.ts `SampleDescription`)."""
     version_dir = f"versions/{VERSION}"
     listed, records, shard_keys = [], [], []
     for shard in range(shards):
@@ -71,7 +74,8 @@ def write_dataset(root: str, files: Sequence[Tuple[str, bytes, int]], *, shards:
             key, data, label = files[record_id]
             framed = _tfrecord(key, data, label) if extension == ".tfrecord" else _recordio(record_id, data, label)
             index_lines.append(f"{len(shard_bytes)} {len(framed)}\n" if extension == ".tfrecord" else f"{record_id}\t{len(shard_bytes)}\n")
-            member_lines.append(json.dumps([key, len(data), label, record_id, 0]) + "\n")
+            size = sum(map(len, data.values())) if isinstance(data, dict) else len(data)
+            member_lines.append(json.dumps([key, size, label, record_id, 0]) + "\n")
             shard_bytes += framed
             records.append((key, shard, position))
         _write(root, keys["key"], shard_bytes)
@@ -81,7 +85,7 @@ def write_dataset(root: str, files: Sequence[Tuple[str, bytes, int]], *, shards:
         shard_keys.append(keys["key"])
     manifest = json.dumps({"version": 2, "datasetVersion": VERSION, "sequence": 1,
                            "format": "tfrecord" if extension == ".tfrecord" else "recordio", "labels": {"cat": 0, "dog": 1},
-                           "classes": 2, "records": len(files), "shards": listed}).encode()
+                           "classes": 2, "records": len(files), "shards": listed, **({"sample": sample} if sample else {})}).encode()
     _write(root, f"{version_dir}/manifest.json", manifest)
     _write(root, "manifest.json", manifest)
     return Packed(root, shard_keys, records)
@@ -94,14 +98,35 @@ def _write(root: str, key: str, data: bytes) -> None:
         handle.write(data)
 
 
-def _tfrecord(key: str, data: bytes, label: int) -> bytes:
-    example = _field(1, b"".join(_field(1, _field(1, name.encode()) + _field(2, feature)) for name, feature in (
-        ("image/encoded", _field(1, _field(1, data))),
-        ("image/class/label", _field(3, _field(1, _varint(label)))),
-        ("image/filename", _field(1, _field(1, key.encode()))),
-    )))
+def _tfrecord(key: str, data: Any, label: int) -> bytes:
+    if isinstance(data, dict):
+        example = sample_example(key, data, label)
+    else:
+        example = _field(1, b"".join(_field(1, _field(1, name.encode()) + _field(2, feature)) for name, feature in (
+            ("image/encoded", _field(1, _field(1, data))),
+            ("image/class/label", _field(3, _field(1, _varint(label)))),
+            ("image/filename", _field(1, _field(1, key.encode()))),
+        )))
     length = struct.pack("<Q", len(example))
     return length + struct.pack("<I", masked_crc32c(length)) + example + struct.pack("<I", masked_crc32c(example))
+
+
+def sample_example(key: str, parts: Dict[str, bytes], label: int, image_part: Optional[str] = "jpg") -> bytes:
+    """The tf.train.Example of the multi-part sample `key` (lib/contract/sample-parts.ts): `image_part` in
+    image/encoded, image/format and image/filename, the label, every other part as a bytes feature named by
+    the part, the key in sample/key."""
+    features = [("image/class/label", _field(3, _field(1, _varint(label)))), ("sample/key", _bytes_feature(key.encode()))]
+    for part, data in parts.items():
+        if part == image_part:
+            features += [("image/encoded", _bytes_feature(data)), ("image/format", _bytes_feature(b"jpeg")),
+                         ("image/filename", _bytes_feature(f"{key}.{part}".encode()))]
+        else:
+            features.append((part, _bytes_feature(data)))
+    return _field(1, b"".join(_field(1, _field(1, name.encode()) + _field(2, feature)) for name, feature in sorted(features)))
+
+
+def _bytes_feature(data: bytes) -> bytes:
+    return _field(1, _field(1, data))
 
 
 def _recordio(record_id: int, data: bytes, label: int) -> bytes:
