@@ -2,32 +2,33 @@
 an image (`png`), its instance mask (`mask.png`) and its boxes (`json`), as prepare.py wrote them and
 `training-io pack --parts png,mask.png,json` packed them into one record. The readers that
 `TrainingCode.fromAsset(..., { includeReaders: true })` ships beside this script as shardio/ hand
-each sample out whole, in a loader worker; `to_tensors` resizes its image and mask to one size and
-scales its boxes, and `collate` batches them: the images and masks stacked, the boxes a list, since
-each image has its own number of pedestrians. The model is model.py's (a small CenterNet-style box
-and mask net); the loader's position in each checkpoint, and `interval_line` every --log_interval
-steps, are the readers', as in examples/custom-model/train.py.
+each sample out whole (`samples=True`), in a loader worker; `Resized` decodes its parts with the
+readers' SampleDecoder, resizes its image and mask to one size and scales its boxes, and `collate`
+batches them: the images and masks stacked, the boxes a list, since each image has its own number
+of pedestrians. The model is model.py's (a small CenterNet-style box and mask net); the loader's
+position in each checkpoint, and `interval_line` every --log_interval steps, are the readers', as
+in examples/custom-model/train.py.
 
 Outside a job, `--data` reads a packed dataset from a folder, a file:// URL or s3://bucket/prefix/
 instead of the job's channel: `python train.py --data ./packed --checkpoint_dir ./checkpoints --model_dir ./model`.
 `--keys_log FILE` appends `<epoch> <key>` for every sample trained on: what each epoch read."""
 import argparse
-import io
-import json
 import os
 import signal
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 import torch
-from PIL import Image
-from torchvision.transforms import functional as vision
+from torch.nn import functional
 
 from model import BoxMaskNet, box_mask_loss
 from shardio import ThroughputMeter, input_channels, interval_line
 from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
+from shardio.collate import collate_part
 from shardio.dataset import channel_data_loader, data_loader
 from shardio.images import normalize
+from shardio.sample_decode import SampleDecoder
+from shardio.samples import Sample
 
 parser = argparse.ArgumentParser()
 for name, kind, default in [("epochs", int, 10), ("max_steps", int, 0), ("batch_size", int, 8), ("image_size", int, 256),
@@ -41,32 +42,37 @@ parser.add_argument("--keys_log", default=None, help="append '<epoch> <key>' for
 args, _ = parser.parse_known_args()  # the toolkit passes every hyperparameter; num_workers is shardio's
 
 
-class ToTensors:
-    """A sample → (image (3, S, S) float in [0, 1], foreground (S, S) float, boxes (n, 4) in pixels of S, key):
-    the image and mask resized to S × S (the mask by nearest neighbour: its values are instance ids)."""
+class Resized:
+    """A sample, decoded by the readers' SampleDecoder (the image a uint8 RGB CHW tensor, the mask a uint8
+    (1, H, W) tensor of its instance values, the JSON parsed), resized to S × S: the image bilinear, the mask
+    by nearest neighbour (its values are instance ids) and made 1 on a pedestrian, the boxes scaled to it."""
 
     def __init__(self, size: int) -> None:
         self.size = size
+        self.decode = SampleDecoder()
 
-    def __call__(self, sample: Dict[str, Any]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, str]:
-        image = Image.open(io.BytesIO(sample["png"])).convert("RGB")
-        mask = Image.open(io.BytesIO(sample["mask.png"]))
-        annotation = json.loads(sample["json"])
+    def __call__(self, sample: Sample) -> Dict[str, Any]:
+        sample = self.decode(sample)
+        annotation, side = sample["json"], (self.size, self.size)
         scale = torch.tensor([self.size / annotation["width"], self.size / annotation["height"]] * 2)
-        boxes = torch.tensor(annotation["boxes"], dtype=torch.float32).reshape(-1, 4) * scale
-        image = vision.to_tensor(image.resize((self.size, self.size), Image.BILINEAR))
-        instances = torch.as_tensor(bytearray(mask.resize((self.size, self.size), Image.NEAREST).tobytes()), dtype=torch.uint8)
-        return image, (instances > 0).float().reshape(self.size, self.size), boxes, sample["__key__"]
+        image = functional.interpolate(sample["png"][None].float(), size=side, mode="bilinear", align_corners=False, antialias=True)
+        instances = functional.interpolate(sample["mask.png"][None].float(), size=side, mode="nearest")
+        return {"png": image[0], "mask.png": (instances[0, 0] > 0).float(), "__key__": sample["__key__"],
+                "boxes": torch.tensor(annotation["boxes"], dtype=torch.float32).reshape(-1, 4) * scale}
 
 
-def collate(batch: List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor, str]]) -> Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor], List[str]]:
-    """Images and masks stacked; boxes and keys as lists, one entry per image (its own number of boxes)."""
-    images, masks, boxes, keys = zip(*batch)
-    return torch.stack(images), torch.stack(masks), list(boxes), list(keys)
+def collate(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The readers' rule (`collate_part`: the images and masks stacked, the keys a list) for every entry but
+    the boxes: those stay a list of (n, 4) tensors, each image with its own number of pedestrians, even
+    where a batch's counts happen to agree."""
+    batch = {name: collate_part([sample[name] for sample in samples]) for name in ("png", "mask.png", "__key__")}
+    batch["boxes"] = [sample["boxes"] for sample in samples]
+    return batch
 
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-reading = {"transform": ToTensors(args.image_size), "collate_fn": collate, "input_dir": args.input_dir, "resumable": True}
+reading = {"samples": True, "transform": Resized(args.image_size), "collate_fn": collate, "input_dir": args.input_dir,
+           "resumable": True}
 if args.data:
     loader = data_loader(args.data, args.batch_size, **reading)
 else:
@@ -98,10 +104,11 @@ for epoch in range(first_epoch, args.epochs):
     model.train()
     meter.take()
     waiting = time.perf_counter()
-    for images, masks, boxes, keys in loader:
+    for batch in loader:
         waited = time.perf_counter() - waiting  # blocked on the loader: the data_wait of the interval
-        images, masks = normalize(images.to(device, non_blocking=True)), masks.to(device, non_blocking=True)
-        loss = box_mask_loss(model(images), [image_boxes.to(device) for image_boxes in boxes], masks)
+        images, masks = normalize(batch["png"].to(device, non_blocking=True)), batch["mask.png"].to(device, non_blocking=True)
+        keys = batch["__key__"]
+        loss = box_mask_loss(model(images), [boxes.to(device) for boxes in batch["boxes"]], masks)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
