@@ -21,6 +21,7 @@ import { describePreprocessing } from '../../lambda/packing/preprocess/preproces
 import { checksImages, defaultRecordContent } from '../../lambda/packing/image-check/record-content';
 import { DEFAULT_JPEG_QUALITY, IMAGE_PREPROCESSING_LIMITS } from '../../lib/contract/image-preprocessing-limits';
 import { PlanError } from '../../lambda/packing/planning/plan-shards';
+import { SampleSettingsError } from '../../lambda/packing/samples/sample-grouping';
 import { RECORD_CONTENTS } from '../../lib/contract/record-vocabulary';
 import { printable, quoted } from '../../lambda/io/printable';
 import type { FilePatterns } from '../../lib/contract/file-patterns';
@@ -55,6 +56,13 @@ version stays current, unless --allow-missing.
   --exclude GLOB               leave out the files whose key matches GLOB (repeatable), e.g.
                                --exclude README.txt for a stray file at the source root; the
                                summary counts the files left out
+  --parts P1,P2,...            the parts every sample must have, e.g. jpg,json,mask.png (default:
+                               every part seen). Files sharing a name up to its first dot
+                               (0001.jpg, 0001.json, 0001.mask.png) are one sample and become one
+                               TFRecord Example, a feature per part (docs/shard-formats.md); a
+                               sample without a required part, a JSON part that does not parse or
+                               an image part that does not decode is a failure. RecordIO and the
+                               preprocessing flags refuse multi-part samples
   --content images|any         images: every file is checked, whole, as a JPEG or PNG the training
                                readers decode (anything else is a failure with its reason); any:
                                files packed as they are (default: images with folder labels, any
@@ -141,6 +149,7 @@ function parsePackArgs(args: string[]): PackRequest {
       'keep-grayscale': { type: 'boolean', default: false },
       'retention': { type: 'string' },
       'inventory': { type: 'string' },
+      'parts': { type: 'string' },
     },
   }, { usage: PACK_USAGE, endpoint: true });
   if (positionals.length !== 2) {
@@ -177,7 +186,7 @@ function parsePackArgs(args: string[]): PackRequest {
 /** What the packing settings are called on the command line, in the codec's messages. */
 const FLAG_NAMES: PackingSettingNames = {
   format: '--format', seed: '--seed', labels: '--labels', targetShardBytes: '--shard-size', shardCount: '--shards',
-  consumers: '--consumers', readConcurrency: '--concurrency', retentionDays: '--retention', allowMissing: '--allow-missing',
+  consumers: '--consumers', readConcurrency: '--concurrency', retentionDays: '--retention', allowMissing: '--allow-missing', parts: '--parts',
 };
 
 /** The flags that are packing settings, as the raw settings the construct also gives (each flag's syntax checked here, its range by the codec). */
@@ -191,6 +200,7 @@ export interface PackingFlags {
   readonly concurrency?: string;
   readonly retention?: string;
   readonly 'allow-missing'?: boolean;
+  readonly parts?: string;
 }
 
 /**
@@ -210,6 +220,7 @@ export function packingSettingsOfFlags(values: PackingFlags, onS3: boolean): Pac
     readConcurrency: whole('readConcurrency', values.concurrency),
     retentionDays: whole('retentionDays', values.retention),
     allowMissing: values['allow-missing'] || undefined,
+    parts: values.parts?.split(','),
   };
   const raw = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) as RawPackingSettings;
   const problems = checkPackingSettings(raw, FLAG_NAMES);
@@ -265,7 +276,7 @@ async function runPack(request: PackRequest, out: NodeJS.WriteStream, err: NodeJ
         + 'pass --allow-missing to publish without them\n');
       return 1;
     }
-    if (error instanceof PlanError || error instanceof SourceContainsOutputError) throw new UsageError(error.message);
+    if (error instanceof PlanError || error instanceof SourceContainsOutputError || error instanceof SampleSettingsError) throw new UsageError(error.message);
     throw error;
   } finally {
     progress.finish();

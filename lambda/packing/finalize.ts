@@ -11,6 +11,7 @@ import type { PruneResult } from './prune';
 import { pruneVersions } from './prune';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
+import type { SampleDescription } from '../../lib/contract/sample-parts';
 
 /** What the shards of a run produced, in shard order. */
 export interface FinalizeInput {
@@ -35,6 +36,8 @@ export interface FinalizeInput {
   readonly allowMissing?: boolean;
   /** What was done to the images, when they were preprocessed (see manifest.ts). */
   readonly preprocessing?: ManifestPreprocessing;
+  /** The multi-part samples, when the files form them (see manifest.ts). */
+  readonly sample?: SampleDescription;
   /** Versions that stopped being current longer ago than this, by the store's clock, are pruned after publishing. */
   readonly retentionMs: number;
   /** The packer's clock, written into the claim for people to read (default: now); retention never uses it. */
@@ -126,6 +129,7 @@ async function prepareVersion(input: FinalizeInput): Promise<Manifest> {
     ...(input.format === 'recordio' ? { globalIndexKey: layout.globalIndexKey } : {}),
     failures,
     ...(input.preprocessing ? { preprocessing: input.preprocessing } : {}),
+    ...(input.sample ? { sample: input.sample } : {}),
   };
   const problem = checkTotals(manifest);
   if (problem) throw new IncompleteDatasetError(`not publishing ${layout.id}: ${problem}`);

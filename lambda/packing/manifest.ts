@@ -3,6 +3,7 @@ import type { ShardFormatName } from './formats/shard-format';
 import { sortByKeyInCodePointOrder } from '../io/key-order';
 import { VersionLayout } from './dataset-layout';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
+import type { SampleDescription } from '../../lib/contract/sample-parts';
 
 /** One shard as written. */
 export interface ManifestShard {
@@ -73,6 +74,11 @@ export interface Manifest {
    * the sharp and libvips versions that did it; absent when the records hold the files' own bytes.
    */
   readonly preprocessing?: ManifestPreprocessing;
+  /**
+   * Multi-part samples (lib/contract/sample-parts.ts): their parts with kinds, the required ones, the
+   * image part and the number of samples; absent when each file is its own record.
+   */
+  readonly sample?: SampleDescription;
 }
 
 /** The shard options a version was packed with: a rerun with other options is not up to date. */
@@ -98,8 +104,10 @@ export function checkTotals(manifest: Manifest): string | undefined {
   if (records !== manifest.records) {
     return `the shards hold ${records} records but the manifest says ${manifest.records}`;
   }
-  if (records + manifest.failures.length !== manifest.source.objects) {
-    return `${records} records + ${manifest.failures.length} failures ≠ ${manifest.source.objects} source objects`;
+  // Multi-part: each sample is a record or a failure, and the source's objects are its files.
+  const inputs = manifest.sample ? manifest.sample.samples : manifest.source.objects;
+  if (records + manifest.failures.length !== inputs) {
+    return `${records} records + ${manifest.failures.length} failures ≠ ${inputs} ${manifest.sample ? 'samples' : 'source objects'}`;
   }
   return checkRecordIds(manifest.shards);
 }

@@ -5,7 +5,8 @@ import type { ManifestShard } from './manifest';
 import type { PlannedRecord, PlannedShard } from './planning/plan-types';
 
 /**
- * A shard's member list: one JSON array `[key, size, label, recordId, modified]` per line, in
+ * A shard's member list: one JSON array `[key, size, label, recordId, modified]` per line (a
+ * multi-part sample adds `[[part, size], ...]` and its image part, if any, its key being the sample's), in
  * write order. JSON lines of compact arrays are about half the bytes of objects with field names,
  * which matters when 10 million members are written and read back. The planner writes them for
  * the packers; a version keeps them so that the next repack can tell which shards changed.
@@ -14,7 +15,10 @@ export function serializeMembers(records: readonly PlannedRecord[]): Buffer {
   const lines = new Array<string>(records.length);
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
-    lines[i] = `${JSON.stringify([record.key, record.size, record.label, record.recordId, record.modified ?? 0])}\n`;
+    const member: unknown[] = [record.key, record.size, record.label, record.recordId, record.modified ?? 0];
+    // A multi-part sample's parts as a sixth element, [[name, size], ...]; one-file members stay five long.
+    if (record.parts) member.push(record.parts.map((part) => [part.name, part.size]), ...(record.imagePart ? [record.imagePart] : []));
+    lines[i] = `${JSON.stringify(member)}\n`;
   }
   return Buffer.from(lines.join(''));
 }
@@ -40,10 +44,11 @@ export function parseMembers(key: string, data: Buffer): PlannedRecord[] {
       entry = undefined;
     }
     if (!isMember(entry)) {
-      throw new MemberListError(`${key} line ${i + 1}: expected [key, size, label, recordId, modified], got ${lines[i].slice(0, 80)}`);
+      throw new MemberListError(`${key} line ${i + 1}: expected [key, size, label, recordId, modified(, parts)], got ${lines[i].slice(0, 80)}`);
     }
-    const [memberKey, size, label, recordId, modified] = entry;
-    records.push({ key: memberKey, size, label, recordId, modified: modified ?? 0 });
+    const [memberKey, size, label, recordId, modified, parts, imagePart] = entry;
+    const record = { key: memberKey, size, label, recordId, modified: modified ?? 0 };
+    records.push(parts ? { ...record, parts: parts.map(([name, partSize]) => ({ name, size: partSize })), imagePart } : record);
   }
   return records;
 }
@@ -55,12 +60,19 @@ export function plannedShardOf(index: number, name: string, records: PlannedReco
   return { index, name, records, bytes };
 }
 
-function isMember(entry: unknown): entry is [string, number, number, number, number?] {
-  return Array.isArray(entry) && (entry.length === 4 || entry.length === 5) && typeof entry[0] === 'string'
+function isMember(entry: unknown): entry is [string, number, number, number, number?, Array<[string, number]>?, string?] {
+  return Array.isArray(entry) && entry.length >= 4 && entry.length <= 7 && typeof entry[0] === 'string'
     && Number.isSafeInteger(entry[1]) && entry[1] >= 0
     && Number.isSafeInteger(entry[2]) && entry[2] >= -1
     && Number.isSafeInteger(entry[3]) && entry[3] >= 0
-    && (entry.length === 4 || (typeof entry[4] === 'number' && Number.isFinite(entry[4])));
+    && (entry.length === 4 || (typeof entry[4] === 'number' && Number.isFinite(entry[4])))
+    && (entry.length < 6 || isPartList(entry[5]))
+    && (entry.length < 7 || (entry[5] as Array<[string, number]>).some(([name]) => name === entry[6]));
+}
+
+function isPartList(parts: unknown): boolean {
+  return Array.isArray(parts) && parts.length > 0 && parts.every((part) => Array.isArray(part) && part.length === 2
+    && typeof part[0] === 'string' && part[0] !== '' && Number.isSafeInteger(part[1]) && part[1] >= 0);
 }
 
 /** Member lists read at once (S3 reads are latency-bound). */

@@ -21,6 +21,9 @@ import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
 import { tidyBeforePlan } from './prune';
 import { normalizePackingSettings } from '../../lib/contract/packing-settings';
+import type { ListedFile } from '../io/storage';
+import type { SampleGrouping } from './samples/sample-grouping';
+import { checkSampleSettings, groupSamples, hasNeighbouringParts } from './samples/sample-grouping';
 import { AfterClaimError, ConcurrentPublishError, currentVersion, throwIfClaimedByAnother } from './publish';
 import type { ShardResult } from './shard-writer';
 import { writeShardWithMembers } from './shard-writer';
@@ -86,6 +89,12 @@ export interface PackOptions {
    * `writeShard` of your own must check as this says.
    */
   readonly content?: RecordContent;
+  /**
+   * The parts every multi-part sample must have (`jpg`, `json`, `mask.png`; lib/contract/sample-parts.ts).
+   * Default: every part seen. Files that share a key up to the first dot of their names are one sample
+   * either way (lambda/packing/samples/).
+   */
+  readonly parts?: readonly string[];
 }
 
 /** What a packing run did. */
@@ -142,7 +151,9 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   const collector = new ListingCollector(PLAN_LIMITS.groupFiles, options.scratchDirectory ?? os.tmpdir(), options.onLargeListing, recordBytes);
   try {
     for await (const batch of options.source.list()) collector.add(batch);
-    const held = collector.takeInMemory();
+    const listed = listedSamples(collector, normalizePackingSettings(options).parts);
+    if (listed.grouping) checkSampleSettings(listed.grouping, options);
+    const held = listed.grouping?.samples ?? listed.held;
     const planOptions: PlanOptions = {
       seed: options.seed, targetShardBytes: options.targetShardBytes, shardCount: options.shardCount,
       consumers: options.consumers, labels: options.labels, recordBytes,
@@ -150,9 +161,10 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
     // A listing too large to hold is fingerprinted by the pass that plans it from disk: planned (once) when its fingerprint is asked for.
     let fullPlan: ListingPlan | undefined;
     const planInFull = () => fullPlan ??= planListing(collector, planOptions, PLAN_LIMITS, undefined, held);
-    const listing = { files: held, fingerprint: () => (held ? collector.fingerprintOf(held) : planInFull().fingerprint()) };
+    const listing = { files: held, fingerprint: () => (listed.held ? collector.fingerprintOf(listed.held) : planInFull().fingerprint()) };
+    const sample = listed.grouping?.description;
     const version = await planVersion(options.sink, current, listing, {
-      ...planOptions, sourceUri: options.source.uri, format: options.format, preprocessing, fullRepack: options.fullRepack,
+      ...planOptions, sourceUri: options.source.uri, format: options.format, preprocessing, fullRepack: options.fullRepack, sample,
     });
     if (version.kind === 'up-to-date') {
       return { manifest: version.current.manifest, currentVersion: version.current.datasetVersion, upToDate: true, shardBytesWritten: 0, repairedRootCopies };
@@ -168,11 +180,13 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
         previousVersion: current?.datasetVersion ?? null,
         format: options.format,
         seed: plan.seed,
-        source: { uri: options.source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint: results.fingerprint },
+        // Samples are records; the source's objects are its files (the sample description counts the samples).
+        source: { uri: options.source.uri, objects: collector.count, bytes: collector.totalBytes, fingerprint: results.fingerprint },
         labels: plan.labelMap,
         sizing: version.sizing,
         shards: [...version.reused, ...written],
-        failures: results.shards.flatMap((r) => r.failures),
+        failures: [...(listed.grouping?.failures ?? []), ...results.shards.flatMap((r) => r.failures)],
+        ...(sample ? { sample } : {}),
         allowMissing: options.allowMissing,
         retentionMs: normalizePackingSettings(options).retentionDays * 86_400_000,
         now: options.clock?.(),
@@ -198,6 +212,23 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
   } finally {
     collector.dispose();
   }
+}
+
+/**
+ * The listing as it is planned: undefined `held` when it went to disk (see ListingCollector), and the
+ * multi-part samples it forms, if any (groupSamples). A listing on disk is read back into memory only when
+ * its files form multi-part samples (their parts are neighbours in key order) or parts are required:
+ * samples are grouped and planned in memory, one entry per sample.
+ */
+function listedSamples(collector: ListingCollector, parts: readonly string[] | undefined): { held?: ListedFile[]; grouping?: SampleGrouping } {
+  let held = collector.takeInMemory();
+  if (!held && (parts !== undefined || hasNeighbouringParts(collector.sorted()))) held = [...collector.sorted()];
+  const grouping = held && groupSamples(held, parts);
+  if (grouping) {
+    // Of the files, not the samples: the fingerprint says whether the source changed (and is hashed once, now).
+    collector.fingerprintOf(held!);
+  }
+  return { held, grouping };
 }
 
 function incrementalListingPlan(plan: IncrementalPlan, fingerprint: () => string): ListingPlan {

@@ -11,6 +11,7 @@ import { sizingOf } from '../../lib/contract/packing-settings';
 import type { ManifestPreprocessing } from './preprocess/image-preprocessing';
 import { describePreprocessing, samePreprocessing } from './preprocess/preprocessing-settings';
 import type { CurrentVersion } from './publish';
+import type { SampleDescription } from '../../lib/contract/sample-parts';
 
 /** What a run is asked to make: the CLI's pack options and the planner Lambda's settings alike. */
 export interface VersionRequest extends PlanOptions {
@@ -20,6 +21,8 @@ export interface VersionRequest extends PlanOptions {
   readonly preprocessing?: ManifestPreprocessing;
   /** Pack every file again, even when the current version is up to date. */
   readonly fullRepack?: boolean;
+  /** The multi-part samples the listing forms (groupSamples); undefined when each file is its own record. */
+  readonly sample?: SampleDescription;
 }
 
 /** The source's listing, as the runner holds it. */
@@ -81,6 +84,7 @@ export async function planVersion(
     return { kind: 'up-to-date', current };
   }
   if (changed) return full(changed);
+  if (request.sample) return full('multi-part samples are packed in full (an incremental repack compares files with member lists, not samples)');
   if (sizing.shardCount !== null) return full('an exact shard count was asked for');
   if (!listing.files) return full('the listing is too large to hold in memory, which an incremental repack needs');
 
@@ -102,5 +106,7 @@ function changedSetting(manifest: Manifest, request: VersionRequest, settings: P
   if (manifest.sizing.consumers !== sizing.consumers) return `the consumers changed (${manifest.sizing.consumers} → ${sizing.consumers})`;
   if (manifest.sizing.targetShardBytes !== sizing.targetShardBytes) return 'the target shard size changed';
   if ((Object.keys(manifest.labels).length > 0) !== (settings.labels === 'folder')) return 'the labelling changed';
+  const [before, after] = [manifest.sample?.required, request.sample?.required].map((parts) => (parts ? parts.join(', ') : 'one file per record'));
+  if (before !== after) return `the sample parts changed (${before} → ${after})`;
   return undefined;
 }

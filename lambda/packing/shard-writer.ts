@@ -17,6 +17,9 @@ import { ImagePreprocessor, PREPROCESSED_FORMAT } from './preprocess/image-prepr
 import { UndecodableImageError } from './image-check/undecodable-image';
 import { imageCheckFailure, READER_RULES } from './image-check/image-check';
 import { PreprocessedReads } from './preprocess/preprocessed-reads';
+import type { PartReadFailure, SampleOutcome } from './samples/sample-records';
+import { SampleRecords } from './samples/sample-records';
+import { refusePreprocessedSamples } from './samples/sample-grouping';
 
 /** How one shard is written. */
 export interface ShardWriterOptions {
@@ -132,6 +135,8 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
   const { format } = options;
   // Made here, not per file: it loads sharp (failing the shard at once when it is missing) and checks the settings once.
   const preprocessor = options.preprocessing ? new ImagePreprocessor(options.preprocessing) : undefined;
+  // A plan holds multi-part samples throughout or not at all (lambda/packing/samples/).
+  const samples = records[0]?.parts ? sampleRecords(records, options, preprocessor !== undefined) : undefined;
   const reads = preprocessor ? preprocessedReads(records, options, preprocessor) : memberReads(records, options);
   const checkImages = options.checkImages === true && !preprocessor;
   const output = new OutputBlock(writer, BLOCK_BYTES);
@@ -141,12 +146,19 @@ async function writeRecords(records: PlannedRecord[], writer: ObjectWriter, opti
 
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
-    const taken = reads.take(i);
-    const data = taken instanceof Promise ? await taken : taken;
-    // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
-    const inputBytes = Buffer.isBuffer(data) && !preprocessor ? data.length : record.size;
-    const encoded = types.isNativeError(data) ? listedFailure(data)
-      : (checkImages ? imageCheckFailure(data, READER_RULES) : undefined) ?? frame(format, record, data, preprocessor !== undefined);
+    let encoded: Encoded | string;
+    let inputBytes = record.size;
+    if (samples) {
+      const outcome = await samples.take(i);
+      encoded = isPartReadFailure(outcome) ? `part '${outcome.part}' (${record.key}.${outcome.part}): ${listedFailure(outcome.error)}` : outcome;
+    } else {
+      const taken = reads.take(i);
+      const data = taken instanceof Promise ? await taken : taken;
+      // The input's bytes, as the progress totals count them (a preprocessed record holds fewer).
+      if (Buffer.isBuffer(data) && !preprocessor) inputBytes = data.length;
+      encoded = types.isNativeError(data) ? listedFailure(data)
+        : (checkImages ? imageCheckFailure(data, READER_RULES) : undefined) ?? frame(format, record, data, preprocessor !== undefined);
+    }
     if (typeof encoded === 'string') {
       failures.push({ key: record.key, reason: encoded });
       options.onFile?.(inputBytes);
@@ -182,6 +194,16 @@ function frame(format: ShardFormat, record: PlannedRecord, data: Buffer, reencod
     return (error as Error).message;
   }
   return encoded.size > MAX_SHARD_BYTES ? new TooLargeForShard(data.length).message : encoded;
+}
+
+/** The members' samples, read a few ahead (multi-part samples are never preprocessed: see refusePreprocessedSamples). */
+function sampleRecords(records: PlannedRecord[], options: ShardWriterOptions, preprocessed: boolean): SampleRecords {
+  if (preprocessed) throw refusePreprocessedSamples();
+  return new SampleRecords(records, options.source, options.format, Math.max(1, options.readConcurrency));
+}
+
+function isPartReadFailure(outcome: SampleOutcome): outcome is PartReadFailure {
+  return typeof outcome === 'object' && 'error' in outcome;
 }
 
 /** The members' images, preprocessed a few at once: reads in place each with a buffer of their own (see PreprocessedReads). */

@@ -22,6 +22,8 @@ export const PACKING_ENV = {
    * prefix (lib/contract/file-patterns.ts); absent, every file is packed.
    */
   filePatterns: 'SOURCE_FILE_PATTERNS',
+  /** On the planner: the parts every multi-part sample must have, comma-separated (`jpg,json,mask.png`); absent, every part seen. */
+  parts: 'SAMPLE_PARTS',
   /** Days an old dataset version is kept after it stops being current (the finalizer prunes). */
   retentionDays: 'VERSION_RETENTION_DAYS',
   /** `true` or `false`: whether the finalizer publishes a version with listed failures (ShardedDataset `allowMissing`). */

@@ -25,6 +25,8 @@ export interface RawPackingSettings {
   readonly retentionDays?: number;
   /** Publish a version with listed failures. */
   readonly allowMissing?: boolean;
+  /** The parts every multi-part sample must have (`jpg`, `json`, `mask.png`: lib/contract/sample-parts.ts); absent, every part seen. */
+  readonly parts?: readonly string[];
 }
 
 /** The settings with every default applied. */
@@ -40,6 +42,8 @@ export interface PackingSettings {
   readonly readConcurrency: number;
   readonly retentionDays: number;
   readonly allowMissing: boolean;
+  /** The required parts as given, sorted; absent: every part seen is required. */
+  readonly parts?: readonly string[];
 }
 
 /** The value of each setting when none is given. */
@@ -108,6 +112,7 @@ export const PACKING_PROP_NAMES: PackingSettingNames = {
   readConcurrency: 'packerConcurrency',
   retentionDays: 'versionRetention (days)',
   allowMissing: 'allowMissing',
+  parts: 'parts',
 };
 
 /** The handlers' environment variables (lib/contract/handler-environment.ts). */
@@ -121,6 +126,7 @@ export const PACKING_ENV_NAMES: PackingSettingNames = {
   readConcurrency: `environment variable ${PACKING_ENV.readConcurrency}`,
   retentionDays: `environment variable ${PACKING_ENV.retentionDays}`,
   allowMissing: `environment variable ${PACKING_ENV.allowMissing}`,
+  parts: `environment variable ${PACKING_ENV.parts}`,
 };
 
 const CODES: Readonly<Record<keyof RawPackingSettings, string>> = {
@@ -133,6 +139,7 @@ const CODES: Readonly<Record<keyof RawPackingSettings, string>> = {
   readConcurrency: 'InvalidPackerConcurrency',
   retentionDays: 'InvalidVersionRetention',
   allowMissing: 'InvalidAllowMissing',
+  parts: 'InvalidParts',
 };
 
 /**
@@ -169,6 +176,8 @@ export function checkPackingSettings(raw: RawPackingSettings, names: PackingSett
   if (raw.allowMissing !== undefined && typeof raw.allowMissing !== 'boolean') {
     problem('allowMissing', `${names.allowMissing} must be true or false, got ${JSON.stringify(raw.allowMissing)}`);
   }
+  const partsProblem = raw.parts === undefined ? undefined : checkParts(raw.parts);
+  if (partsProblem) problem('parts', `${names.parts} ${partsProblem}, got ${JSON.stringify(raw.parts)}`);
   return problems;
 }
 
@@ -188,7 +197,22 @@ export function normalizePackingSettings(raw: RawPackingSettings, readsLocalFile
     readConcurrency: raw.readConcurrency ?? (readsLocalFiles ? defaults.localReadConcurrency : defaults.readConcurrency),
     retentionDays: raw.retentionDays ?? defaults.retentionDays,
     allowMissing: raw.allowMissing ?? defaults.allowMissing,
+    ...(raw.parts !== undefined ? { parts: [...raw.parts].sort() } : {}),
   };
+}
+
+/** Part names as a sample's files end (`jpg`, `mask.png`): no path, no leading dot, no comma (the environment joins them with commas). */
+const PART_NAME = /^[^./,\p{Cc}][^/,\p{Cc}]*$/u;
+
+/**
+ * Why a `parts` list cannot be used, or undefined: two or more distinct part names (one part is a
+ * one-file sample, which every dataset already is; include patterns choose which files are packed).
+ */
+function checkParts(parts: unknown): string | undefined {
+  const rule = 'must name two or more distinct parts, each what follows the first dot of a sample\'s file names (jpg, json, mask.png)';
+  if (!Array.isArray(parts) || parts.length < 2 || new Set(parts).size !== parts.length) return rule;
+  const bad = parts.find((part) => typeof part !== 'string' || !PART_NAME.test(part));
+  return bad === undefined ? undefined : `${rule}; ${JSON.stringify(bad)} is not one`;
 }
 
 /**
@@ -245,6 +269,7 @@ export function toEnvironment(settings: PackingSettings, text: (value: number) =
       ...(settings.targetShardBytes !== undefined ? { [env.targetShardBytes]: text(settings.targetShardBytes) } : {}),
       ...(settings.shardCount !== undefined ? { [env.shardCount]: text(settings.shardCount) } : {}),
       [env.consumers]: text(settings.consumers),
+      ...(settings.parts !== undefined ? { [env.parts]: settings.parts.join(',') } : {}),
     },
     packer: { [env.format]: settings.format, [env.readConcurrency]: text(settings.readConcurrency) },
     finalizer: { [env.retentionDays]: text(settings.retentionDays), [env.allowMissing]: String(settings.allowMissing) },
@@ -278,6 +303,7 @@ export function fromEnvironment(env: Readonly<Record<string, string | undefined>
     readConcurrency: whole('readConcurrency'),
     retentionDays: whole('retentionDays'),
     allowMissing: allowMissing === undefined ? undefined : allowMissing === 'true',
+    parts: word(PACKING_ENV.parts)?.split(','),
   };
   problems.push(...(problems.length > 0 ? [] : checkPackingSettings(withoutUndefined(raw), PACKING_ENV_NAMES).map(({ message }) => message)));
   if (problems.length > 0) throw new PackingSettingsError(problems);

@@ -74,4 +74,6 @@ export interface SampleDescription {
   readonly required: readonly string[];
   /** The part held in `image/encoded`, if any (`imagePartOf`). */
   readonly imagePart?: string;
+  /** How many samples the source's files form: what records and failures add up to (the source's `objects` counts files). */
+  readonly samples: number;
 }

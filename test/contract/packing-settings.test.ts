@@ -44,6 +44,10 @@ describe('the packing settings codec', () => {
     ['a size and a count', { targetShardBytes: 8 * MIB, shardCount: 4 }, /^give targetShardSize or shardCount, not both/],
     ['an unknown format', { format: 'parquet' }, /^format must be 'tfrecord' or 'recordio', got "parquet"$/],
     ['unknown labels', { labels: 'file' }, /^labels must be 'folder' or 'none', got "file"$/],
+    ['one part', { parts: ['jpg'] }, /^parts must name two or more distinct parts, .*got \["jpg"\]$/],
+    ['a part twice', { parts: ['jpg', 'jpg'] }, /^parts must name two or more distinct parts/],
+    ['a part with a path', { parts: ['jpg', 'a/json'] }, /^parts must name .*; "a\/json" is not one, got/],
+    ['a part with a leading dot', { parts: ['jpg', '.json'] }, /; "\.json" is not one/],
   ])('check refuses %s, naming the setting, the value and what is allowed', (_name, raw, message) => {
     // WHEN
     const problems = checkPackingSettings(raw);
@@ -78,6 +82,7 @@ describe('the packing settings codec', () => {
     ['the defaults', {}],
     ['an exact count', { format: 'recordio', seed: 9, labels: 'none', shardCount: 10, consumers: 3, readConcurrency: 16, retentionDays: 0, allowMissing: true }],
     ['a target size', { targetShardBytes: 8 * MIB, consumers: 4, retentionDays: 30 }],
+    ['required sample parts', { parts: ['json', 'jpg', 'mask.png'] }],
   ])('the environment round-trips %s', (_name, raw) => {
     // GIVEN
     const settings = normalizePackingSettings(raw);
@@ -86,6 +91,12 @@ describe('the packing settings codec', () => {
     const decoded = fromEnvironment({ ...planner, ...packer, ...finalizer });
     // THEN
     expect(decoded).toEqual(settings);
+  });
+
+  test('the required parts are kept sorted, and absent when not given', () => {
+    expect(normalizePackingSettings({ parts: ['mask.png', 'jpg'] }).parts).toEqual(['jpg', 'mask.png']);
+    expect('parts' in normalizePackingSettings({})).toBe(false);
+    expect(toEnvironment(normalizePackingSettings({ parts: ['txt', 'jpg'] })).planner[PACKING_ENV.parts]).toBe('jpg,txt');
   });
 
   test('fromEnvironment refuses a malformed variable, naming it', () => {

@@ -11,6 +11,7 @@ export * from './index-files';
 export * from './ir-header';
 export * from './recordio';
 export * from './recordio-format';
+export * from './sample-example';
 export * from './shard-format';
 export * from './shard-record';
 export * from './tfrecord';

@@ -16,12 +16,24 @@ import { FormatError } from './shard-format';
 
 const TWO_POW_32 = 2 ** 32;
 
+/**
+ * Why a multi-part sample cannot be a RecordIO record: a record holds one payload after its IRHeader,
+ * which MXNet's ImageRecordIter and DALI's mxnet reader decode as one image; a container of parts
+ * inside it would be a format of our own that no RecordIO reader knows, and would fail theirs.
+ */
+export function multiPartRecordIoError(sample: string, parts: readonly string[]): FormatError {
+  return new FormatError(`${sample}: a sample of ${parts.length} parts (${parts.join(', ')}) cannot be a RecordIO record, `
+    + 'which holds one payload that MXNet\'s ImageRecordIter and DALI decode as an image; pack multi-part samples as TFRecord '
+    + '(format: tfrecord, --format tfrecord), or leave the other parts out (exclude patterns)');
+}
+
 /** The RecordIO shard format. */
 export const recordioFormat: ShardFormat = {
   name: 'recordio',
   extension: '.rec',
 
   encode(input: RecordInput): Encoded {
+    if (input.parts) throw multiPartRecordIoError(input.key, input.parts.map((part) => part.name));
     checkRecord(input);
     const header = packIrHeader({ flag: 0, label: input.label, id: input.recordId, id2: 0 });
     return encodeRecordIo([header, input.data]);

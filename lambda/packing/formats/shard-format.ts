@@ -1,5 +1,6 @@
 import type { ShardFormatName } from '../../../lib/contract/record-vocabulary';
 import type { Encoded } from './encoded';
+import type { SamplePart } from '../planning/plan-types';
 
 /**
  * What the shard writer needs from a record format (TFRecord or MXNet RecordIO): turn one input
@@ -18,6 +19,20 @@ export interface RecordInput {
   readonly recordId: number;
   /** The `image/format` of the bytes when they are not the file's own (a re-encoded image: `jpeg`); default: from the key's extension. */
   readonly format?: string;
+  /**
+   * A multi-part sample's parts (`key` is then the sample's key and `data` unused): each with its
+   * bytes, sorted by name. Absent for one-file records.
+   */
+  readonly parts?: readonly RecordPart[];
+  /** With `parts`: the part stored in the `image/*` features (SampleDescription `imagePart`), if any. */
+  readonly imagePart?: string;
+}
+
+/** One part of a multi-part sample as it becomes a feature. */
+export interface RecordPart {
+  /** `jpg`, `json`, `mask.png`: the feature's name (the image part's goes in `image/encoded`). */
+  readonly name: string;
+  readonly data: Buffer;
 }
 
 /** A shard file format. */
@@ -32,10 +47,10 @@ export interface ShardFormat {
    */
   encode(input: RecordInput): Encoded;
   /**
-   * The most bytes the record of a file of `size` bytes under `key` takes in a shard, framing
-   * included: what the planner counts against the target and the 128 MiB ceiling.
+   * The most bytes the record of a file of `size` bytes under `key` (or of a multi-part sample with
+   * these `parts`) takes in a shard, framing included: what the planner counts against the target and the 128 MiB ceiling.
    */
-  recordBytes(key: string, size: number): number;
+  recordBytes(key: string, size: number, parts?: readonly SamplePart[]): number;
   /** The line for this record in the shard's own index file (with the trailing newline). */
   indexLine(recordId: number, offset: number, size: number): string;
 }

@@ -14,6 +14,8 @@ export interface ShardMessage {
   readonly keys: string;
   /** `size, label, recordId, modified` per record (modified NaN when not known). */
   readonly numbers: Float64Array;
+  /** Multi-part samples: each record's parts and image part, structured-cloned (absent for one-file records). */
+  readonly samples?: ReadonlyArray<Pick<PlannedRecord, 'parts' | 'imagePart'>>;
 }
 
 const SEPARATOR = '\0';
@@ -31,7 +33,8 @@ export function toShardMessage(shard: PlannedShard): ShardMessage {
     numbers[FIELDS * i + 2] = record.recordId;
     numbers[FIELDS * i + 3] = record.modified ?? NaN;
   }
-  return { index: shard.index, name: shard.name, bytes: shard.bytes, keys: keys.join(SEPARATOR), numbers };
+  const samples = records[0]?.parts ? records.map(({ parts, imagePart }) => ({ parts, imagePart })) : undefined;
+  return { index: shard.index, name: shard.name, bytes: shard.bytes, keys: keys.join(SEPARATOR), numbers, ...(samples ? { samples } : {}) };
 }
 
 export function fromShardMessage(message: ShardMessage): PlannedShard {
@@ -46,6 +49,7 @@ export function fromShardMessage(message: ShardMessage): PlannedShard {
     records[i] = {
       key: keys[i], size: message.numbers[FIELDS * i], label: message.numbers[FIELDS * i + 1], recordId: message.numbers[FIELDS * i + 2],
       ...(Number.isNaN(modified) ? {} : { modified }),
+      ...message.samples?.[i],
     };
   }
   return { index: message.index, name: message.name, bytes: message.bytes, records };

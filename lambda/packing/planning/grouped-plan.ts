@@ -153,7 +153,7 @@ export class GroupedPlan {
     const sizes = new Float64Array(files.length);
     let totalBytes = 0;
     for (let i = 0; i < files.length; i++) {
-      sizes[i] = this.recordBytes(files[i].key, files[i].size);
+      sizes[i] = this.recordBytes(files[i].key, files[i].size, files[i].parts);
       totalBytes += sizes[i];
     }
     return { ...shuffle(sizes, this.groupSeeds[group]), totalBytes };

@@ -139,7 +139,10 @@ export function writeOrder(
     for (let r = 0; r < records.length; r++, written++) {
       const file = inWriteOrder[written];
       const recordId = numbering.firstRecordId + written;
-      records[r] = { key: sorted[file].key, size: sorted[file].size, label: labels ? labels[file] : -1, recordId, modified: sorted[file].modified };
+      const { key, size, modified, parts, imagePart } = sorted[file];
+      const label = labels ? labels[file] : -1;
+      // No `parts` field at all for one-file records: their plans stay what they were.
+      records[r] = parts ? { key, size, label, recordId, modified, parts, imagePart } : { key, size, label, recordId, modified };
     }
     const index = numbering.firstShard + shard;
     shards.push({ index, name: shardName(index, numbering.totalShards), records, bytes: assignment.bytes[shard] });

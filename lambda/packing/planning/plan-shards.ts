@@ -151,7 +151,7 @@ function recordSizesOfUniqueKeys(sorted: readonly SourceFile[], recordBytes: Rec
   const sizes = new Float64Array(sorted.length);
   for (let i = 0; i < sorted.length; i++) {
     if (i > 0 && sorted[i].key === sorted[i - 1].key) throw duplicateKey(sorted[i].key);
-    sizes[i] = recordBytes(sorted[i].key, sorted[i].size);
+    sizes[i] = recordBytes(sorted[i].key, sorted[i].size, sorted[i].parts);
   }
   return sizes;
 }

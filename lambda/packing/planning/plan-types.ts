@@ -8,6 +8,16 @@ export interface SourceFile {
   readonly size: number;
   /** Last change in milliseconds since the epoch, when listed: kept in member lists for incremental repacks. */
   readonly modified?: number;
+  /** A multi-part sample's files (`key` is then the sample's key, `size` their sum): see lambda/packing/samples/. */
+  readonly parts?: readonly SamplePart[];
+  /** With `parts`: the one held in the `image/*` features (the dataset's SampleDescription `imagePart`), if any. */
+  readonly imagePart?: string;
+}
+
+/** One file of a multi-part sample: its part name (`jpg`, `mask.png`) and size; its key is `<sample key>.<name>`. */
+export interface SamplePart {
+  readonly name: string;
+  readonly size: number;
 }
 
 /** How files become labelled records: the contract's names. */
@@ -32,8 +42,8 @@ export interface PlanOptions {
   readonly recordBytes?: RecordBytes;
 }
 
-/** The bytes of a file's record in a shard, framing included. */
-export type RecordBytes = (key: string, size: number) => number;
+/** The bytes of a file's (or a multi-part sample's: `parts`) record in a shard, framing included. */
+export type RecordBytes = (key: string, size: number, parts?: readonly SamplePart[]) => number;
 
 /** One record of a planned shard. */
 export interface PlannedRecord {
@@ -48,6 +58,10 @@ export interface PlannedRecord {
   readonly recordId: number;
   /** The source file's last change as listed (milliseconds since the epoch), when known. */
   readonly modified?: number;
+  /** A multi-part sample's files, sorted by name: the record holds them all (see SourceFile). */
+  readonly parts?: readonly SamplePart[];
+  /** With `parts`: the one held in the `image/*` features, if any. */
+  readonly imagePart?: string;
 }
 
 /** One planned shard. */
