@@ -207,6 +207,15 @@ class SampleErrorTest(unittest.TestCase):
                                                  r"\(jpg, json, mask.png\) does not list"):
             list(consumer_images(read_samples(ShardDirectory(packed.root)), Placement(), 0))
 
+    def test_samples_without_an_image_part_are_read_by_their_part_names(self) -> None:
+        text_only = {"parts": [{"name": "json", "kind": "json"}, {"name": "txt", "kind": "text"}], "required": ["json"]}
+        files = [(key, {part: data for part, data in found.items() if part in ("json", "txt")}, label)
+                 for key, found, label in samples(9)]
+        packed = write_dataset(os.path.join(self.root, "text-only"), files, shards=2, sample=text_only)
+        read = list(consumer_images(read_samples(ShardDirectory(packed.root)), Placement(), 0))
+        self.assertEqual(sorted((sample[KEY], {part: sample[part] for part in sample.parts}) for sample in read),
+                         [(key, found) for key, found, _label in files])
+
     def test_samples_of_a_one_part_dataset_are_refused_naming_its_manifest(self) -> None:
         packed = write_dataset(os.path.join(self.root, "one-part"), inputs(8, {}), shards=2)
         with self.assertRaisesRegex(ValueError, r"samples=True: dataset manifest .*one-part/manifest.json describes no multi-part "
