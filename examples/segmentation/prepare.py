@@ -13,8 +13,9 @@ each pedestrian. This script writes, for each image, the three parts of one samp
                                the mask value each box is of
 
 ready for `npx training-io pack <output> <packed> --parts png,mask.png,json --labels none`.
-An image without its mask, a mask without its image, sizes that differ or a name with a dot
-(the dot would split the sample's key) is an error naming the file: nothing is left out quietly.
+An image without its mask, a mask without its image, another file in those folders, sizes that
+differ or a name with a dot (the dot would split the sample's key) is an error naming the file,
+before anything is written: nothing is left out quietly.
 
     python prepare.py PennFudanPed/ prepared/
 
@@ -33,14 +34,9 @@ PEDESTRIAN = 1
 
 
 def instance_boxes(mask: Image.Image) -> Dict[int, List[int]]:
-    """Each instance value of a mask (0 is the background) and the box of its pixels, x1 and y1 exclusive."""
-    values = [value for count, value in (mask.getcolors(256) or []) if value != 0 and count > 0]
-    boxes = {}
-    for value in sorted(values):
-        box = mask.point(lambda pixel, value=value: 255 if pixel == value else 0).getbbox()
-        if box is not None:
-            boxes[value] = list(box)
-    return boxes
+    """Each instance value of a grey mask (0 is the background) and the box of its pixels, x1 and y1 exclusive."""
+    values = sorted(value for _, value in mask.getcolors(256) if value != 0)
+    return {value: list(mask.point(lambda pixel, value=value: 255 if pixel == value else 0).getbbox()) for value in values}
 
 
 def annotation(mask: Image.Image) -> dict:
@@ -50,18 +46,33 @@ def annotation(mask: Image.Image) -> dict:
             "labels": [PEDESTRIAN] * len(boxes), "instances": list(boxes)}
 
 
+def more(names: List[str]) -> str:
+    """What an error adds after naming the first of `names`."""
+    return f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+
+
 def pairs(root: str) -> Dict[str, str]:
     """The sample keys of a Penn-Fudan folder, each with its image's name; an unpaired file is an error."""
-    images = {name[:-len(".png")]: name for name in os.listdir(os.path.join(root, IMAGES)) if name.lower().endswith(".png")}
-    masks = {name[:-len(MASK_SUFFIX)] for name in os.listdir(os.path.join(root, MASKS)) if name.endswith(MASK_SUFFIX)}
-    for key in sorted(set(images) - masks):
-        raise SystemExit(f"{os.path.join(root, IMAGES, images[key])} has no mask {os.path.join(root, MASKS, key + MASK_SUFFIX)}")
-    for key in sorted(masks - set(images)):
-        raise SystemExit(f"{os.path.join(root, MASKS, key + MASK_SUFFIX)} has no image {os.path.join(root, IMAGES, key + '.png')}")
-    for key in sorted(images):
-        if "." in key:
-            raise SystemExit(f"{os.path.join(root, IMAGES, images[key])}: a dot in the name would end the sample's key there "
-                             "(WebDataset's rule); rename it")
+    image_names, mask_names = sorted(os.listdir(os.path.join(root, IMAGES))), sorted(os.listdir(os.path.join(root, MASKS)))
+    strays = [os.path.join(root, IMAGES, name) for name in image_names if not name.lower().endswith(".png")]
+    strays += [os.path.join(root, MASKS, name) for name in mask_names if not name.endswith(MASK_SUFFIX)]
+    if strays:
+        raise SystemExit(f"{strays[0]} is neither an image (<name>.png in {IMAGES}/) nor a mask (<name>{MASK_SUFFIX} in {MASKS}/)"
+                         f"{more(strays)}")
+    images = {name[:-len(".png")]: name for name in image_names}
+    masks = {name[:-len(MASK_SUFFIX)] for name in mask_names}
+    unpaired = sorted(set(images) - masks)
+    if unpaired:
+        raise SystemExit(f"{os.path.join(root, IMAGES, images[unpaired[0]])} has no mask "
+                         f"{os.path.join(root, MASKS, unpaired[0] + MASK_SUFFIX)}{more(unpaired)}")
+    unpaired = sorted(masks - set(images))
+    if unpaired:
+        raise SystemExit(f"{os.path.join(root, MASKS, unpaired[0] + MASK_SUFFIX)} has no image "
+                         f"{os.path.join(root, IMAGES, unpaired[0] + '.png')}{more(unpaired)}")
+    dotted = sorted(key for key in images if "." in key)
+    if dotted:
+        raise SystemExit(f"{os.path.join(root, IMAGES, images[dotted[0]])}: a dot in the name would end the sample's key "
+                         f"there (WebDataset's rule); rename it{more(dotted)}")
     return images
 
 

@@ -102,6 +102,7 @@ describe('examples/segmentation/prepare.py', () => {
   test.each([
     ['an image without its mask', { 'PNGImages/FudanPed00099.png': 'x' }, /PNGImages\/FudanPed00099\.png has no mask .*PedMasks\/FudanPed00099_mask\.png/],
     ['a mask without its image', { 'PedMasks/FudanPed00099_mask.png': 'x' }, /PedMasks\/FudanPed00099_mask\.png has no image .*PNGImages\/FudanPed00099\.png/],
+    ['another file', { 'PedMasks/README.txt': 'x' }, /PedMasks\/README\.txt is neither an image .* nor a mask/],
     ['a dot in a name', { 'PNGImages/Fudan.Ped.png': 'x', 'PedMasks/Fudan.Ped_mask.png': 'x' }, /Fudan\.Ped\.png: a dot in the name would end the sample's key/],
   ])('refuses %s, naming the file, and writes nothing', (_, extra, message) => {
     // GIVEN
