@@ -19,7 +19,7 @@ export interface BucketLocation {
 }
 
 /** What the planner plans with: the codec's packing settings it needs, and the preprocessing. */
-export interface PlanSettings extends Pick<PackingSettings, 'format' | 'seed' | 'labels' | 'targetShardBytes' | 'shardCount' | 'consumers'> {
+export interface PlanSettings extends Pick<PackingSettings, 'format' | 'seed' | 'labels' | 'targetShardBytes' | 'shardCount' | 'consumers' | 'parts'> {
   /** Absent: the records carry the files' bytes. */
   readonly preprocessing?: ImagePreprocessing;
 }
@@ -68,12 +68,13 @@ export function readInventory(env: Environment): BucketLocation | undefined {
 
 /** The planner's settings. */
 export function readPlanSettings(env: Environment): PlanSettings {
-  const { format, seed, labels, targetShardBytes, shardCount, consumers } = readPackingSettings(env);
+  const { format, seed, labels, targetShardBytes, shardCount, consumers, parts } = readPackingSettings(env);
   return {
     format, seed, labels,
     ...optional('targetShardBytes', targetShardBytes),
     ...optional('shardCount', shardCount),
     consumers,
+    ...optional('parts', parts),
     ...optional('preprocessing', readImagePreprocessing(env)),
   };
 }

@@ -4,6 +4,7 @@ import { DatasetObjectError, parseJson } from '../packing/publish';
 import type { VersionLayout } from '../packing/dataset-layout';
 import type { ManifestPreprocessing } from '../packing/preprocess/image-preprocessing';
 import { HandlerInputError } from './handler-input';
+import type { SampleDescription } from '../../lib/contract/sample-parts';
 
 /**
  * The working files of a run, under `_plan/<version>/` of the dataset (dataset-layout.ts): not
@@ -48,6 +49,10 @@ export interface PlanSummary extends Pick<FinalizeInput, 'datasetVersion' | 'pre
   readonly shardCount: number;
   /** The image preprocessing of the run (`IMAGE_PREPROCESSING`) as the manifest records it; absent: none. */
   readonly preprocessing?: ManifestPreprocessing;
+  /** The multi-part samples the files form, as the manifest records them; absent when each file is its own record. */
+  readonly sample?: SampleDescription;
+  /** Inputs the planner already found to be failures (samples that lack a required part): the finalizer lists them beside the packers'. */
+  readonly failures?: Manifest['failures'];
 }
 
 /** The contents of `_plan/<version>/results/<shard>.json`. */

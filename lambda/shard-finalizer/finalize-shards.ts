@@ -66,11 +66,12 @@ export async function finalizeShards(event: ShardFinalizerEvent, sink: PackingSi
   const results = await mapLimited(tasks, READ_CONCURRENCY, (task) => readResult(sink, run, task));
 
   const shards: ManifestShard[] = [...plan.reused, ...results.map((result) => result.shard)];
-  const failures: ManifestFailure[] = results.flatMap((result) => result.failures);
+  const failures: ManifestFailure[] = [...(plan.failures ?? []), ...results.flatMap((result) => result.failures)];
   const { manifest, prune } = await finalizeDataset({
     sink, datasetVersion: plan.datasetVersion, previousVersion: plan.previousVersion, format: plan.format, seed: plan.seed,
     source: plan.source, labels: plan.labels, sizing: plan.sizing, shards, failures, allowMissing, retentionMs,
     ...(plan.preprocessing ? { preprocessing: plan.preprocessing } : {}),
+    ...(plan.sample ? { sample: plan.sample } : {}),
   });
   const current = await finishPublished(sink, run, manifest.datasetVersion);
   return resultOf(manifest, current, run.version, prune.prunedVersions.length);

@@ -16,6 +16,7 @@ import type { ShardPlannerResult } from './contract';
 import type { BucketLocation, PlanSettings } from '../handler-kit/dataset-settings';
 import type { PlanSummary, ShardTask } from '../handler-kit/plan-layout';
 import { RunFiles } from '../handler-kit/plan-layout';
+import { checkSampleSettings, groupSamples } from '../packing/samples/sample-grouping';
 
 /** What the planner works on. */
 export interface PlanDatasetOptions {
@@ -54,8 +55,11 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
   // The root's copies repaired and failed runs' objects removed before anything else, as the CLI's pack does.
   await tidyBeforePlan(sink);
   const current = await currentVersion(sink);
-  const files = await listAll(source);
-  const fingerprint = sourceFingerprint(files);
+  const listed = await listAll(source);
+  const fingerprint = sourceFingerprint(listed);
+  const grouping = groupSamples(listed, settings.parts);
+  if (grouping) checkSampleSettings(grouping, settings);
+  const files = grouping?.samples ?? listed;
   // What the packers will do, with the sharp they ship: the manifest's record, compared with the current version's.
   const preprocessing = settings.preprocessing && manifestPreprocessing(settings.preprocessing, BUNDLED_SHARP);
   const planOptions = {
@@ -63,7 +67,7 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     consumers: settings.consumers, labels: settings.labels, recordBytes,
   };
   const version = await planVersion(sink, current, { files, fingerprint: () => fingerprint }, {
-    ...planOptions, sourceUri: source.uri, format: settings.format, preprocessing, fullRepack: options.force,
+    ...planOptions, sourceUri: source.uri, format: settings.format, preprocessing, fullRepack: options.force, sample: grouping?.description,
   });
   if (version.kind === 'up-to-date') {
     const manifest = version.current.manifest;
@@ -83,13 +87,15 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     previousVersion: current?.datasetVersion ?? null,
     format: settings.format,
     seed: plan.seed,
-    source: { uri: source.uri, objects: plan.totalFiles, bytes: plan.totalBytes, fingerprint },
+    // The source's objects are its files, samples or not (the sample description counts the samples).
+    source: { uri: source.uri, objects: listed.length, bytes: grouping ? totalBytes(listed) : plan.totalBytes, fingerprint },
     labels: plan.labelMap,
     sizing: version.sizing,
     reused: version.reused,
     shardCount: plan.shards.length,
     // What the packers do to each image: the finalizer records it in the manifest, the next run's up-to-date check compares it.
     ...(preprocessing ? { preprocessing } : {}),
+    ...(grouping ? { sample: grouping.description, failures: grouping.failures } : {}),
   };
   // Member lists go in the new version's folder: the version keeps them for the next repack.
   const tasks: ShardTask[] = plan.shards.map((shard) => ({ shardIndex: shard.index, shardName: shard.name, membersKey: layout.membersKey(shard.name) }));
@@ -109,4 +115,10 @@ export async function planDataset(options: PlanDatasetOptions): Promise<ShardPla
     seed: summary.seed,
     format: summary.format,
   };
+}
+
+function totalBytes(files: readonly { readonly size: number }[]): number {
+  let bytes = 0;
+  for (const file of files) bytes += file.size;
+  return bytes;
 }

@@ -92,6 +92,7 @@ export const ERROR_CODES = {
   InvalidFormat: { subject: 'ShardedDataset', meaning: 'a shard format that is not one of ShardFormat\'s' },
   InvalidLabels: { subject: 'ShardedDataset', meaning: 'labels that are not one of RecordLabels\'s' },
   InvalidAllowMissing: { subject: 'ShardedDataset', meaning: 'allowMissing that is not true or false' },
+  InvalidParts: { subject: 'ShardedDataset', meaning: 'parts that do not name two or more distinct part names (jpg, json, mask.png)' },
   ConsumersAndCluster: { subject: 'ShardedDataset', meaning: 'both consumers and cluster' },
   InvalidConsumers: { subject: 'ShardedDataset', meaning: 'consumers below 1' },
   InvalidSeed: { subject: 'ShardedDataset', meaning: 'a seed that is not a safe whole number of at least 0' },

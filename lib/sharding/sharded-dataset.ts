@@ -224,6 +224,18 @@ export interface ShardedDatasetProps {
   readonly allowMissing?: boolean;
 
   /**
+   * The parts every multi-part sample must have. Source objects that share a key up to the first dot
+   * of their names (`0001.jpg`, `0001.json`, `0001.mask.png`, WebDataset's convention) are one sample
+   * and become one TFRecord Example with a feature per part (docs/cli.md, "Multi-part samples"); a
+   * sample without a required part, a JSON part that does not parse or an image part that does not
+   * decode is a listed failure. A part not required but present is packed too. RecordIO and
+   * `imagePreprocessing` refuse multi-part samples.
+   *
+   * @default - every part seen in the source is required
+   */
+  readonly parts?: string[];
+
+  /**
    * Record format of the shards.
    *
    * @default ShardFormat.TFRECORD
@@ -688,6 +700,7 @@ function packingSettings(scope: Construct, props: ShardedDatasetProps): PackingS
     // Fractions of a day reach the check (and are refused), not rounded away.
     retentionDays: retention && (retention.isUnresolved() ? retention.toDays() : retention.toDays({ integral: false })),
     allowMissing: props.allowMissing,
+    parts: props.parts,
   };
   const resolved = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && !Token.isUnresolved(value)));
   const problem = checkPackingSettings(resolved)[0];

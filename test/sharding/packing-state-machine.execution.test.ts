@@ -19,6 +19,7 @@ import { StateMachineRunner } from '../support/state-machine-runner';
 import { whenServerCan } from '../support/s3-server-capabilities';
 import type { FaultProxy, InFlightWrite } from '../support/fault-proxy';
 import { startFaultProxy } from '../support/fault-proxy';
+import { bytesOf, parsedRecords, SAMPLE_PARTS, sampleFiles } from '../support/multi-part-samples';
 
 /*
  * The packing state machine of ShardedDataset, executed: the definition synthesized by the
@@ -59,7 +60,7 @@ afterAll(async () => {
  * The construct's state machine over raw/ (or `sourcePrefix`) of the source bucket, writing under `prefix`, run against the local S3 server
  * (through `proxy` when given: the handlers' S3 calls go through it).
  */
-function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: boolean } = {}, proxy?: FaultProxy): StateMachineRunner {
+function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: boolean; parts?: string[] } = {}, proxy?: FaultProxy): StateMachineRunner {
   const app = new App();
   const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
   const source = new s3.Bucket(stack, 'Raw');
@@ -385,4 +386,44 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     expect(await verifyDataset(dataset(prefix))).toMatchObject({ problems: [], leftovers: [] });
     expect(await dataset(prefix).list('_plan/')).toEqual([]);
   }, 60_000);
+
+  test('multi-part samples (issue 48): one record per sample holding every part, read by TensorFlow\'s schema; a sample missing a part, bad JSON and a bad image are listed failures', async () => {
+    // GIVEN
+    const keys = ['cat/0001', 'cat/0002', 'dog/0003', 'dog/0004'];
+    await putTestObjects(client, sourceBucket, Object.fromEntries(Object.entries({
+      ...sampleFiles([...keys, 'dog/bad-json', 'dog/bad-mask']),
+      'dog/bad-json.json': Buffer.from('{"boxes": [1'),
+      'dog/bad-mask.mask.png': Buffer.from('not a png'),
+      'dog/no-mask.jpg': SAMPLE_PARTS.jpg, 'dog/no-mask.json': SAMPLE_PARTS.json('dog/no-mask'),
+    }).map(([key, data]) => [`parts/${key}`, data])));
+
+    // WHEN
+    const strict = await packing('multipart-strict/', { sourcePrefix: 'parts/' }).run({});
+    const execution = await packing('multipart/', { sourcePrefix: 'parts/', allowMissing: true, parts: ['jpg', 'json', 'mask.png'] }).run({});
+
+    // THEN
+    expect(strict).toMatchObject({ status: 'FAILED', error: 'MissingFilesError' });
+    expect(execution).toMatchObject({ status: 'SUCCEEDED', states: PACKED_STATES });
+    const manifest = await manifestOf('multipart/');
+    expect(manifest.sample).toEqual({
+      parts: [{ name: 'jpg', kind: 'image' }, { name: 'json', kind: 'json' }, { name: 'mask.png', kind: 'image' }],
+      required: ['jpg', 'json', 'mask.png'], imagePart: 'jpg', samples: 7,
+    });
+    expect(manifest.failures).toEqual([
+      { key: 'dog/bad-json', reason: expect.stringMatching(/^part 'json' \(dog\/bad-json\.json\): not valid JSON/) },
+      { key: 'dog/bad-mask', reason: "part 'mask.png' (dog/bad-mask.mask.png): not an image (no image format recognised in its bytes)" },
+      { key: 'dog/no-mask', reason: expect.stringMatching(/^sample lacks part 'mask\.png' \(required: jpg, json, mask\.png;/) },
+    ]);
+    expect([manifest.records, manifest.source.objects]).toEqual([4, 20]);
+    const shards = new Map(await Promise.all(manifest.shards.map(async (shard) => [shard.key, await dataset('multipart/').get(shard.key)] as const)));
+    const parsed = parsedRecords(manifest, (key) => shards.get(key)!);
+    expect(parsed.map((features) => bytesOf(features['sample/key']).toString()).sort()).toEqual(keys);
+    for (const features of parsed) {
+      const key = bytesOf(features['sample/key']).toString();
+      expect(bytesOf(features['image/encoded']).equals(SAMPLE_PARTS.jpg)).toBe(true);
+      expect(bytesOf(features['mask.png']).equals(SAMPLE_PARTS.png)).toBe(true);
+      expect(JSON.parse(bytesOf(features.json).toString())).toMatchObject({ key });
+      expect(Number(features['image/class/label'].int64List!.value[0])).toBe(key.startsWith('cat/') ? 0 : 1);
+    }
+  }, 240_000);
 });

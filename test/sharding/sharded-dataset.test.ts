@@ -209,6 +209,16 @@ describe('ShardedDataset', () => {
       .toEqual(normalizePackingSettings({ shardCount: 10, consumers: 3, seed: 7, labels: 'none', format: 'recordio', readConcurrency: 16, retentionDays: 30, allowMissing: true }));
   });
 
+  test('parts reach the planner, sorted, and only when given; fewer than two are refused', () => {
+    // GIVEN
+    const planner = (extra: object) => functionNamed(dataset(extra).template, 'shard-planner').Properties.Environment.Variables;
+    // THEN
+    expect(planner({ parts: ['mask.png', 'jpg', 'json'] })).toMatchObject({ SAMPLE_PARTS: 'jpg,json,mask.png' });
+    expect(planner({})).not.toHaveProperty('SAMPLE_PARTS');
+    expect(fromEnvironment(planner({ parts: ['txt', 'jpg'] })).parts).toEqual(['jpg', 'txt']);
+    expect(() => dataset({ parts: ['jpg'] })).toThrow(/InvalidParts.*parts must name two or more distinct parts/);
+  });
+
   test('the finalizer publishes no version with listed failures unless allowMissing', () => {
     const finalizerEnvironment = (extra: object) => {
       const functions = dataset(extra).template.findResources('AWS::Lambda::Function');
