@@ -43,6 +43,8 @@ export class SegmentationStack extends Stack {
     this.dataset = new ShardedDataset(this, 'PennFudan', {
       sourceBucket: raw,
       sourcePrefix: 'penn-fudan/prepared/',
+      // <key>.png, <key>.mask.png and <key>.json: one record per sample, a sample without one of them a listed failure.
+      parts: ['png', 'mask.png', 'json'],
       // The samples have boxes and masks, not a class folder.
       labels: RecordLabels.NONE,
       cluster: { instance },

@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as tar from 'tar';
+import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import type { SynthesizedStack} from '../support/cloud-assembly';
 import {
   annotations, apiModelProblems, assetProblems, synthesizedStacks, trainingJobRequests, validationViolations,
@@ -152,8 +153,11 @@ describe('what each example sets up', () => {
     expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.g5.xlarge', InstanceCount: 1 });
     expect(request.InputDataConfig.map((c: any) => [c.ChannelName, c.InputMode])).toEqual([['train', 'File'], ['index', 'File']]);
     expect(request.HyperParameters).toMatchObject({ sagemaker_program: 'train.py' });
-    // The planner, packer and finalizer of the dataset.
-    expect(resourcesOfType(stack, 'AWS::Lambda::Function')).toHaveLength(3);
+    // The planner, packer and finalizer of the dataset; the planner groups the three parts into samples.
+    const functions = resourcesOfType(stack, 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(3);
+    expect(functions.map((f) => f.Properties.Environment.Variables).filter((variables) => variables[PACKING_ENV.parts]))
+      .toEqual([expect.objectContaining({ [PACKING_ENV.parts]: 'json,mask.png,png', [PACKING_ENV.labels]: 'none' })]);
     const files = Object.values<any>(JSON.parse(fs.readFileSync(path.join(outdir, 'Segmentation.assets.json'), 'utf8')).files);
     const code = files.filter((asset) => asset.source.path.endsWith('.tar.gz'));
     expect(code).toHaveLength(1);
