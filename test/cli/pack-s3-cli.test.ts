@@ -11,6 +11,7 @@ import type { FaultProxy} from '../support/fault-proxy';
 import { startFaultProxy } from '../support/fault-proxy';
 import { listFiles, seededBytes, temporaryFolders, writeFiles } from '../support/local-files';
 import { runCli } from '../support/run-cli';
+import { bytesOf, parsedRecords, SAMPLE_PARTS, sampleFiles } from '../support/multi-part-samples';
 import { currentInventoryLines, writeInventoryReport } from '../support/s3-inventory-report';
 import type { S3TestServer} from '../support/s3-server';
 import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
@@ -212,6 +213,33 @@ describe('training-io pack and verify with S3', () => {
     expect(withoutVersionIds(manifests[0])).toEqual(withoutVersionIds(manifests[2]));
     expect(withoutVersionIds(manifests[1])).toEqual(withoutVersionIds(manifests[2]));
     expect(manifests[0].records).toBe(SOURCE_OBJECTS);
+  });
+
+  test('multi-part samples S3 to S3 (issue 48): the same shard bytes as folder to folder, every part read back by TensorFlow\'s schema; verify is ok', async () => {
+    // GIVEN
+    const files = { ...sampleFiles(['cat/0001', 'cat/0002', 'dog/0003']), 'dog/0004.jpg': SAMPLE_PARTS.jpg, 'dog/0004.json': '{"cut": ' };
+    await putTestObjects(client, bucket, Object.fromEntries(Object.entries(files).map(([key, data]) => [`samples/${key}`, data])));
+    const local = folder('samples');
+    writeFiles(local, files);
+    const localOut = folder('out');
+
+    // WHEN
+    const packed = await runCli('pack', `s3://${bucket}/samples/`, `s3://${bucket}/packed-samples/`, ...s3Flags(), '--parts', 'jpg,json', '--allow-missing', '--seed', '5');
+    const packedLocally = await runCli('pack', local, localOut, '--parts', 'jpg,json', '--allow-missing', '--seed', '5');
+    const verified = await runCli('verify', `s3://${bucket}/packed-samples`, ...s3Flags(), '--allow-missing');
+
+    // THEN
+    expect([packed.code, packedLocally.code]).toEqual([0, 0]);
+    expect(packed.stdout).toMatch(/^ {11}dog\/0004: part 'json' \(dog\/0004\.json\): not valid JSON/m);
+    const manifest = JSON.parse((await getObject(`packed-samples/${MANIFEST_KEY}`)).toString()) as Manifest;
+    expect(manifest.sample).toMatchObject({ required: ['jpg', 'json'], imagePart: 'jpg', samples: 4 });
+    const shards = new Map(await Promise.all(manifest.shards.map(async (shard) => [shard.key, await getObject(`packed-samples/${shard.key}`)] as const)));
+    const records = parsedRecords(manifest, (key) => shards.get(key)!);
+    expect(records.map((features) => bytesOf(features['sample/key']).toString()).sort()).toEqual(['cat/0001', 'cat/0002', 'dog/0003']);
+    for (const features of records) expect(bytesOf(features['mask.png']).equals(SAMPLE_PARTS.png)).toBe(true);
+    const localManifest = JSON.parse(fs.readFileSync(path.join(localOut, MANIFEST_KEY), 'utf8')) as Manifest;
+    expect(localManifest.shards.map((shard) => shard.crc32c)).toEqual(manifest.shards.map((shard) => shard.crc32c));
+    expect([verified.code, verified.stdout]).toEqual([0, expect.stringMatching(/^ok: 1 shards, 3 records/)]);
   });
 
   test('pack a local folder to S3, then verify S3', async () => {
