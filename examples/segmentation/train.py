@@ -2,7 +2,7 @@
 an image (`png`), its instance mask (`mask.png`) and its boxes (`json`), as prepare.py wrote them and
 `training-io pack --parts png,mask.png,json` packed them into one record. The readers that
 `TrainingCode.fromAsset(..., { includeReaders: true })` ships beside this script as shardio/ hand
-each sample out whole (`samples=True`), in a loader worker; `Resized` decodes its parts with the
+each sample out whole (`LoaderOptions(samples=True)`), in a loader worker; `Resized` decodes its parts with the
 readers' SampleDecoder, resizes its image and mask to one size and scales its boxes, and `collate`
 batches them: the images and masks stacked, the boxes a list, since each image has its own number
 of pedestrians. The model is model.py's (a small CenterNet-style box and mask net); the loader's
@@ -22,13 +22,13 @@ import torch
 from torch.nn import functional
 
 from model import BoxMaskNet, box_mask_loss
-from shardio import ThroughputMeter, input_channels, interval_line
-from shardio.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
-from shardio.collate import collate_part
-from shardio.dataset import channel_data_loader, data_loader
-from shardio.images import normalize
-from shardio.sample_decode import SampleDecoder
-from shardio.samples import Sample
+from shardio import LoaderOptions, Source, ThroughputMeter, data_loader, interval_line
+from shardio.format.samples import Sample
+from shardio.source.environment import input_channels
+from shardio.torch.checkpoint import CHECKPOINT_DIR, load_checkpoint, newest_checkpoint, save_checkpoint
+from shardio.torch.collate import collate_part
+from shardio.torch.images import normalize
+from shardio.torch.sample_decode import SampleDecoder
 
 parser = argparse.ArgumentParser()
 for name, kind, default in [("epochs", int, 10), ("max_steps", int, 0), ("batch_size", int, 8), ("image_size", int, 256),
@@ -71,13 +71,13 @@ def collate(samples: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-reading = {"samples": True, "transform": Resized(args.image_size), "collate_fn": collate, "input_dir": args.input_dir,
-           "resumable": True}
 if args.data:
-    loader = data_loader(args.data, args.batch_size, **reading)
+    source = Source(args.data, input_dir=args.input_dir)
 else:
-    loader = channel_data_loader("train", args.batch_size, index_channel="index" if "index" in input_channels(args.input_dir) else None,
-                                 **reading)
+    source = Source("sagemaker://train", index_channel="index" if "index" in input_channels(args.input_dir) else None,
+                    input_dir=args.input_dir)
+loader = data_loader(source, args.batch_size, LoaderOptions(samples=True, transform=Resized(args.image_size), collate_fn=collate,
+                                                            resumable=True))
 model = BoxMaskNet(args.width).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
 first_epoch, step = 0, newest_checkpoint(args.checkpoint_dir, 1) or 0
