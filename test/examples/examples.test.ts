@@ -163,7 +163,7 @@ describe('what each example sets up', () => {
     expect(code).toHaveLength(1);
     const entries: string[] = [];
     tar.t({ file: path.join(outdir, code[0].source.path), sync: true, onReadEntry: (entry) => entries.push(entry.path) });
-    expect(entries).toEqual(expect.arrayContaining(['shardio/__init__.py', 'shardio/dataset.py']));
+    expect(entries).toContain('shardio/__init__.py');
     expect(entries.filter((entry) => !entry.startsWith('shardio/')).sort()).toEqual(['model.py', 'train.py']);
   });
 });
