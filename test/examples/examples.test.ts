@@ -2,12 +2,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as tar from 'tar';
+import { PACKING_ENV } from '../../lib/contract/handler-environment';
 import type { SynthesizedStack} from '../support/cloud-assembly';
 import {
   annotations, apiModelProblems, assetProblems, synthesizedStacks, trainingJobRequests, validationViolations,
 } from '../support/cloud-assembly';
 
-const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali', 'pipeline-fsx', 'custom-model'];
+const EXAMPLES = ['shards-pipe-g4dn', 'fsx-cache-p3dn', 'nvme-file-dali', 'pipeline-fsx', 'custom-model', 'segmentation'];
 
 /** Cloud assembly directories by example, each synthesized once for this file. */
 const synthesized = new Map<string, string>();
@@ -143,5 +144,26 @@ describe('what each example sets up', () => {
     tar.t({ file: path.join(outdir, code[0].source.path), sync: true, onReadEntry: (entry) => entries.push(entry.path) });
     expect(entries).toEqual(expect.arrayContaining(['train.py', 'shardio/__init__.py', 'shardio/torch/dataset.py', 'shardio/torch/checkpoint.py']));
     expect(entries.filter((entry) => !entry.startsWith('shardio/'))).toEqual(['train.py']);
+  });
+
+  test('segmentation: packs the prepared samples on AWS without labels, then trains its own train.py and model.py, the readers beside them', () => {
+    const outdir = synthExample('segmentation');
+    const stack = synthesizedStacks(outdir)[0];
+    const request = onlyTrainingRequest(stack);
+    expect(request.ResourceConfig).toEqual({ InstanceType: 'ml.g5.xlarge', InstanceCount: 1 });
+    expect(request.InputDataConfig.map((c: any) => [c.ChannelName, c.InputMode])).toEqual([['train', 'File'], ['index', 'File']]);
+    expect(request.HyperParameters).toMatchObject({ sagemaker_program: 'train.py' });
+    // The planner, packer and finalizer of the dataset; the planner groups the three parts into samples.
+    const functions = resourcesOfType(stack, 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(3);
+    expect(functions.map((f) => f.Properties.Environment.Variables).filter((variables) => variables[PACKING_ENV.parts]))
+      .toEqual([expect.objectContaining({ [PACKING_ENV.parts]: 'json,mask.png,png', [PACKING_ENV.labels]: 'none' })]);
+    const files = Object.values<any>(JSON.parse(fs.readFileSync(path.join(outdir, 'Segmentation.assets.json'), 'utf8')).files);
+    const code = files.filter((asset) => asset.source.path.endsWith('.tar.gz'));
+    expect(code).toHaveLength(1);
+    const entries: string[] = [];
+    tar.t({ file: path.join(outdir, code[0].source.path), sync: true, onReadEntry: (entry) => entries.push(entry.path) });
+    expect(entries).toContain('shardio/__init__.py');
+    expect(entries.filter((entry) => !entry.startsWith('shardio/')).sort()).toEqual(['model.py', 'train.py']);
   });
 });
