@@ -196,15 +196,16 @@ export function checkPackingSettings(raw: RawPackingSettings, names: PackingSett
 /** Labels `file` need a label file, and a label file is for labels `file` only: an explicit other mode with one is a contradiction. */
 function labelFileProblems(raw: RawPackingSettings, names: PackingSettingNames): PackingSettingsProblem[] {
   const { labels, labelFile } = raw;
+  const problem = (code: PackingSettingsProblem['code'], message: string) => [{ setting: 'labelFile' as const, code, message }];
   if (labelFile === undefined) {
-    return labels === 'file' ? [{ setting: 'labelFile', code: 'LabelFileMissing',
-      message: `${names.labels} 'file' takes the labels from a label file: give ${names.labelFile} (a .csv or .jsonl file mapping sample keys to classes)` }] : [];
+    return labels === 'file' ? problem('LabelFileMissing',
+      `${names.labels} 'file' takes the labels from a label file: give ${names.labelFile} (a .csv or .jsonl file mapping sample keys to classes)`) : [];
   }
-  const problem = labelFileProblem(names.labelFile, labelFile);
-  if (problem) return [{ setting: 'labelFile', code: CODES.labelFile, message: problem }];
+  const shape = labelFileProblem(names.labelFile, labelFile);
+  if (shape) return problem(CODES.labelFile, shape);
   if (labels !== undefined && labels !== 'file') {
-    return [{ setting: 'labelFile', code: 'LabelFileWithOtherLabels',
-      message: `${names.labelFile} is read with ${names.labels} 'file' only, got ${names.labels} ${JSON.stringify(labels)}: leave out one of them` }];
+    return problem('LabelFileWithOtherLabels',
+      `${names.labelFile} is read with ${names.labels} 'file' only, got ${names.labels} ${JSON.stringify(labels)}: leave out one of them`);
   }
   return [];
 }

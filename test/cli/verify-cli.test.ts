@@ -57,7 +57,7 @@ describe('training-io verify checks every member list', () => {
 
     // THEN
     expect(verified.code).toBe(1);
-    expect(verified.stdout).toMatch(new RegExp(`^problem: ${membersKey} line 1: expected \\[key, size, label, recordId, modified\\], got this is not a member list; .*--full`, 'm'));
+    expect(verified.stdout).toMatch(new RegExp(`^problem: ${membersKey} line 1: expected \\[key, size, label, recordId, modified\\(, parts\\)\\], got this is not a member list; .*--full`, 'm'));
     await expect(runCli('pack', '--content', 'any', source, output)).rejects.toThrow(new RegExp(`member list ${membersKey} line 1: .*--full`));
   });
 

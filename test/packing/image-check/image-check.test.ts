@@ -38,7 +38,7 @@ describe('the pack-time image check', () => {
     ['bad-page.html', 'not an image (no image format recognised in its bytes)'],
     ['bad-drawing.svg', 'unsupported image format \'svg\' (accepted: jpeg, png' + HINT + ')'],
     ['bad-image.bmp', 'unsupported image format \'bmp\' (accepted: jpeg, png' + HINT + ')'],
-    ['bad-image.jp2', 'unsupported image format \'jp2\' (accepted: jpeg, png' + HINT + ')'],
+    ['bad-jp2-image.jp2', 'unsupported image format \'jp2\' (accepted: jpeg, png' + HINT + ')'],
     ['resize-only-cmyk.jpg', 'unsupported image format \'jpeg\' (CMYK: the training readers cannot convert it to RGB' + HINT + ')'],
     ['bad-png-cut.png', /^truncated png image \(it ends inside chunk "IDAT"\)$/],
     ['bad-png-short-idat.png', /^truncated png image \(its image data holds \d+ of the 28880 bytes its header declares\)$/],
@@ -70,6 +70,6 @@ describe('the pack-time image check', () => {
   test('with preprocessing, CMYK JPEGs pass (sharp converts them), BMP and JPEG 2000 are still unsupported', () => {
     expect(reasonOf(corpus.get('resize-only-cmyk.jpg')!, PREPROCESSING_RULES)).toBeUndefined();
     expect(reasonOf(corpus.get('bad-image.bmp')!, PREPROCESSING_RULES)).toBe('unsupported image format \'bmp\' (accepted: jpeg, png, webp, tiff, gif)');
-    expect(reasonOf(corpus.get('bad-image.jp2')!, PREPROCESSING_RULES)).toBe('unsupported image format \'jp2\' (accepted: jpeg, png, webp, tiff, gif)');
+    expect(reasonOf(corpus.get('bad-jp2-image.jp2')!, PREPROCESSING_RULES)).toBe('unsupported image format \'jp2\' (accepted: jpeg, png, webp, tiff, gif)');
   });
 });

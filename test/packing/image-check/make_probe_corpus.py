@@ -74,7 +74,7 @@ write("ok-trailing-bytes.jpg", jpeg(small) + b"\x00\x00trailer")
 write("ok-rgb.png", png(photo(120, 80)))
 write("ok-rgba.png", png(photo(120, 80, "RGBA")))
 write("ok-palette.png", png(photo(120, 80, "P")))
-write("ok-gray.png", png(photo(33, 17, "L")))
+write("ok-gray-png.png", png(photo(33, 17, "L")))
 write("ok-bilevel.png", png(photo(33, 17, "1")))
 
 
@@ -92,7 +92,7 @@ write("bad-drawing.svg", b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/20
 bmp = io.BytesIO()
 small.save(bmp, "BMP")
 write("bad-image.bmp", bmp.getvalue())
-write("bad-image.jp2", b"\x00\x00\x00\x0cjP  \r\n\x87\n" + bytes(100))
+write("bad-jp2-image.jp2", b"\x00\x00\x00\x0cjP  \r\n\x87\n" + bytes(100))
 rgb_png = png(photo(120, 80))
 write("bad-png-cut.png", rgb_png[: len(rgb_png) // 2])
 iend = rgb_png[rgb_png.index(b"IEND") - 4:]
