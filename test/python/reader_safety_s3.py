@@ -50,6 +50,15 @@ def records_read(directory: S3ShardDirectory) -> int:
     return sum(1 for _ in consumer_images(directory, Placement(), 0))
 
 
+def size_if_present(path: str) -> int:
+    """A file's size, or 0 when it went between the listing and this stat: another worker's download
+    (`<shard>.part-…`) renamed into place, or a shard evicted, both of which the cache may do meanwhile."""
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        return 0
+
+
 @needs_packed
 @needs_s3
 class S3ReaderSafetyTest(unittest.TestCase):
@@ -172,7 +181,7 @@ class S3ReaderSafetyTest(unittest.TestCase):
             def measured(key: str, handle: BinaryIO, fetch=fetch, cache=cache, on_disk=on_disk) -> None:
                 fetch(key, handle)
                 handle.flush()  # the download's every byte on disk, beside the others in flight
-                on_disk.append(sum(os.path.getsize(os.path.join(cache, path)) for path in files_under(cache)
+                on_disk.append(sum(size_if_present(os.path.join(cache, path)) for path in files_under(cache)
                                    if path.endswith((".tfrecord",)) or ".tfrecord.part-" in path))
             directory._fetch = measured  # type: ignore[method-assign]
             for epoch in range(2):
