@@ -19,6 +19,7 @@ from ..contract import PART_KINDS, SAMPLE_KEY_FEATURE
 from ..errors import FormatError, quoted
 from .example import parse_example
 from .records import FramedRecord, ShardFormat
+from .tfrecord import single_feature
 
 KEY, SHARD, RECORD, LABEL = "__key__", "__shard__", "__record__", "__label__"
 """A Sample's entries that are not parts (WebDataset's `__key__` convention; a part's name has no `__`):
@@ -119,26 +120,18 @@ class SampleReader:
         if unknown:
             raise FormatError(f"{where}: holds the feature(s) {', '.join(map(repr, unknown))}, which the manifest's "
                               f"sample.parts ({', '.join(self.description.kinds)}) does not list: a manifest of another dataset?")
-        key = _one(features, SAMPLE_KEY_FEATURE, bytes, where)
+        key = single_feature(features, SAMPLE_KEY_FEATURE, bytes, where)
         label = features.get(_LABEL)
         entries: Dict[str, Any] = {KEY: _utf8(key, SAMPLE_KEY_FEATURE, where), SHARD: shard, RECORD: position,
-                                   LABEL: -1 if label is None else _one(features, _LABEL, int, where)}
+                                   LABEL: -1 if label is None else single_feature(features, _LABEL, int, where)}
         for part in self.description.kinds:
             feature = _IMAGE if part == self.description.image_part else part
             if feature in features:
-                entries[part] = _one(features, feature, bytes, where)
+                entries[part] = single_feature(features, feature, bytes, where)
             elif part in self.description.required:
                 raise FormatError(f"{where} (sample {quoted(entries[KEY])}): lacks its part {part!r} (feature {feature}), "
                                   "which the manifest's sample.required says every sample has")
         return Sample(entries, self.description)
-
-
-def _one(features: Dict[str, Any], feature: str, kind: type, where: str) -> Any:
-    values = features.get(feature)
-    if not values or len(values) != 1 or not isinstance(values[0], kind):
-        found = "no value" if not values else f"{len(values)} value(s) of type {type(values[0]).__name__}"
-        raise FormatError(f"{where}: expected one {kind.__name__} value in the feature {feature}, got {found}")
-    return values[0]
 
 
 def _utf8(value: bytes, feature: str, where: str) -> str:

@@ -74,9 +74,9 @@ def tfrecord_image(record: FramedRecord, name: str, *, shard: Optional[str] = No
                            filename=filename.decode("utf-8") if filename is not None else None, shard=shard, position=position)
     where = f"{name} at offset {record.offset}"
     features = parse_example(record.payload, where)
-    image = _single(features, "image/encoded", bytes, where)
-    label = _single(features, "image/class/label", int, where, default=-1)
-    filename = _single(features, "image/filename", bytes, where, default=None)
+    image = single_feature(features, "image/encoded", bytes, where)
+    label = single_feature(features, "image/class/label", int, where, default=-1)
+    filename = single_feature(features, "image/filename", bytes, where, default=None)
     return ImageRecord(image=image, label=label, filename=filename.decode("utf-8") if filename is not None else None,
                        shard=shard, position=position)
 
@@ -85,8 +85,9 @@ _IMAGE, _LABEL, _FILENAME = b"image/encoded", b"image/class/label", b"image/file
 _MISSING = object()
 
 
-def _single(features: dict, key: str, kind: type, where: str, default: object = _MISSING):
-    """The one value of a feature; `default` when it is absent (an error when there is none)."""
+def single_feature(features: dict, key: str, kind: type, where: str, default: object = _MISSING):
+    """The one value of a feature; `default` when it is absent (an error when there is none). The image
+    records' and the multi-part samples' (samples.py) one rule."""
     values = features.get(key)
     if values is None and default is not _MISSING:
         return default
