@@ -36,7 +36,7 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from shardio import Placement  # noqa: E402
+from shardio import LoaderOptions, Placement  # noqa: E402
 from shardio.epoch.stream import consumer_images
 from shardio.format.records import ImageRecord
 from shardio.source.directory import ShardDirectory
@@ -97,9 +97,9 @@ def loader_of(source: str, path: str, transform: Callable, workers: int, args: a
     if source == "files":
         return DataLoader(FolderDataset(path, transform), batch_size=args.batch_size, shuffle=True, num_workers=workers,
                           persistent_workers=True, prefetch_factor=4, collate_fn=count)
-    dataset = ShardDataset(ShardDirectory(path), placement=Placement(), transform=transform,
-                           shuffle_buffer=args.shuffle_buffer, seed=0)
-    return make_data_loader(dataset, args.batch_size, num_workers=workers, collate_fn=count, pin_memory=False)
+    options = LoaderOptions(placement=Placement(), transform=transform, shuffle_buffer=args.shuffle_buffer, seed=0,
+                            num_workers=workers, collate_fn=count, pin_memory=False)
+    return make_data_loader(ShardDataset(ShardDirectory(path), options), args.batch_size)
 
 
 def run_epochs(loader: Any, epochs: int) -> List[Dict[str, float]]:
@@ -211,9 +211,9 @@ def shuffle_row(dataset: str, chosen: Dict[str, Callable], args: argparse.Namesp
     for name, transform in chosen.items():
         loaders = {}
         for kind, directory in (("contiguous", ContiguousOrder(dataset)), ("canonical", ShardDirectory(dataset))):
-            shard_dataset = ShardDataset(directory, placement=Placement(), transform=transform,
-                                         shuffle_buffer=args.shuffle_buffer, seed=0)
-            loaders[kind] = make_data_loader(shard_dataset, args.batch_size, num_workers=0, collate_fn=count, pin_memory=False)
+            options = LoaderOptions(placement=Placement(), transform=transform, shuffle_buffer=args.shuffle_buffer, seed=0,
+                                    num_workers=0, collate_fn=count, pin_memory=False)
+            loaders[kind] = make_data_loader(ShardDataset(directory, options), args.batch_size)
             sum(loaders[kind])  # the page cache warm
         wall = {kind: 0.0 for kind in loaders}
         cpu = {kind: 0.0 for kind in loaders}

@@ -25,7 +25,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "container"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from shardio import Placement  # noqa: E402
+from shardio import LoaderOptions, Placement  # noqa: E402
 from shardio.source.directory import ShardDirectory
 from shardio.torch.dataset import ShardDataset, make_data_loader  # noqa: E402
 from contiguous_order import ContiguousOrder  # noqa: E402
@@ -58,9 +58,9 @@ def uniform(names: Sequence[str], seeds: int = 8) -> Tuple[float, float]:
 
 
 def loader_epochs(directory: ShardDirectory, workers: int, buffer: int) -> List[Batches]:
-    dataset = ShardDataset(directory, placement=Placement(), transform=lambda record: record.filename,
-                           shuffle_buffer=buffer, seed=0)
-    loader = make_data_loader(dataset, BATCH, num_workers=workers, collate_fn=list, pin_memory=False)
+    options = LoaderOptions(placement=Placement(), transform=lambda record: record.filename, shuffle_buffer=buffer, seed=0,
+                            num_workers=workers, collate_fn=list, pin_memory=False)
+    loader = make_data_loader(ShardDataset(directory, options), BATCH)
     epochs = []
     for epoch in range(2):
         loader.set_epoch(epoch)

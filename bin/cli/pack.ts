@@ -70,7 +70,8 @@ version stays current, unless --allow-missing.
   --parts P1,P2,...            the parts every sample must have, e.g. jpg,json,mask.png (default:
                                every part seen). Files sharing a name up to its first dot
                                (0001.jpg, 0001.json, 0001.mask.png) are one sample and become one
-                               TFRecord Example, a feature per part (docs/cli.md); a
+                               TFRecord Example, a feature per part (docs/cli.md), when --parts is
+                               given or half the samples or more have several files; a
                                sample without a required part, a JSON part that does not parse or
                                an image part that does not decode is a failure. RecordIO and the
                                preprocessing flags refuse multi-part samples

@@ -18,7 +18,7 @@ import { checksImages } from './image-check/record-content';
 import type { PruneResult } from './prune';
 import { normalizePackingSettings } from '../../lib/contract/packing-settings';
 import type { SampleGrouping } from './samples/sample-grouping';
-import { checkSampleSettings, groupSamples, hasNeighbouringParts } from './samples/sample-grouping';
+import { checkSampleSettings, groupSamples, formsMultiPartSamples } from './samples/sample-grouping';
 import { beginRun, completeRun, failRun, versionSummary } from './run';
 import type { LabelTable } from './labels/label-table';
 import { LabelledSource } from './labels/labelled-source';
@@ -198,12 +198,12 @@ export async function packDataset(options: PackOptions): Promise<PackResult> {
 /**
  * The listing as it is planned: undefined `held` when it went to disk (see ListingCollector), and the
  * multi-part samples it forms, if any (groupSamples). A listing on disk is read back into memory only when
- * its files form multi-part samples (their parts are neighbours in key order) or parts are required:
+ * its files form multi-part samples (counted over neighbours in key order) or parts are required:
  * samples are grouped and planned in memory, one entry per sample.
  */
 function listedSamples(collector: ListingCollector, parts: readonly string[] | undefined): { held?: ListedFile[]; grouping?: SampleGrouping } {
   let held = collector.takeInMemory();
-  if (!held && (parts !== undefined || hasNeighbouringParts(collector.sorted()))) held = [...collector.sorted()];
+  if (!held && (parts !== undefined || formsMultiPartSamples(collector.sorted()))) held = [...collector.sorted()];
   const grouping = held && groupSamples(held, parts);
   if (grouping) {
     // Of the files, not the samples: the fingerprint says whether the source changed (and is hashed once, now).

@@ -236,12 +236,13 @@ export function normalizePackingSettings(raw: RawPackingSettings, readsLocalFile
 const PART_NAME = /^[^./,\p{Cc}][^/,\p{Cc}]*$/u;
 
 /**
- * Why a `parts` list cannot be used, or undefined: two or more distinct part names (one part is a
- * one-file sample, which every dataset already is; include patterns choose which files are packed).
+ * Why a `parts` list cannot be used, or undefined: one or more distinct part names. One is useful:
+ * it groups a set where fewer than half the samples have several files (groupsIntoSamples), with that
+ * part required and the others packed where present (`jpg`, with a caption for some images).
  */
 function checkParts(parts: unknown): string | undefined {
-  const rule = 'must name two or more distinct parts, each what follows the first dot of a sample\'s file names (jpg, json, mask.png)';
-  if (!Array.isArray(parts) || parts.length < 2 || new Set(parts).size !== parts.length) return rule;
+  const rule = 'must name one or more distinct parts, each what follows the first dot of a sample\'s file names (jpg, json, mask.png)';
+  if (!Array.isArray(parts) || parts.length < 1 || new Set(parts).size !== parts.length) return rule;
   const bad = parts.find((part) => typeof part !== 'string' || !PART_NAME.test(part));
   return bad === undefined ? undefined : `${rule}; ${JSON.stringify(bad)} is not one`;
 }

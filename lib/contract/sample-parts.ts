@@ -48,6 +48,18 @@ export function sampleKeyOf(relativeKey: string): SampleKeyParts {
   return { key: relativeKey.slice(0, slash + 1 + dot), part: name.slice(dot + 1) };
 }
 
+/**
+ * Whether files are grouped into multi-part samples when no parts are named (`--parts`, the `parts`
+ * prop): when at least half of the samples they form have several files. A classification set with a
+ * stray pair (`x.jpg` beside `x.png`, `n0123.jpg.bak`) then stays one record per file, as it was
+ * before samples existed, instead of failing every other file as a sample "missing" the stray part;
+ * a dataset of samples with a few incomplete ones is grouped, and those few are listed failures.
+ * Named parts always group: a set where fewer than half have their annotations is packed by naming them.
+ */
+export function groupsIntoSamples(samples: number, multiPartSamples: number): boolean {
+  return multiPartSamples > 0 && multiPartSamples * 2 >= samples;
+}
+
 /** The kind of a part, from the last extension of its name (`mask.png` → image), case-insensitive. */
 export function partKindOf(part: string): PartKind {
   const extension = part.slice(part.lastIndexOf('.') + 1).toLowerCase();

@@ -95,7 +95,7 @@ export const ERROR_CODES = {
   LabelFileMissing: { subject: 'ShardedDataset', meaning: 'labels RecordLabels.FILE without a labelFile' },
   LabelFileWithOtherLabels: { subject: 'ShardedDataset', meaning: 'a labelFile with labels other than RecordLabels.FILE' },
   InvalidAllowMissing: { subject: 'ShardedDataset', meaning: 'allowMissing that is not true or false' },
-  InvalidParts: { subject: 'ShardedDataset', meaning: 'parts that do not name two or more distinct part names (jpg, json, mask.png)' },
+  InvalidParts: { subject: 'ShardedDataset', meaning: 'parts that do not name one or more distinct part names (jpg, json, mask.png)' },
   ConsumersAndCluster: { subject: 'ShardedDataset', meaning: 'both consumers and cluster' },
   InvalidConsumers: { subject: 'ShardedDataset', meaning: 'consumers below 1' },
   InvalidSeed: { subject: 'ShardedDataset', meaning: 'a seed that is not a safe whole number of at least 0' },

@@ -242,7 +242,8 @@ export interface ShardedDatasetProps {
   /**
    * The parts every multi-part sample must have. Source objects that share a key up to the first dot
    * of their names (`0001.jpg`, `0001.json`, `0001.mask.png`, WebDataset's convention) are one sample
-   * and become one TFRecord Example with a feature per part (docs/cli.md, "Multi-part samples"); a
+   * and become one TFRecord Example with a feature per part (docs/cli.md, "Multi-part samples") when
+   * `parts` is given or half the samples or more have several objects; a
    * sample without a required part, a JSON part that does not parse or an image part that does not
    * decode is a listed failure. A part not required but present is packed too. RecordIO and
    * `imagePreprocessing` refuse multi-part samples.

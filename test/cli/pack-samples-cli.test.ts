@@ -114,9 +114,60 @@ describe('training-io pack with multi-part samples (issue 48)', () => {
     expect(resized.stderr).toMatch(/image preprocessing \(--resize, --max-side; ShardedDataset imagePreprocessing\) cannot be used with multi-part samples/);
   });
 
-  test('--parts refuses one part, naming the flag', async () => {
-    const run = await runCli('pack', folder('src'), folder('out'), '--parts', 'jpg');
+  test('a classification folder with a stray pair sharing a key (x.jpg beside x.png) packs every file as its own record, as before samples', async () => {
+    // GIVEN
+    const source = folder('src');
+    writeFiles(source, {
+      'cat/1.jpg': SAMPLE_PARTS.jpg, 'cat/2.jpg': SAMPLE_PARTS.jpg, 'dog/3.jpg': SAMPLE_PARTS.jpg,
+      'dog/4.jpg': SAMPLE_PARTS.jpg, 'dog/4.png': SAMPLE_PARTS.png,
+    });
+    const output = folder('out');
+
+    // WHEN
+    const run = await runCli('pack', source, output);
+
+    // THEN
+    expect([run.code, run.stderr]).toEqual([0, expect.any(String)]);
+    const manifest = manifestOf(output);
+    expect(manifest).not.toHaveProperty('sample');
+    expect([manifest.records, manifest.source.objects, manifest.failures]).toEqual([5, 5, []]);
+  });
+
+  test('when no sample is complete the run says what the samples lack, not that the source is empty', async () => {
+    // GIVEN: most samples are multi-part, and --parts names one that none has.
+    const source = folder('src');
+    writeFiles(source, sampleFiles(['s/0001', 's/0002']));
+
+    // WHEN
+    const run = await runCli('pack', source, folder('out'), '--labels', 'none', '--parts', 'jpg,txt', '--allow-missing');
+
+    // THEN
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/--parts must name two or more distinct parts/);
+    expect(run.stderr).toMatch(/no sample is complete: all 2 samples are failures \(2 lack part 'txt'; required: jpg, txt\)/);
+    expect(run.stderr).not.toMatch(/files is empty/);
+  });
+
+  test('--parts with one part groups a set where fewer than half the samples have several files: that part required, the others packed where present', async () => {
+    // GIVEN: a caption for one image of three.
+    const source = folder('src');
+    writeFiles(source, { 's/1.jpg': SAMPLE_PARTS.jpg, 's/1.txt': 'a red box', 's/2.jpg': SAMPLE_PARTS.jpg, 's/3.jpg': SAMPLE_PARTS.jpg });
+    const output = folder('out');
+
+    // WHEN
+    const run = await runCli('pack', source, output, '--labels', 'none', '--parts', 'jpg');
+
+    // THEN
+    expect([run.code, run.stderr]).toEqual([0, expect.any(String)]);
+    const manifest = manifestOf(output);
+    expect(manifest.sample).toEqual({ parts: [{ name: 'jpg', kind: 'image' }, { name: 'txt', kind: 'text' }], required: ['jpg'], imagePart: 'jpg', samples: 3 });
+    const records = parsedRecords(manifest, (key) => fs.readFileSync(path.join(output, key)));
+    const captions = new Map(records.map((features) => [bytesOf(features['sample/key']).toString(), features.txt && bytesOf(features.txt).toString()]));
+    expect(captions).toEqual(new Map([['s/1', 'a red box'], ['s/2', undefined], ['s/3', undefined]]));
+  });
+
+  test('--parts refuses a part named twice, naming the flag', async () => {
+    const run = await runCli('pack', folder('src'), folder('out'), '--parts', 'jpg,jpg');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--parts must name one or more distinct parts/);
   });
 });

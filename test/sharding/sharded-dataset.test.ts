@@ -217,7 +217,7 @@ describe('ShardedDataset', () => {
     expect(planner({ parts: ['mask.png', 'jpg', 'json'] })).toMatchObject({ SAMPLE_PARTS: 'jpg,json,mask.png' });
     expect(planner({})).not.toHaveProperty('SAMPLE_PARTS');
     expect(fromEnvironment(planner({ parts: ['txt', 'jpg'] })).parts).toEqual(['jpg', 'txt']);
-    expect(() => dataset({ parts: ['jpg'] })).toThrow(/InvalidParts.*parts must name two or more distinct parts/);
+    expect(() => dataset({ parts: ['jpg', 'jpg'] })).toThrow(/InvalidParts.*parts must name one or more distinct parts/);
   });
 
   test('the finalizer publishes no version with listed failures unless allowMissing', () => {

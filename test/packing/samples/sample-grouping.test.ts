@@ -1,9 +1,10 @@
 import { decodeExample, readTfRecords, shardFormat } from '../../../lambda/packing/formats';
 import { parseMembers, serializeMembers } from '../../../lambda/packing/members';
 import { fromShardMessage, toShardMessage } from '../../../lambda/packing/parallel/shard-message';
+import { PlanError } from '../../../lambda/packing/planning/plan-error';
 import { planShards } from '../../../lambda/packing/planning/plan-shards';
 import type { PlannedRecord } from '../../../lambda/packing/planning/plan-types';
-import { checkSampleSettings, groupSamples, hasNeighbouringParts } from '../../../lambda/packing/samples/sample-grouping';
+import { checkSampleSettings, groupSamples, formsMultiPartSamples } from '../../../lambda/packing/samples/sample-grouping';
 import { partProblem } from '../../../lambda/packing/samples/sample-records';
 import { SAMPLE_PARTS } from '../../support/multi-part-samples';
 import { parseTfExample } from '../../support/tf-example-parser';
@@ -44,12 +45,13 @@ describe('grouping a listing into multi-part samples', () => {
   test('required parts: an optional part present is kept, a required one absent fails, and a one-part listing is multi-part when parts are asked for', () => {
     // WHEN
     const grouping = groupSamples([file('s/1.jpg'), file('s/1.json'), file('s/1.txt'), file('s/2.jpg'), file('s/2.json')], ['json', 'jpg'])!;
-    const single = groupSamples([file('s/1.jpg'), file('s/2.jpg')], ['jpg', 'json'])!;
+    const single = groupSamples([file('s/1.jpg'), file('s/2.jpg'), file('s/3.json')], ['jpg'])!;
     // THEN
     expect(grouping.samples.map((sample) => sample.parts.map((part) => part.name))).toEqual([['jpg', 'json', 'txt'], ['jpg', 'json']]);
     expect(grouping.description.required).toEqual(['jpg', 'json']);
     expect(grouping.description.parts.map((part) => part.name)).toEqual(['jpg', 'json', 'txt']);
-    expect(single.failures.map((failure) => failure.key)).toEqual(['s/1', 's/2']);
+    expect(single.samples.map((sample) => sample.key)).toEqual(['s/1', 's/2']);
+    expect(single.failures.map((failure) => failure.key)).toEqual(['s/3']);
   });
 
   test('without an image among the required parts no part is the image part', () => {
@@ -65,9 +67,28 @@ describe('grouping a listing into multi-part samples', () => {
     expect(() => checkSampleSettings(grouping, { format: 'tfrecord' })).not.toThrow();
   });
 
-  test('a listing in key order is told multi-part by neighbouring files of one sample', () => {
-    expect(hasNeighbouringParts([file('a/1.jpg'), file('a/1.json')])).toBe(true);
-    expect(hasNeighbouringParts([file('a/1.jpg'), file('a/2.jpg'), file('b/1.jpg')])).toBe(false);
+  test('a listing in key order is told multi-part by neighbouring files of one sample, by the same half-or-more rule', () => {
+    expect(formsMultiPartSamples([file('a/1.jpg'), file('a/1.json')])).toBe(true);
+    expect(formsMultiPartSamples([file('a/1.jpg'), file('a/2.jpg'), file('b/1.jpg')])).toBe(false);
+    expect(formsMultiPartSamples([file('a/1.jpg'), file('a/1.png'), file('a/2.jpg'), file('a/3.jpg')])).toBe(false);
+    expect(formsMultiPartSamples([file('a/1.jpg'), file('a/1.json'), file('a/1.txt'), file('a/2.jpg')])).toBe(true);
+  });
+
+  test('a stray pair in a one-file-per-sample set does not group it: fewer than half the samples have several files', () => {
+    // x.jpg beside x.png, n0123.jpg.bak beside n0123.jpg: grouping would fail every other file as lacking the stray part.
+    expect(groupSamples([file('cat/1.jpg'), file('cat/1.png'), file('cat/2.jpg'), file('cat/3.jpg'), file('dog/n0123.jpg'),
+      file('dog/n0123.jpg.bak'), file('dog/4.jpg')])).toBeUndefined();
+    // Half or more multi-part: grouped, and the incomplete one is a failure.
+    const grouping = groupSamples([file('s/1.jpg'), file('s/1.json'), file('s/2.jpg')])!;
+    expect(grouping.failures.map((failure) => failure.key)).toEqual(['s/2']);
+  });
+
+  test('no complete sample: the error counts what the samples lack and names the first, instead of an empty plan', () => {
+    const listing = [file('s/1.jpg'), file('s/1.json'), file('s/2.jpg'), file('s/2.json'), file('s/3.jpg'), file('s/3')];
+    expect(() => groupSamples(listing, ['jpg', 'json', 'txt'])).toThrow(
+      /^no sample is complete: all 3 samples are failures \(2 lack part 'txt', 1 have no part name; required: jpg, json, txt\), so there is nothing to pack; .*The first: s\/1: sample lacks part 'txt'/,
+    );
+    expect(() => groupSamples(listing, ['jpg', 'json', 'txt'])).toThrow(PlanError);
   });
 });
 
