@@ -13,7 +13,7 @@ import torchvision
 from torchvision.io import ImageReadMode
 from torchvision.transforms import RandomResizedCrop
 
-from shardio import Placement
+from shardio import LoaderOptions, Placement
 from shardio.source.directory import ShardDirectory
 from shardio.torch.dataset import ShardDataset, make_data_loader
 from shardio.torch.images import RATIO, SCALE, EncodedBatch, collate_encoded, encoded
@@ -73,8 +73,9 @@ def loader_alone(shards: str, transform: Callable, collate: Optional[Callable], 
     """One epoch through a loader of `workers` workers after a warm-up batch (the workers started),
     `consume` doing with each batch what the training process does first and returning its sample
     count."""
-    dataset = ShardDataset(ShardDirectory(shards), placement=Placement(), transform=transform, seed=0)
-    loader = make_data_loader(dataset, batch_size, num_workers=workers, collate_fn=collate, drop_last=True, pin_memory=pin_memory)
+    options = LoaderOptions(placement=Placement(), transform=transform, seed=0, num_workers=workers, collate_fn=collate,
+                            drop_last=True, pin_memory=pin_memory)
+    loader = make_data_loader(ShardDataset(ShardDirectory(shards), options), batch_size)
     batches = iter(loader)
     consume(next(batches))
     processes = [_cpu_seconds(worker.pid) for worker in getattr(batches, "_workers", [])]

@@ -65,7 +65,7 @@ from torch.utils.data import DataLoader  # noqa: E402
 from bench_data import make_dataset, pack  # noqa: E402
 from worker_handover import HANDOVER_TARGET, LIST_OF_TENSORS, ONE_BUFFER, handover_rates  # noqa: E402
 from folder_dataset import FolderDataset  # noqa: E402
-from shardio import Placement  # noqa: E402
+from shardio import LoaderOptions, Placement  # noqa: E402
 from shardio.format.records import ImageRecord
 from shardio.source.directory import ShardDirectory
 from shardio.torch.batch_augment import BatchAugment, GpuJpegDecoder  # noqa: E402
@@ -238,9 +238,9 @@ def child(args: argparse.Namespace) -> None:
         return Prefetcher(loader, cpu_ready, device)
 
     def shard_rows(root: str, transform: Callable, collate: Optional[Callable], ready: Callable) -> Prefetcher:
-        dataset = ShardDataset(ShardDirectory(root), placement=Placement(), transform=transform, seed=0)
-        loader = make_data_loader(dataset, args.batch_size, num_workers=workers, collate_fn=collate, drop_last=True,
-                                  pin_memory=device.type == "cuda")
+        options = LoaderOptions(placement=Placement(), transform=transform, seed=0, num_workers=workers, collate_fn=collate,
+                                drop_last=True, pin_memory=device.type == "cuda")
+        loader = make_data_loader(ShardDataset(ShardDirectory(root), options), args.batch_size)
         return Prefetcher(loader, ready, device)
 
     paths = {"cpu": lambda: shard_rows(shards, CpuTrainTransform(size), None, cpu_ready),
@@ -337,7 +337,7 @@ def loader_alone(name: str, batches: Iterable, args: argparse.Namespace, device:
 def gpu_floor(shards: str, decode: GpuJpegDecoder, args: argparse.Namespace, device: torch.device) -> Dict[str, Any]:
     """The gpu path's device side alone: one batch of the shards' JPEGs held on the host (pinned on a
     GPU), decoded and augmented again and again."""
-    dataset = ShardDataset(ShardDirectory(shards), placement=Placement(), transform=encoded, seed=0)
+    dataset = ShardDataset(ShardDirectory(shards), LoaderOptions(placement=Placement(), transform=encoded, seed=0))
     held, _ = collate_encoded([item for _, item in zip(range(args.batch_size), iter(dataset))])
     if device.type == "cuda":
         held = held.pin_memory()

@@ -49,12 +49,11 @@ class LocalS3:
 
     def loader(self, transform: Callable, workers: int, batch_size: int, shuffle_buffer: int, collate: Callable,
                cache_dir: str, cache_limit: Optional[int] = None, shards_ahead: int = 2) -> Any:
-        from shardio import Placement
-        from shardio.torch.dataset import data_loader
+        from shardio import LoaderOptions, Placement, S3Options, Source, data_loader
 
-        return data_loader(self.uri, batch_size, transform=transform, num_workers=workers, collate_fn=collate,
-                           shuffle_buffer=shuffle_buffer, seed=0, placement=Placement(), cache_dir=cache_dir,
-                           cache_limit=cache_limit, shards_ahead=shards_ahead)
+        source = Source(self.uri, s3=S3Options(cache_dir=cache_dir, cache_limit=cache_limit, shards_ahead=shards_ahead))
+        return data_loader(source, batch_size, LoaderOptions(transform=transform, num_workers=workers, collate_fn=collate,
+                                                             shuffle_buffer=shuffle_buffer, seed=0, placement=Placement()))
 
     def get_floor(self, threads: int) -> Tuple[int, float, float]:
         """The server's own ceiling for a cold epoch: every shard of the dataset fetched once by signed
