@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, Dict, Iterator, List, Optional
 
 from ..contract import MAX_JSON_BYTES
@@ -107,15 +107,14 @@ class S3ShardDirectory(ShardDirectory):
                 raise FileNotFoundError(no_published_version(self.objects.uri(""))) from None
             raise
         # Checked before anything is cached: a pinned manifest that names another version is cached under no id.
-        parse_manifest(self.objects.uri(key), data, version)
+        manifest = parse_manifest(self.objects.uri(key), data, version)
         path = self.cache.put_small(key, data)
-        manifest = read_manifest(path)
         if manifest.dataset_version:
             # Cached under the version's own key, so that the current version's index and shards are
             # named by the version they belong to however the root's manifest changes later.
             path = self.cache.put_small(version_manifest_key(manifest.dataset_version), data)
-            manifest = read_manifest(path)
-        return manifest
+        # Parsed once; later errors name the cached copy, as a pinned version's read from the cache does.
+        return replace(manifest, path=path)
 
     def _small_file(self, key: Optional[str]) -> Optional[str]:
         """An index file, fetched unless cached (a key names one version's file for good)."""
