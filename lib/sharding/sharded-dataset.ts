@@ -722,6 +722,12 @@ function acknowledgeDistributedMapPolicy(stateMachine: sfn.StateMachine): void {
  * rendered, not checked) and completed with its defaults; warns when an exact shard count is rounded up.
  */
 function packingSettings(scope: Construct, props: ShardedDatasetProps): PackingSettings {
+  if (props.parts !== undefined && Token.isUnresolved(props.parts)) {
+    // A list token (a CommaDelimitedList parameter) cannot be sorted and joined into the planner's
+    // environment at synth; part names belong to the dataset's layout, known when the stack is written.
+    throw new ValidationError('InvalidParts', 'parts must be a list of part names known at synth (jpg, json, mask.png), got a list token '
+      + '(a CommaDelimitedList parameter or an attribute); a token for one name inside the list is accepted', scope);
+  }
   const retention = props.versionRetention;
   const raw: RawPackingSettings = {
     format: props.format,

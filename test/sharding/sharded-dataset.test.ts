@@ -210,7 +210,7 @@ describe('ShardedDataset', () => {
       .toEqual(normalizePackingSettings({ shardCount: 10, consumers: 3, seed: 7, labels: 'none', format: 'recordio', readConcurrency: 16, retentionDays: 30, allowMissing: true }));
   });
 
-  test('parts reach the planner, sorted, and only when given; fewer than two are refused', () => {
+  test('parts reach the planner, sorted, and only when given; a part named twice is refused', () => {
     // GIVEN
     const planner = (extra: object) => functionNamed(dataset(extra).template, 'shard-planner').Properties.Environment.Variables;
     // THEN
@@ -218,6 +218,20 @@ describe('ShardedDataset', () => {
     expect(planner({})).not.toHaveProperty('SAMPLE_PARTS');
     expect(fromEnvironment(planner({ parts: ['txt', 'jpg'] })).parts).toEqual(['jpg', 'txt']);
     expect(() => dataset({ parts: ['jpg', 'jpg'] })).toThrow(/InvalidParts.*parts must name one or more distinct parts/);
+  });
+
+  test('parts as a list token is refused at synth, naming the prop; a token for one name inside the list reaches the planner', () => {
+    // GIVEN
+    const withParameter = (parts: (stack: Stack) => string[]) => {
+      const { stack, source } = fixture();
+      new ShardedDataset(stack, 'Packing', { sourceBucket: source, sourcePrefix: 'raw/', parts: parts(stack) });
+      return Template.fromStack(stack);
+    };
+    // THEN
+    expect(() => withParameter((stack) => new CfnParameter(stack, 'Parts', { type: 'CommaDelimitedList' }).valueAsList))
+      .toThrow(/InvalidParts.*parts must be a list of part names known at synth .*got a list token/);
+    const template = withParameter((stack) => ['jpg', new CfnParameter(stack, 'Part', { type: 'String' }).valueAsString]);
+    expect(JSON.stringify(functionNamed(template, 'shard-planner').Properties.Environment.Variables.SAMPLE_PARTS)).toContain('{"Ref":"Part"}');
   });
 
   test('the finalizer publishes no version with listed failures unless allowMissing', () => {
