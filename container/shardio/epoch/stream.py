@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Protocol
 
+from .heap import keep_heap
 from .order import Resumed, generators, shuffled
 from ..format.records import ImageRecord
 from .split import Consumer, Placement, consumer_of
@@ -40,6 +41,7 @@ def consumer_images(
     """The records loader worker `worker` (of `workers`, 1 without worker processes) of the process
     at `placement` reads in `epoch`, shuffled with a seed of (seed, epoch, run, consumer); `resumed`:
     what earlier runs of the epoch consumed (a position restored at another worker or rank count)."""
+    keep_heap()  # in the process that reads: a loader worker's own
     consumer = consumer_of(placement, worker, workers, source.host_sharded)
     records = source.images(consumer, epoch, seed, resumed) if resumed is not None else source.images(consumer, epoch, seed)
     _interleaving, buffering = generators(seed, epoch, resumed.runs if resumed else 0, consumer.index, consumer.count)
