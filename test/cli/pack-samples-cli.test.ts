@@ -235,6 +235,22 @@ describe('training-io pack with multi-part samples (issue 48)', () => {
     expect(holedPlain.stdout).toMatch(/record at offset \d+ \(cat\/0001\): lacks the required part 'json' \(required: jpg, json, mask\.png\)/);
   });
 
+  test('a dataset without an image part (JSON and text) verifies: its records have no image/encoded, and need none', async () => {
+    // GIVEN
+    const source = folder('src');
+    writeFiles(source, { 's/1.json': '{"a": 1}', 's/1.txt': 'one', 's/2.json': '[2]', 's/2.txt': 'two' });
+    const output = folder('out');
+
+    // WHEN
+    const packed = await runCli('pack', source, output, '--labels', 'none', '--content', 'any');
+    const verified = await runCli('verify', output, '--images');
+
+    // THEN
+    expect(packed.code).toBe(0);
+    expect(manifestOf(output).sample).not.toHaveProperty('imagePart');
+    expect([verified.code, verified.stdout]).toEqual([0, expect.stringMatching(/^ok: \d+ shards, 2 records/m)]);
+  });
+
   test('--parts refuses one part, naming the flag', async () => {
     const run = await runCli('pack', folder('src'), folder('out'), '--parts', 'jpg');
     expect(run.code).toBe(2);
