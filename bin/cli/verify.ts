@@ -34,7 +34,9 @@ those over ${LEFTOVER_MINUTES} minutes old.
                        then remove the version's leftovers, whatever their age
   --images             also check every record's image, whole, as pack does (a JPEG or PNG the
                        training readers decode): for datasets packed before that check or
-                       packed as any content; each record that is not one is a problem naming its file
+                       packed as any content; each record that is not one is a problem naming its file.
+                       In a multi-part dataset every part, by its kind, as pack does: image parts
+                       decoded, JSON parts parsed within the JSON limits; each bad part named
   --allow-missing      exit 0 even when the manifest lists source files that could not be packed
   --endpoint-url URL   S3 endpoint (an S3-compatible server); path-style addressing
   --region R           S3 region (default: AWS_REGION, then AWS_DEFAULT_REGION)

@@ -8,6 +8,7 @@ import { removeLeftovers, unlistedIn } from './leftovers';
 import { DELETES_AT_ONCE, mapLimited } from './limited';
 import type { ManifestFailure, ManifestShard } from './manifest';
 import { labelSourceOf } from './labels/label-table';
+import { unlabelledSamples } from './labels/labelled-source';
 import type { FullVersion, IncrementalVersion, VersionListing, VersionRequest } from './plan-version';
 import { planVersion } from './plan-version';
 import type { PlanSettings } from './planning/plan-shards';
@@ -105,14 +106,17 @@ export interface PlannedSamples {
 /**
  * The summary of a begun run, once its plan's totals and the listing's fingerprint are known.
  * `unplanned`: listed files the plan left out as failures (LabelledSource), counted among the source's objects.
- * `samples`: the multi-part samples the plan's records are, if any (the request's `sample` describes them).
+ * `samples`: the multi-part samples the plan's records are, if any (the request's `sample` describes them):
+ * then the files left out are failures of their samples, each sample once and counted among the samples.
  */
 export function versionSummary(
   run: NewVersionRun, plan: Pick<ShardPlan, 'seed' | 'labelMap' | 'totalFiles' | 'totalBytes'>, fingerprint: string, unplanned: readonly ManifestFailure[] = [],
   samples?: PlannedSamples,
 ): VersionSummary {
   const { layout, previousVersion, version, request } = run;
-  const failures = [...unplanned, ...(samples?.failures ?? [])];
+  // The samples were grouped from the files left in: those left out are samples besides (records + failures = samples).
+  const unplannedFailures = samples ? unlabelledSamples(unplanned) : unplanned;
+  const failures = [...unplannedFailures, ...(samples?.failures ?? [])];
   return {
     datasetVersion: layout.id,
     previousVersion,
@@ -121,7 +125,7 @@ export function versionSummary(
     source: { uri: request.sourceUri, objects: (samples?.files ?? plan.totalFiles) + unplanned.length, bytes: samples?.bytes ?? plan.totalBytes, fingerprint },
     labels: plan.labelMap,
     ...(request.labelTable ? { labelSource: labelSourceOf(request.labelTable) } : {}),
-    ...(request.sample ? { sample: request.sample } : {}),
+    ...(request.sample ? { sample: { ...request.sample, samples: request.sample.samples + (samples ? unplannedFailures.length : 0) } } : {}),
     ...(failures.length > 0 ? { failures } : {}),
     sizing: version.sizing,
     reused: version.reused,

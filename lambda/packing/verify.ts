@@ -1,7 +1,7 @@
 import { crc32c } from '@node-rs/crc32';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import type {
-  RecordIoShardIndex, ShardRecord} from './formats';
+  Feature, RecordIoShardIndex, ShardRecord} from './formats';
 import {
   decodeExample, FormatError, GlobalRecordIoIndex, parseMxnetIndex, parseTfRecordIndex, readRecordIo, readTfRecords, unpackImageRecord,
 } from './formats';
@@ -17,6 +17,9 @@ import { unlistedObjects } from './leftovers';
 import { MemberListError, parseMembers } from './members';
 import { currentVersion, publishedClaims } from './publish';
 import { imageCheckFailure, READER_RULES } from './image-check/image-check';
+import { samplePartProblem } from './samples/sample-records';
+import type { SampleDescription } from '../../lib/contract/sample-parts';
+import { SAMPLE_KEY_FEATURE } from '../../lib/contract/sample-parts';
 
 /** What verification found. */
 export interface VerifyReport {
@@ -58,6 +61,8 @@ export interface VerifyOptions {
    * Also check every record's image as the pack-time check does (lambda/packing/image-check/):
    * for datasets packed before it, or with `--content any`. Each record that the training readers
    * could not decode is a problem naming the shard, the record's offset, its file and the reason.
+   * In a multi-part dataset every part is checked by its kind as the packer checks it
+   * (samples/sample-records.ts samplePartProblem): image parts decoded, JSON parts parsed.
    */
   readonly images?: boolean;
 }
@@ -298,16 +303,22 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   const ids: number[] = [];
   for (const record of records) {
     try {
-      const { id, label, filename, image } = describeRecord(manifest, record.payload);
+      const { id, label, filename, image, sample } = describeRecord(manifest, record.payload);
       ids.push(id);
-      const undecodable = checkImages ? imageCheckFailure(image, READER_RULES) : undefined;
-      if (undecodable) problems.push(`${shard.key}: record at offset ${record.offset}${filename === undefined ? '' : ` (${filename})`}: ${undecodable}`);
+      if (sample) {
+        for (const problem of sampleProblems(manifest.sample!, sample, checkImages)) problems.push(`${shard.key}: record at offset ${record.offset} (${sample.key}): ${problem}`);
+      } else {
+        const undecodable = checkImages ? imageCheckFailure(image!, READER_RULES) : undefined;
+        if (undecodable) problems.push(`${shard.key}: record at offset ${record.offset}${filename === undefined ? '' : ` (${filename})`}: ${undecodable}`);
+      }
+      // A sample's class is its key's first folder as its image part's is (a sample without an image part has no file name).
+      const named = filename ?? sample?.key;
       if (labelCount > 0 ? !(Number.isInteger(label) && label >= 0 && label < labelCount) : label !== -1) {
         problems.push(`${shard.key}: record at offset ${record.offset} has label ${label}, outside the ${labelCount} classes of the manifest`);
-      } else if (labelCount > 0 && manifest.labelSource === undefined && filename !== undefined && manifest.labels[filename.split('/')[0]] !== label) {
+      } else if (labelCount > 0 && manifest.labelSource === undefined && named !== undefined && manifest.labels[named.split('/')[0]] !== label) {
         // The class is the file's first folder: a label that names another class trains the model wrong without a sound of protest.
-        problems.push(`${shard.key}: record at offset ${record.offset} (${filename}) has label ${label}, `
-          + `but the label map gives its class '${filename.split('/')[0]}' ${manifest.labels[filename.split('/')[0]] ?? 'no label'}`);
+        problems.push(`${shard.key}: record at offset ${record.offset} (${named}) has label ${label}, `
+          + `but the label map gives its class '${named.split('/')[0]}' ${manifest.labels[named.split('/')[0]] ?? 'no label'}`);
       }
     } catch (error) {
       if (!(error instanceof FormatError)) throw error;
@@ -321,23 +332,76 @@ async function verifyShard(dataset: DatasetReader, manifest: Manifest, shard: Ma
   return { records, ids, bytes: data.length };
 }
 
-/** The id, label and image bytes a record carries (TFRecord Examples carry no id: -1), and its file's key where it keeps one (TFRecord). */
-function describeRecord(manifest: Manifest, payload: Buffer): { id: number; label: number; filename?: string; image: Buffer } {
+/** A multi-part record's sample key and the parts it holds, by part name (the image part's bytes are `image/encoded`'s). */
+interface RecordSample {
+  readonly key: string;
+  readonly parts: ReadonlyMap<string, Buffer>;
+}
+
+/** What verify reads from a record. */
+interface DescribedRecord {
+  /** The RecordIO id; TFRecord Examples carry none: -1. */
+  readonly id: number;
+  readonly label: number;
+  /** The file's key, where the record keeps one (TFRecord's `image/filename`). */
+  readonly filename?: string;
+  /** The image bytes of a one-file record. */
+  readonly image?: Buffer;
+  /** In a multi-part dataset (manifest `sample`), the record's sample. */
+  readonly sample?: RecordSample;
+}
+
+/** The id, label, file name and image bytes a record carries, or in a multi-part dataset its sample's key and parts. */
+function describeRecord(manifest: Manifest, payload: Buffer): DescribedRecord {
   if (manifest.format === 'recordio') {
     const { header, data } = unpackImageRecord(payload);
     return { id: header.id, label: Object.keys(manifest.labels).length > 0 ? header.label : -1, image: data };
   }
   const example = decodeExample(payload);
-  const encoded = example['image/encoded'];
-  if (!encoded || !('bytesList' in encoded)) throw new FormatError('Example has no image/encoded bytes');
   const label = example['image/class/label'];
-  const filename = example['image/filename'];
-  return {
+  const filename = oneBytesValue(example['image/filename']);
+  const described = {
     id: -1,
     label: label && 'int64List' in label ? Number(label.int64List[0]) : -1,
-    filename: filename && 'bytesList' in filename && filename.bytesList.length === 1 ? filename.bytesList[0].toString('utf8') : undefined,
-    image: encoded.bytesList[0] ?? Buffer.alloc(0),
+    filename: filename?.toString('utf8'),
   };
+  if (manifest.sample) return { ...described, sample: recordSample(manifest.sample, example) };
+  const encoded = example['image/encoded'];
+  if (!encoded || !('bytesList' in encoded)) throw new FormatError('Example has no image/encoded bytes');
+  return { ...described, image: encoded.bytesList[0] ?? Buffer.alloc(0) };
+}
+
+/** The sample an Example of a multi-part dataset holds (lib/contract/sample-parts.ts): its key and each part of the description it has. */
+function recordSample(description: SampleDescription, example: Record<string, Feature>): RecordSample {
+  const key = oneBytesValue(example[SAMPLE_KEY_FEATURE]);
+  if (key === undefined) throw new FormatError(`Example has no ${SAMPLE_KEY_FEATURE} bytes, which every record of a multi-part dataset holds`);
+  const parts = new Map<string, Buffer>();
+  for (const { name } of description.parts) {
+    const data = oneBytesValue(example[name === description.imagePart ? 'image/encoded' : name]);
+    if (data !== undefined) parts.set(name, data);
+  }
+  return { key: key.toString('utf8'), parts };
+}
+
+/**
+ * What is wrong with a multi-part record: a required part it lacks (the packer never writes a sample
+ * with a hole) and, with `checkParts` (`--images`), each part that is not what its kind says, in the
+ * packer's words (samplePartProblem: images decoded as the readers decode them, JSON parsed within its limits).
+ */
+function sampleProblems(description: SampleDescription, sample: RecordSample, checkParts: boolean): string[] {
+  const problems = description.required.filter((name) => !sample.parts.has(name))
+    .map((name) => `lacks the required part '${name}' (required: ${description.required.join(', ')})`);
+  if (!checkParts) return problems;
+  for (const [name, data] of sample.parts) {
+    const problem = samplePartProblem(sample.key, name, data);
+    if (problem) problems.push(problem);
+  }
+  return problems;
+}
+
+/** The one value of a bytes feature, or undefined when it is absent or not one bytes value. */
+function oneBytesValue(feature: Feature | undefined): Buffer | undefined {
+  return feature && 'bytesList' in feature && feature.bytesList.length === 1 ? feature.bytesList[0] : undefined;
 }
 
 async function verifyIndex(dataset: DatasetReader, manifest: Manifest, shard: ManifestShard, records: ShardRecord[],

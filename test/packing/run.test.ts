@@ -10,6 +10,7 @@ import { checkOptions, PlanError } from '../../lambda/packing/planning/plan-shar
 import { AfterClaimError, ConcurrentPublishError } from '../../lambda/packing/publish';
 import type { RunRequest, VersionSummary } from '../../lambda/packing/run';
 import { beginRun, completeRun, failRun, versionSummary } from '../../lambda/packing/run';
+import { groupSamples } from '../../lambda/packing/samples/sample-grouping';
 import { MIB } from '../../lib/contract/units';
 import { MemorySource, MemoryStore } from '../support/memory-store';
 
@@ -145,6 +146,27 @@ describe('versionSummary', () => {
       source: { uri: source.uri, objects: 3, bytes: 33, fingerprint: 'f1ng3rpr1nt' }, labels: { a: 0 },
       sizing: { targetShardBytes: MIB, shardCount: null, consumers: 1, reusedShards: 0 }, reused: [], preprocessing,
     });
+  });
+});
+
+describe('versionSummary of multi-part samples', () => {
+  test('the files left out (no label file row) are failures of their samples, each sample once, counted among the samples; the objects are the files', async () => {
+    // GIVEN: samples a/1 and a/2 grouped and planned; both files of sample a/3 left out of the listing, unlabelled
+    const store = new MemoryStore();
+    const source = sourceOf(0);
+    const grouping = groupSamples(['a/1.jpg', 'a/1.json', 'a/2.jpg', 'a/2.json'].map((key) => ({ key, size: 5, modified: 1 })))!;
+    const run = await beginRun(store.sink(), requestFor(source), async () => ({ files: grouping.samples, fingerprint: () => 'f', sample: grouping.description }));
+    if (run.kind !== 'new') throw new Error(`expected a new version, got ${run.kind}`);
+    const reason = "no row of the label file file:///labels.csv labels its sample 'a/3'";
+    const unlabelled = ['a/3.jpg', 'a/3.json'].map((key) => ({ key, reason }));
+
+    // WHEN
+    const summary = versionSummary(run, { seed: 7, labelMap: {}, totalFiles: 2, totalBytes: 20 }, 'f', unlabelled, { failures: grouping.failures, files: 4, bytes: 20 });
+
+    // THEN: 2 records + 1 failure = 3 samples, of 6 files
+    expect(summary.failures).toEqual([{ key: 'a/3', reason }]);
+    expect(summary.source.objects).toBe(6);
+    expect(summary.sample).toMatchObject({ required: ['jpg', 'json'], samples: 3 });
   });
 });
 

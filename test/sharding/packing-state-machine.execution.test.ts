@@ -1,25 +1,18 @@
-import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import * as s3 from 'aws-cdk-lib/aws-s3';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { S3Sink } from '../../lambda/io/s3-sink';
-import type { Manifest} from '../../lambda/packing/manifest';
 import { MANIFEST_KEY, VersionLayout } from '../../lambda/packing/dataset-layout';
 import { datasetObjects, expectSameObjects } from '../support/dataset-objects';
 import { verifyDataset } from '../../lambda/packing/verify';
 import type { ShardTask} from '../../lambda/handler-kit/plan-layout';
 import { RunFiles } from '../../lambda/handler-kit/plan-layout';
-import { ShardedDataset } from '../../lib';
 import { sizedJpeg } from '../support/jpeg-dataset';
-import type { S3TestServer} from '../support/s3-server';
-import { createTestBucket, putTestObjects, s3TestClient, startS3Server } from '../support/s3-server';
+import { putTestObjects } from '../support/s3-server';
 import type { DetachedOutcome, LambdaCall } from '../support/state-machine-runner';
-import { StateMachineRunner } from '../support/state-machine-runner';
+import type { StateMachineRunner } from '../support/state-machine-runner';
 import { whenServerCan } from '../support/s3-server-capabilities';
 import type { FaultProxy, InFlightWrite } from '../support/fault-proxy';
 import { startFaultProxy } from '../support/fault-proxy';
 import { bytesOf, parsedRecords, SAMPLE_PARTS, sampleFiles } from '../support/multi-part-samples';
+import { PackingExecution } from '../support/packing-execution';
 
 /*
  * The packing state machine of ShardedDataset, executed: the definition synthesized by the
@@ -32,28 +25,17 @@ const CLASSES = ['cat', 'dog', 'eel'];
 const SOURCE_OBJECTS = 60;
 const SHARDS = 3;
 
-let server: S3TestServer;
-let client: S3Client;
-let sourceBucket: string;
-let datasetBucket: string;
-
-beforeAll(async () => {
-  server = await startS3Server();
-  client = s3TestClient(server);
-  sourceBucket = await createTestBucket(client, 'packing-source');
-  datasetBucket = await createTestBucket(client, 'packing-dataset');
-  const objects: Record<string, Buffer> = {};
-  for (let i = 0; i < SOURCE_OBJECTS; i++) {
-    const key = `raw/${CLASSES[i % CLASSES.length]}/${String(i).padStart(4, '0')}.jpg`;
-    // Real JPEGs (the dataset checks every image by default), 2-8 KB with their comments, as before.
-    objects[key] = sizedJpeg(key, 2_000 + (i * 7919) % 6_000);
-  }
-  await putTestObjects(client, sourceBucket, objects);
-}, 90_000);
-
-afterAll(async () => {
-  client?.destroy();
-  await server?.stop();
+const harness = PackingExecution.setUp({
+  buckets: { source: 'packing-source', dataset: 'packing-dataset' },
+  objects: () => {
+    const objects: Record<string, Buffer> = {};
+    for (let i = 0; i < SOURCE_OBJECTS; i++) {
+      const key = `raw/${CLASSES[i % CLASSES.length]}/${String(i).padStart(4, '0')}.jpg`;
+      // Real JPEGs (the dataset checks every image by default), 2-8 KB with their comments, as before.
+      objects[key] = sizedJpeg(key, 2_000 + (i * 7919) % 6_000);
+    }
+    return objects;
+  },
 });
 
 /**
@@ -61,29 +43,11 @@ afterAll(async () => {
  * (through `proxy` when given: the handlers' S3 calls go through it).
  */
 function packing(prefix: string, extra: { sourcePrefix?: string; allowMissing?: boolean; parts?: string[] } = {}, proxy?: FaultProxy): StateMachineRunner {
-  const app = new App();
-  const stack = new Stack(app, 'Stack', { env: { account: '111111111111', region: 'us-east-1' } });
-  const source = new s3.Bucket(stack, 'Raw');
-  const destination = new s3.Bucket(stack, 'Packed');
-  new ShardedDataset(stack, 'Dataset', {
-    sourceBucket: source, sourcePrefix: 'raw/', destinationBucket: destination, destinationPrefix: prefix, shardCount: SHARDS, seed: 7, ...extra,
-  });
-  return StateMachineRunner.fromTemplate(Template.fromStack(stack), { s3: proxy ? { ...server, endpoint: proxy.endpoint } : server }, {
-    references: { [logicalId(source)]: sourceBucket, [logicalId(destination)]: datasetBucket },
-  });
+  return harness.packing({ sourcePrefix: 'raw/', destinationPrefix: prefix, shardCount: SHARDS, seed: 7, ...extra }, proxy);
 }
 
-function logicalId(bucket: s3.Bucket): string {
-  return Stack.of(bucket).getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
-}
-
-function dataset(prefix: string): S3Sink {
-  return new S3Sink({ client, bucket: datasetBucket, prefix });
-}
-
-async function manifestOf(prefix: string): Promise<Manifest> {
-  return JSON.parse((await dataset(prefix).get(MANIFEST_KEY)).toString('utf8')) as Manifest;
-}
+const dataset = (prefix: string) => harness.dataset(prefix);
+const manifestOf = (prefix: string) => harness.manifestOf(prefix);
 
 /** Every shard and index object of a dataset, key (relative to the dataset) → bytes. */
 function shardObjects(prefix: string): Promise<Map<string, Buffer>> {
@@ -110,7 +74,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     const manifest = await manifestOf('packed/');
     const version = new VersionLayout(manifest.datasetVersion);
     expect(execution.output.plan).toMatchObject({
-      upToDate: false, datasetVersion: version.id, tasksBucket: datasetBucket, tasksKey: `packed/${new RunFiles(version).tasksKey}`, shardCount: SHARDS, classes: 3,
+      upToDate: false, datasetVersion: version.id, tasksBucket: harness.datasetBucket, tasksKey: `packed/${new RunFiles(version).tasksKey}`, shardCount: SHARDS, classes: 3,
       source: { objects: SOURCE_OBJECTS, fingerprint: manifest.source.fingerprint },
     });
     expect(execution.output.dataset).toEqual({
@@ -209,12 +173,12 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     // GIVEN: version 1 of a source, then a run that repacks it while one of its objects is deleted after the plan
     const objects: Record<string, Buffer> = {};
     for (let i = 0; i < 12; i++) objects[`some/${CLASSES[i % 3]}/${i}.jpg`] = sizedJpeg(`some-${i}`, 1_500 + i);
-    await putTestObjects(client, sourceBucket, objects);
+    await putTestObjects(harness.client, harness.sourceBucket, objects);
     expect(await packing('missing/', { sourcePrefix: 'some/' }).run({}, { executionName: 'missing-1' })).toMatchObject({ status: 'SUCCEEDED' });
     const first = await manifestOf('missing/');
     const deleteAfterPlan = async (call: { handler: string; attempt: number; event: { shardIndex?: number } }) => {
       if (call.handler === 'shard-packer' && call.event.shardIndex === 0 && call.attempt === 1) {
-        await client.send(new DeleteObjectCommand({ Bucket: sourceBucket, Key: 'some/dog/4.jpg' }));
+        await harness.client.send(new DeleteObjectCommand({ Bucket: harness.sourceBucket, Key: 'some/dog/4.jpg' }));
       }
       return undefined;
     };
@@ -230,7 +194,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     expect((await verifyDataset(dataset('missing/'))).problems).toEqual([]);
 
     // WHEN: the same run with allowMissing
-    await putTestObjects(client, sourceBucket, { 'some/dog/4.jpg': objects['some/dog/4.jpg'] });
+    await putTestObjects(harness.client, harness.sourceBucket, { 'some/dog/4.jpg': objects['some/dog/4.jpg'] });
     const allowed = await packing('missing/', { sourcePrefix: 'some/', allowMissing: true })
       .run({ force: true }, { executionName: 'missing-3', failLambda: deleteAfterPlan });
 
@@ -255,10 +219,10 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     const sourcePrefix = `late-${when}/`;
     const original: Record<string, Buffer> = {};
     for (let i = 0; i < 12; i++) original[`${sourcePrefix}${CLASSES[i % 3]}/${i}.jpg`] = sizedJpeg(`late-${i}`, 1_500 + 97 * i);
-    await putTestObjects(client, sourceBucket, original);
+    await putTestObjects(harness.client, harness.sourceBucket, original);
     expect(await packing(`reference-${when}/`, { sourcePrefix }).run({})).toMatchObject({ status: 'SUCCEEDED' });
     const reference = await shardObjects(`reference-${when}/`);
-    const changeSource = () => putTestObjects(client, sourceBucket, Object.fromEntries(Object.keys(original).map((key, i) => [key, sizedJpeg(`changed-${i}`, 3_000 + 31 * i)])));
+    const changeSource = () => putTestObjects(harness.client, harness.sourceBucket, Object.fromEntries(Object.keys(original).map((key, i) => [key, sizedJpeg(`changed-${i}`, 3_000 + 31 * i)])));
     let startLate!: () => void;
     const lateStarts = new Promise<void>((resolve) => {
       startLate = resolve;
@@ -302,7 +266,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
     } else {
       // Before Finalize the first result stands only where results are created if absent: a server without conditional PUTs
       // lets the late attempt's replace it, and then the finalizer publishes the late shard, whole and checked.
-      await whenServerCan(server.kind, 'ConditionalPut', async () => {
+      await whenServerCan(harness.server.kind, 'ConditionalPut', async () => {
         expectSameObjects(published, reference);
         expect(late).toMatchObject({ result: { shard: manifest.shards[0] } });
       });
@@ -322,7 +286,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
    */
   test('a packer attempt stopped with its shard PUT in flight: verify is ok naming the leftover, and the next run leaves no object under the version that its manifest does not list', async () => {
     // GIVEN: shard 0's first attempt loses its answer and runs on, unseen; its shard PUT is held, and only then its retry runs
-    const proxy = await startFaultProxy(server.port);
+    const proxy = await startFaultProxy(harness.server.port);
     const prefix = 'stopped-in-flight/';
     const runner = packing(prefix, {}, proxy);
     let shardPut: InFlightWrite | undefined;
@@ -372,7 +336,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
 
   test('the answer to a packer\'s result PUT is lost: its retry finds the result its own, and the execution publishes a version that verifies', async () => {
     // GIVEN
-    const proxy = await startFaultProxy(server.port);
+    const proxy = await startFaultProxy(harness.server.port);
     const prefix = 'lost-result-answer/';
     proxy.loseAnswerOf((request) => request.method === 'PUT' && /\/_plan\/v\d{8}-[0-9a-f]{8}\/results\/part-00001-of-\d+\.json$/.test(request.url.split('?', 1)[0]));
 
@@ -390,7 +354,7 @@ describe('ShardedDataset state machine, executed against a local S3 server', () 
   test('multi-part samples (issue 48): one record per sample holding every part, read by TensorFlow\'s schema; a sample missing a part, bad JSON and a bad image are listed failures', async () => {
     // GIVEN
     const keys = ['cat/0001', 'cat/0002', 'dog/0003', 'dog/0004'];
-    await putTestObjects(client, sourceBucket, Object.fromEntries(Object.entries({
+    await putTestObjects(harness.client, harness.sourceBucket, Object.fromEntries(Object.entries({
       ...sampleFiles([...keys, 'dog/bad-json', 'dog/bad-mask']),
       'dog/bad-json.json': Buffer.from('{"boxes": [1'),
       'dog/bad-mask.mask.png': Buffer.from('not a png'),

@@ -77,7 +77,8 @@ export function groupSamples(files: readonly ListedFile[], required?: readonly s
       samples.push(sample);
     }
   }
-  if (samples.length === 0) throw noCompleteSample(failures, { lacking, unnamed }, requiredParts);
+  // An empty listing is the planner's to refuse ("the source lists no files").
+  if (samples.length === 0 && failures.length > 0) throw noCompleteSample(failures, { lacking, unnamed }, requiredParts);
   for (const name of requiredParts) seen.add(name);
   const names = [...seen].sort(compareCodePointOrder);
   // Of the required parts only: every record then holds it, and readers find `image/encoded` in each.

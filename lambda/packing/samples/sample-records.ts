@@ -47,8 +47,8 @@ export class SampleRecords {
       const name = record.parts![i].name;
       const bytes = data[i];
       if (types.isNativeError(bytes)) return { part: name, error: bytes };
-      const problem = partProblem(name, bytes, `${record.key}.${name}`);
-      if (problem) return `part '${name}' (${record.key}.${name}): ${problem}`;
+      const problem = samplePartProblem(record.key, name, bytes);
+      if (problem) return problem;
       parts.push({ name, data: bytes });
     }
     return this.frame(record, parts);
@@ -87,6 +87,16 @@ export function partProblem(part: string, data: Buffer, name: string): string | 
     default:
       return undefined;
   }
+}
+
+/**
+ * Why a sample's part is not what its kind says, naming the part and its file, or undefined: the
+ * words of the sample's listed failure at pack time and of `verify --images` on a packed record.
+ */
+export function samplePartProblem(sample: string, part: string, data: Buffer): string | undefined {
+  const name = `${sample}.${part}`;
+  const problem = partProblem(part, data, name);
+  return problem && `part '${part}' (${name}): ${problem}`;
 }
 
 function tooLarge(bytes: number): string {

@@ -89,6 +89,8 @@ describe('grouping a listing into multi-part samples', () => {
       /^no sample is complete: all 3 samples are failures \(2 lack part 'txt', 1 have no part name; required: jpg, json, txt\), so there is nothing to pack; .*The first: s\/1: sample lacks part 'txt'/,
     );
     expect(() => groupSamples(listing, ['jpg', 'json', 'txt'])).toThrow(PlanError);
+    // Nothing listed (every file left out, or none labelled): no samples and no failures, the planner's "no files" to say.
+    expect(groupSamples([], ['jpg', 'json'])!.samples).toEqual([]);
   });
 });
 
