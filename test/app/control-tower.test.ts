@@ -1,8 +1,8 @@
-import { App } from 'aws-cdk-lib';
+import { App, CfnResource, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { ReferenceTrainingStack, Scenario } from '../../bin/reference-stack';
-import { controlTowerFailures } from '../support/control-tower';
+import { CONTROL_RULES_DIRECTORY, controlTowerFailures, guardFailures, rulesThatCanFail } from '../support/control-tower';
 
 /**
  * What the AWS Control Tower proactive controls (the cfn-guard rules of @cdklabs/cdk-validator-cfnguard)
@@ -51,6 +51,16 @@ describe('Control Tower proactive controls', () => {
     });
     template.allResourcesProperties('AWS::Lambda::Function', { VpcConfig: Match.objectLike({ SubnetIds: Match.anyValue() }) });
     expect(controlTowerFailures(stack)).toEqual({});
+  });
+
+  test('a rule passes a template with no resource of the types it names: the checker leaves it out of a run, changing nothing', () => {
+    // GIVEN a template of one resource, of a type no rule names
+    const stack = new Stack(new App(), 'Bare');
+    new CfnResource(stack, 'Handle', { type: 'AWS::CloudFormation::WaitConditionHandle' });
+    const template = Template.fromStack(stack).toJSON();
+    // WHEN / THEN: every rule passes it, and none can fail it
+    expect(guardFailures(stack, template, [CONTROL_RULES_DIRECTORY])).toEqual({});
+    expect(rulesThatCanFail(template)).toEqual([]);
   });
 
   test('the checker finds a control the stack fails: a Lambda outside any VPC', () => {

@@ -1,5 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
+import { CloudFormationValidatePlugin } from 'aws-cdk-lib';
 import type { ApiViolation } from './api-model';
 import { ApiModel } from './api-model';
 
@@ -161,6 +162,28 @@ export function validationViolations(outdir: string): string[] | undefined {
   const report = readJson(file);
   return (report.pluginReports ?? []).flatMap((plugin: any) => (plugin.violations ?? []).map((v: any) =>
     `${plugin.pluginName}: ${v.ruleName} at ${(v.violatingConstructs ?? []).map((c: any) => c.constructPath).join(', ')}`));
+}
+
+/**
+ * What aws-cdk-lib's built-in CloudFormation validation (the resource schemas and its default rules)
+ * found in the templates of the cloud assembly in `outdir`, at any severity, as one line per finding:
+ * `rule severity at Template/LogicalId.Property: description`. aws-cdk-lib reports its findings as
+ * warnings and synthesizes anyway unless `@aws-cdk/core:validateAgainstDefaultRules` is set, so a
+ * test reads them here. A clean run leaves no plugin report, only the file: without the file no
+ * validation ran at all (CDK_VALIDATION=false), which is an error here, not a clean result.
+ */
+export function cfnValidationFindings(outdir: string): string[] {
+  const file = path.join(outdir, 'validation-report.json');
+  if (!fs.existsSync(file)) {
+    throw new Error(`no ${file}: aws-cdk-lib's CloudFormation validation did not run (CDK_VALIDATION=${process.env.CDK_VALIDATION})`);
+  }
+  return (readJson(file).pluginReports ?? [])
+    .filter((plugin: any) => plugin.pluginName === CloudFormationValidatePlugin.PLUGIN_NAME)
+    .flatMap((plugin: any) => (plugin.violations ?? []).flatMap((v: any) => (v.violatingConstructs ?? []).map((c: any) => {
+      const resource = c.cloudFormationResource;
+      const where = resource ? `${resource.templatePath}/${resource.logicalId}${(resource.propertyPaths ?? []).map((p: string) => ` ${p}`).join('')}` : c.constructPath;
+      return `${v.ruleName} ${v.severity} at ${where}: ${v.description}`;
+    })));
 }
 
 /** The warnings and errors construct annotations left in the assembly's manifest, as `path: message`. */

@@ -2,16 +2,19 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { turnOffBuiltinCfnValidation } from './cfn-validation';
 import { S3_SKIPS_VARIABLE } from './s3-server-capabilities';
 import { chooseS3Server, S3_SERVER_VARIABLE } from './s3-server-kind';
 
 /**
- * Jest's global setup: bundles the handlers when stale (constructs reference lambda/dist/), has
- * ts-node transpile with esbuild, and picks the S3 test server once for every worker (installing
+ * Jest's global setup: bundles the handlers when stale (constructs reference lambda/dist/), turns off
+ * aws-cdk-lib's CloudFormation validation but in its own suite (cfn-validation.ts), has ts-node
+ * transpile with esbuild, and picks the S3 test server once for every worker (installing
  * python3-swift where it can), saying which.
  */
 export default async function globalSetup(): Promise<void> {
   bundleHandlersIfStale();
+  turnOffBuiltinCfnValidation();
 
   // The worker threads of the CLI's pack load the engine's TypeScript with ts-node: through esbuild (test/support/ts-node-esbuild.js).
   process.env.TS_NODE_PROJECT ??= path.join(__dirname, 'tsconfig.ts-node.json');
