@@ -11,5 +11,5 @@ module.exports = {
   ...base,
   testMatch: suitesOf('fast').map((suite) => `<rootDir>/${suite}`),
   globalSetup: '<rootDir>/test/support/fast-global-setup.ts',
-  globalTeardown: undefined,
+  globalTeardown: '<rootDir>/test/support/fast-global-teardown.ts',
 };

@@ -3,16 +3,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { turnOffBuiltinCfnValidation } from './cfn-validation';
+import { useRunTemporaryFolder } from './run-temporary-folder';
 import { S3_SKIPS_VARIABLE } from './s3-server-capabilities';
 import { chooseS3Server, S3_SERVER_VARIABLE } from './s3-server-kind';
 
 /**
- * Jest's global setup: bundles the handlers when stale (constructs reference lambda/dist/), turns off
+ * Jest's global setup: points TMPDIR at the run's own temporary folder (run-temporary-folder.ts), bundles the handlers when stale (constructs reference lambda/dist/), turns off
  * aws-cdk-lib's CloudFormation validation but in its own suite (cfn-validation.ts), has ts-node
  * transpile with esbuild, and picks the S3 test server once for every worker (installing
  * python3-swift where it can), saying which.
  */
 export default async function globalSetup(): Promise<void> {
+  useRunTemporaryFolder();
   bundleHandlersIfStale();
   turnOffBuiltinCfnValidation();
 
